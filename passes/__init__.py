@@ -1,0 +1,10 @@
+"""`teir-` passes over the teir dialect, each a ModulePass of its own file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
+"""Pass name -> factory, as xDSL's universe expects (filled as passes land)."""

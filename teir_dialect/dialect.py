@@ -1,0 +1,1040 @@
+"""The `teir` dialect: TEIR configurations (axes, primitives, schedule) as xDSL IR.
+
+A configuration is a `teir.config` op whose memref operands are the tensors
+(`in0`, [`in1`,] `out`). Its body holds `teir.axis` and `teir.primitive`
+records and one `teir.schedule`, whose region lists the schedule's roots in
+order. A `teir.iter` region lists that iteration node's children in order, so
+the tree shape of TEIR-Schedule is the nesting of the IR itself.
+
+Ids are kept exactly as the user wrote them: a string or an integer. They are
+compared by their text, so `0` and `"0"` name the same thing (and may not both
+be defined). Every verifier message starts with the name of the rule it
+enforces and quotes the offending ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BFloat16Type,
+    DenseArrayBase,
+    DictionaryAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    StringAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Dialect, Operation, ParametrizedAttribute, Region
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    lazy_traits_def,
+    opt_prop_def,
+    param_def,
+    prop_def,
+    region_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, NoTerminator
+from xdsl.utils.exceptions import VerifyException
+
+# --------------------------------------------------------------------------
+# Vocabulary of the specification
+# --------------------------------------------------------------------------
+
+TENSOR_NAMES: dict[int, tuple[str, ...]] = {
+    2: ("in0", "out"),
+    3: ("in0", "in1", "out"),
+}
+"""Tensor names by tensor count; strides and offsets follow this order."""
+
+ROLES_OF_OPERATION: dict[str, tuple[str, ...]] = {
+    "Zero": ("M", "N"),
+    "Copy": ("M", "N"),
+    "ReLU": ("M", "N"),
+    "Contraction": ("M", "N", "K"),
+}
+
+ELEMENT_WIDTH: dict[str, int] = {"FP16": 2, "BF16": 2, "TF32": 4, "FP32": 4, "FP64": 8}
+"""Bytes per element of each data type (TF32 is stored as FP32)."""
+
+POLICIES = ("sequential", "parallel")
+GUARD_KINDS = ("first", "last")
+
+
+def storage_type(data_type: str) -> Attribute:
+    """The memref element type that stores `data_type`."""
+    return {
+        "FP16": Float16Type(),
+        "BF16": BFloat16Type(),
+        "TF32": Float32Type(),
+        "FP32": Float32Type(),
+        "FP64": Float64Type(),
+    }[data_type]
+
+
+def tensors_accessed(operation: str, tensor_count: int) -> tuple[str, ...]:
+    """The tensors an operation reads or writes (ReLU is in place with three)."""
+    if operation == "Zero":
+        return ("out",)
+    if operation == "ReLU" and tensor_count == 3:
+        return ("out",)
+    if operation == "Contraction":
+        return ("in0", "in1", "out")
+    return ("in0", "out")
+
+
+# --------------------------------------------------------------------------
+# Ids
+# --------------------------------------------------------------------------
+
+TeirId = StringAttr | IntegerAttr
+"""A user id: string or integer, printed bare when it is an identifier."""
+
+
+def make_id(value: str | int) -> StringAttr | IntegerAttr:
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise TypeError(f"an id is a string or an integer, got {value!r}")
+    return StringAttr(value) if isinstance(value, str) else IntegerAttr(value, i64)
+
+
+def id_text(attr: Attribute) -> str:
+    """The text an id is compared and quoted by."""
+    if isinstance(attr, StringAttr):
+        return attr.data
+    if isinstance(attr, IntegerAttr):
+        return str(attr.value.data)
+    raise VerifyException(f"an id must be a string or an integer, got {attr}")
+
+
+def id_value(attr: Attribute) -> str | int:
+    """The id as its JSON value."""
+    if isinstance(attr, IntegerAttr):
+        return attr.value.data
+    return id_text(attr)
+
+
+def print_id(printer: Printer, attr: Attribute) -> None:
+    if isinstance(attr, IntegerAttr):
+        printer.print_string(str(attr.value.data))
+    else:
+        printer.print_identifier_or_string_literal(id_text(attr))
+
+
+def parse_id(parser: AttrParser) -> StringAttr | IntegerAttr:
+    if (number := parser.parse_optional_integer(allow_boolean=False)) is not None:
+        return IntegerAttr(number, i64)
+    return StringAttr(
+        parser.expect(parser.parse_optional_identifier_or_str_literal, "expected an id")
+    )
+
+
+def parse_id_list(parser: AttrParser) -> list[StringAttr | IntegerAttr]:
+    return parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE, lambda: parse_id(parser)
+    )
+
+
+def print_id_list(printer: Printer, ids: Sequence[Attribute]) -> None:
+    with printer.in_square_brackets():
+        printer.print_list(ids, lambda attr: print_id(printer, attr))
+
+
+# --------------------------------------------------------------------------
+# Guards
+# --------------------------------------------------------------------------
+
+
+@irdl_attr_definition
+class GuardTermAttr(ParametrizedAttribute):
+    """`first(x)` or `last(x)`: the current index of axis x is 0 or |x|-1."""
+
+    name = "teir.term"
+
+    kind: StringAttr = param_def()
+    axis: TeirId = param_def()
+
+    def __init__(self, kind: str, axis: str | int | StringAttr | IntegerAttr):
+        if not isinstance(axis, Attribute):
+            axis = make_id(axis)
+        super().__init__(StringAttr(kind), axis)
+
+    def verify(self) -> None:
+        if self.kind.data not in GUARD_KINDS:
+            raise VerifyException(
+                f"guard rule: a guard term is first(axis) or last(axis), "
+                f"got '{self.kind.data}'"
+            )
+
+    @property
+    def axis_text(self) -> str:
+        return id_text(self.axis)
+
+    def __str__(self) -> str:
+        return f"{self.kind.data}({self.axis_text})"
+
+    def print_term(self, printer: Printer) -> None:
+        printer.print_string(self.kind.data)
+        with printer.in_parens():
+            print_id(printer, self.axis)
+
+    @classmethod
+    def parse_term(cls, parser: AttrParser) -> GuardTermAttr:
+        kind = parser.parse_identifier()
+        if kind not in GUARD_KINDS:
+            parser.raise_error(
+                f"guard rule: a guard term is first(axis) or last(axis), got '{kind}'"
+            )
+        parser.parse_punctuation("(")
+        axis = parse_id(parser)
+        parser.parse_punctuation(")")
+        return GuardTermAttr(kind, axis)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            self.print_term(printer)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        with parser.in_angle_brackets():
+            term = cls.parse_term(parser)
+        return [term.kind, term.axis]
+
+
+@irdl_attr_definition
+class GuardAttr(ParametrizedAttribute):
+    """A conjunction of first/last terms, checked before a node is entered."""
+
+    name = "teir.guard"
+
+    terms: ArrayAttr[GuardTermAttr] = param_def()
+
+    def __init__(self, terms: Sequence[GuardTermAttr]):
+        super().__init__(ArrayAttr(terms))
+
+    def verify(self) -> None:
+        if not self.terms.data:
+            raise VerifyException("guard rule: a guard has at least one term")
+
+    def __str__(self) -> str:
+        return ", ".join(str(term) for term in self.terms)
+
+    def print_terms(self, printer: Printer) -> None:
+        with printer.in_square_brackets():
+            printer.print_list(self.terms, lambda term: term.print_term(printer))
+
+    @classmethod
+    def parse_terms(cls, parser: AttrParser) -> GuardAttr:
+        return GuardAttr(
+            parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE, lambda: GuardTermAttr.parse_term(parser)
+            )
+        )
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_list(self.terms, lambda term: term.print_term(printer))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        terms = parser.parse_comma_separated_list(
+            parser.Delimiter.ANGLE, lambda: GuardTermAttr.parse_term(parser)
+        )
+        return [ArrayAttr(terms)]
+
+
+def parse_optional_guard(parser: Parser) -> GuardAttr | None:
+    if parser._current_token.text != "[":  # pyright: ignore[reportPrivateUsage]
+        return None
+    return GuardAttr.parse_terms(parser)
+
+
+# --------------------------------------------------------------------------
+# Records: axes and primitives
+# --------------------------------------------------------------------------
+
+
+def _parse_int_list(parser: Parser) -> list[int]:
+    return parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+    )
+
+
+def _print_int_list(printer: Printer, values: Sequence[int]) -> None:
+    with printer.in_square_brackets():
+        printer.print_list(values, lambda v: printer.print_string(str(v)))
+
+
+@irdl_op_definition
+class AxisOp(IRDLOperation):
+    """A TEIR-Axes entry: extent and per-tensor byte strides and offsets."""
+
+    name = "teir.axis"
+
+    id = prop_def(TeirId)
+    extent = prop_def(IntegerAttr[IntegerType])
+    strides = prop_def(DenseArrayBase)
+    offsets = prop_def(DenseArrayBase)
+
+    traits = lazy_traits_def(lambda: (HasParent(ConfigOp),))
+
+    def __init__(
+        self,
+        id: str | int,
+        extent: int,
+        strides: Sequence[int],
+        offsets: Sequence[int],
+    ):
+        super().__init__(
+            properties={
+                "id": make_id(id),
+                "extent": IntegerAttr(extent, i64),
+                "strides": DenseArrayBase.from_list(i64, list(strides)),
+                "offsets": DenseArrayBase.from_list(i64, list(offsets)),
+            }
+        )
+
+    @property
+    def axis_id(self) -> str:
+        return id_text(self.id)
+
+    @property
+    def size(self) -> int:
+        return self.extent.value.data
+
+    @property
+    def stride_values(self) -> tuple[int, ...]:
+        return tuple(int(v) for v in self.strides.get_values())
+
+    @property
+    def offset_values(self) -> tuple[int, ...]:
+        return tuple(int(v) for v in self.offsets.get_values())
+
+    def stride_on(self, tensor: str) -> int:
+        return self.stride_values[self.config.tensor_index(tensor)]
+
+    def offset_on(self, tensor: str) -> int:
+        return self.offset_values[self.config.tensor_index(tensor)]
+
+    @property
+    def config(self) -> ConfigOp:
+        parent = self.parent_op()
+        assert isinstance(parent, ConfigOp)
+        return parent
+
+    def verify_(self) -> None:
+        axis = self.axis_id
+        if self.size <= 0:
+            raise VerifyException(
+                f"axis rule: axis '{axis}' has extent {self.size}; "
+                "an extent is a positive integer"
+            )
+        tensors = self.config.tensor_count
+        for field, values in (
+            ("strides", self.stride_values),
+            ("offsets", self.offset_values),
+        ):
+            if len(values) != tensors:
+                raise VerifyException(
+                    f"axis rule: axis '{axis}' has {len(values)} {field} but the "
+                    f"configuration has {tensors} tensors; give one per tensor"
+                )
+        for tensor, stride in zip(self.config.tensor_names, self.stride_values):
+            if stride < 0:
+                raise VerifyException(
+                    f"axis rule: axis '{axis}' has stride {stride} on {tensor}; "
+                    "strides are non-negative byte counts"
+                )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        print_id(printer, self.id)
+        printer.print_string(f" extent {self.size} strides ")
+        _print_int_list(printer, self.stride_values)
+        printer.print_string(" offsets ")
+        _print_int_list(printer, self.offset_values)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AxisOp:
+        axis_id = parse_id(parser)
+        parser.parse_keyword("extent")
+        extent = parser.parse_integer(allow_boolean=False)
+        parser.parse_keyword("strides")
+        strides = _parse_int_list(parser)
+        parser.parse_keyword("offsets")
+        offsets = _parse_int_list(parser)
+        op = AxisOp(0, extent, strides, offsets)
+        op.properties["id"] = axis_id
+        if attrs := parser.parse_optional_attr_dict_with_keyword():
+            op.attributes |= attrs.data
+        return op
+
+
+@irdl_op_definition
+class PrimitiveOp(IRDLOperation):
+    """A TEIR-Primitives entry: an operation over role axes, with metadata."""
+
+    name = "teir.primitive"
+
+    id = prop_def(TeirId)
+    operation = prop_def(StringAttr)
+    roles = prop_def(DictionaryAttr)
+    metadata = prop_def(DictionaryAttr)
+
+    traits = lazy_traits_def(lambda: (HasParent(ConfigOp),))
+
+    def __init__(
+        self,
+        id: str | int,
+        operation: str,
+        roles: dict[str, Sequence[str | int | StringAttr | IntegerAttr]],
+        metadata: DictionaryAttr | dict[str, Attribute],
+    ):
+        if not isinstance(metadata, DictionaryAttr):
+            metadata = DictionaryAttr(metadata)
+        super().__init__(
+            properties={
+                "id": make_id(id),
+                "operation": StringAttr(operation),
+                "roles": DictionaryAttr(
+                    {
+                        role: ArrayAttr(
+                            [a if isinstance(a, Attribute) else make_id(a) for a in axes]
+                        )
+                        for role, axes in roles.items()
+                    }
+                ),
+                "metadata": metadata,
+            }
+        )
+
+    @property
+    def primitive_id(self) -> str:
+        return id_text(self.id)
+
+    @property
+    def kind(self) -> str:
+        return self.operation.data
+
+    def role_ids(self, role: str) -> tuple[Attribute, ...]:
+        """The axis ids of a role in order (empty when the role is absent)."""
+        axes = self.roles.data.get(role)
+        return tuple(axes.data) if isinstance(axes, ArrayAttr) else ()
+
+    def role_axes(self, role: str) -> tuple[AxisOp, ...]:
+        config = self.config
+        return tuple(config.axis(id_text(a)) for a in self.role_ids(role))
+
+    @property
+    def all_role_axes(self) -> tuple[AxisOp, ...]:
+        return tuple(
+            axis for role in ROLES_OF_OPERATION[self.kind] for axis in self.role_axes(role)
+        )
+
+    @property
+    def data_type(self) -> str:
+        value = self.metadata.data.get("data_type")
+        return value.data if isinstance(value, StringAttr) else ""
+
+    @property
+    def element_width(self) -> int:
+        return ELEMENT_WIDTH[self.data_type]
+
+    @property
+    def accessed_tensors(self) -> tuple[str, ...]:
+        return tensors_accessed(self.kind, self.config.tensor_count)
+
+    @property
+    def config(self) -> ConfigOp:
+        parent = self.parent_op()
+        assert isinstance(parent, ConfigOp)
+        return parent
+
+    def verify_(self) -> None:
+        prim = self.primitive_id
+        config = self.config
+        if self.kind not in ROLES_OF_OPERATION:
+            raise VerifyException(
+                f"primitive rule: primitive '{prim}' has operation '{self.kind}'; "
+                "expected Zero, Copy, ReLU or Contraction"
+            )
+        required = ROLES_OF_OPERATION[self.kind]
+        for role in self.roles.data:
+            if role not in required:
+                raise VerifyException(
+                    f"operation constraint: primitive '{prim}' ({self.kind}) has role "
+                    f"'{role}'; the roles of {self.kind} are {', '.join(required)}"
+                )
+        seen: dict[str, str] = {}
+        for role in required:
+            axes = self.roles.data.get(role)
+            if axes is None:
+                raise VerifyException(
+                    f"primitive rule: primitive '{prim}' ({self.kind}) defines no role "
+                    f"list for {role}; give one, possibly empty"
+                )
+            if not isinstance(axes, ArrayAttr):
+                raise VerifyException(
+                    f"primitive rule: role {role} of primitive '{prim}' must be a list "
+                    "of axis ids"
+                )
+            for ref in axes.data:
+                axis = id_text(ref)
+                if config.find_axis(axis) is None:
+                    raise VerifyException(
+                        f"primitive rule: primitive '{prim}' names axis '{axis}' in "
+                        f"role {role}, which is not an axis"
+                    )
+                if axis in seen:
+                    raise VerifyException(
+                        f"axis reuse: primitive '{prim}' names axis '{axis}' twice "
+                        f"(in roles {seen[axis]} and {role})"
+                    )
+                seen[axis] = role
+        data_type = self.metadata.data.get("data_type")
+        if not isinstance(data_type, StringAttr) or data_type.data not in ELEMENT_WIDTH:
+            raise VerifyException(
+                f"primitive rule: primitive '{prim}' needs metadata data_type, one of "
+                f"{', '.join(ELEMENT_WIDTH)}; got {data_type or 'none'}"
+            )
+        tensors = config.tensor_count
+        if self.kind == "Contraction" and tensors != 3:
+            raise VerifyException(
+                f"operation constraint: primitive '{prim}' is a Contraction, which "
+                f"needs three tensors (in0, in1, out); the configuration has {tensors}"
+            )
+        if self.kind == "Copy" and tensors != 2:
+            raise VerifyException(
+                f"operation constraint: primitive '{prim}' is a Copy, a unary "
+                f"operation, which needs two tensors (in0, out); the configuration "
+                f"has {tensors}"
+            )
+        width = self.element_width
+        for axis in self.all_role_axes:
+            for tensor in self.accessed_tensors:
+                stride = axis.stride_on(tensor)
+                if stride % width:
+                    raise VerifyException(
+                        f"stride alignment: axis '{axis.axis_id}' of primitive "
+                        f"'{prim}' has stride {stride} on {tensor}, not a multiple of "
+                        f"the {width}-byte element width of {self.data_type}"
+                    )
+        expected = storage_type(self.data_type)
+        for tensor in self.accessed_tensors:
+            element = config.tensor_type(tensor).element_type
+            if element != expected and element != IntegerType(8):
+                raise VerifyException(
+                    f"operation constraint: primitive '{prim}' works on "
+                    f"{self.data_type} but tensor {tensor} holds {element} elements "
+                    f"(expected {expected}, or i8 for raw bytes)"
+                )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        print_id(printer, self.id)
+        printer.print_string(f" {self.kind} ")
+        with printer.in_braces():
+            printer.print_list(
+                self.roles.data.items(),
+                lambda item: (
+                    printer.print_string(f"{item[0]} = "),
+                    print_id_list(printer, item[1].data),  # pyright: ignore
+                ),
+            )
+        printer.print_string(" ")
+        printer.print_attribute(self.metadata)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> PrimitiveOp:
+        prim_id = parse_id(parser)
+        operation = parser.parse_identifier()
+
+        def parse_role() -> tuple[str, list[StringAttr | IntegerAttr]]:
+            role = parser.parse_identifier()
+            parser.parse_punctuation("=")
+            return role, parse_id_list(parser)
+
+        roles = dict(parser.parse_comma_separated_list(parser.Delimiter.BRACES, parse_role))
+        metadata = parser.parse_attribute()
+        if not isinstance(metadata, DictionaryAttr):
+            parser.raise_error("expected the primitive's metadata dictionary")
+        op = PrimitiveOp(0, operation, roles, metadata)
+        op.properties["id"] = prim_id
+        if attrs := parser.parse_optional_attr_dict_with_keyword():
+            op.attributes |= attrs.data
+        return op
+
+
+# --------------------------------------------------------------------------
+# Schedule
+# --------------------------------------------------------------------------
+
+
+def _single_block(region: Region) -> Block:
+    if not region.blocks:
+        region.add_block(Block())
+    return region.blocks[0]
+
+
+def _parse_body(parser: Parser) -> Region:
+    region = parser.parse_region()
+    _single_block(region)
+    return region
+
+
+def _print_body(printer: Printer, region: Region) -> None:
+    printer.print_string(" ")
+    printer.print_region(region, print_entry_block_args=False, print_empty_block=False)
+
+
+class ScheduleNode(IRDLOperation):
+    """Shared behaviour of iteration and invocation nodes."""
+
+    id = prop_def(TeirId)
+    guard = opt_prop_def(GuardAttr)
+
+    @property
+    def node_id(self) -> str:
+        return id_text(self.id)
+
+    NODE_KIND: ClassVar[str] = "schedule node"
+
+    def ancestors(self) -> list[IterOp]:
+        """Iteration nodes from the root down to (not including) this node."""
+        chain: list[IterOp] = []
+        op = self.parent_op()
+        while isinstance(op, IterOp):
+            chain.append(op)
+            op = op.parent_op()
+        chain.reverse()
+        return chain
+
+    @property
+    def config(self) -> ConfigOp:
+        op = self.parent_op()
+        while op is not None and not isinstance(op, ConfigOp):
+            op = op.parent_op()
+        if op is None:
+            raise VerifyException(
+                f"schedule rule: {self.NODE_KIND} '{self.node_id}' is not inside a "
+                "teir.config"
+            )
+        return op
+
+    def verify_guard(self) -> None:
+        if self.guard is None:
+            return
+        iterated = {anc.axis_id for anc in self.ancestors()}
+        for term in self.guard.terms:
+            if term.axis_text not in iterated:
+                raise VerifyException(
+                    f"guard rule: guard of {self.NODE_KIND} '{self.node_id}' names "
+                    f"axis '{term.axis_text}', which no ancestor of "
+                    f"'{self.node_id}' iterates"
+                )
+
+    def verify_children(self, block: Block, owner: str) -> None:
+        for child in block.ops:
+            if not isinstance(child, ScheduleNode):
+                raise VerifyException(
+                    f"schedule rule: {owner} may hold only teir.iter and teir.invoke "
+                    f"nodes, found {child.name}"
+                )
+
+
+@irdl_op_definition
+class ScheduleOp(IRDLOperation):
+    """TEIR-Schedule: its region lists the roots of the forest in order."""
+
+    name = "teir.schedule"
+
+    body = region_def("single_block")
+
+    traits = lazy_traits_def(lambda: (NoTerminator(), HasParent(ConfigOp)))
+
+    def __init__(self, roots: Sequence[Operation] = ()):
+        super().__init__(regions=[Region(Block(roots))])
+
+    @property
+    def roots(self) -> list[ScheduleNode]:
+        return [op for op in self.body.block.ops if isinstance(op, ScheduleNode)]
+
+    def walk_nodes(self) -> Iterator[ScheduleNode]:
+        """All nodes in depth-first pre-order."""
+        for op in self.body.walk():
+            if isinstance(op, ScheduleNode):
+                yield op
+
+    def verify_(self) -> None:
+        for child in self.body.block.ops:
+            if not isinstance(child, ScheduleNode):
+                raise VerifyException(
+                    "schedule rule: the roots of teir.schedule are teir.iter and "
+                    f"teir.invoke nodes, found {child.name}"
+                )
+
+    def print(self, printer: Printer) -> None:
+        _print_body(printer, self.body)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ScheduleOp:
+        region = _parse_body(parser)
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        return ScheduleOp.create(
+            regions=[region], attributes=attrs.data if attrs else {}
+        )
+
+
+@irdl_op_definition
+class IterOp(ScheduleNode):
+    """An iteration node: iterates one axis, entering its children in order."""
+
+    name = "teir.iter"
+
+    axis = prop_def(TeirId)
+    policy = prop_def(StringAttr)
+    body = region_def("single_block")
+
+    traits = lazy_traits_def(lambda: (NoTerminator(), HasParent(IterOp, ScheduleOp)))
+
+    NODE_KIND: ClassVar[str] = "iteration node"
+
+    def __init__(
+        self,
+        id: str | int,
+        axis: str | int,
+        children: Sequence[Operation] = (),
+        *,
+        policy: str = "sequential",
+        guard: GuardAttr | None = None,
+    ):
+        super().__init__(
+            properties={
+                "id": make_id(id),
+                "axis": make_id(axis),
+                "policy": StringAttr(policy),
+                "guard": guard,
+            },
+            regions=[Region(Block(children))],
+        )
+
+    @property
+    def axis_id(self) -> str:
+        return id_text(self.axis)
+
+    @property
+    def parallel(self) -> bool:
+        return self.policy.data == "parallel"
+
+    @property
+    def children(self) -> list[ScheduleNode]:
+        return [op for op in self.body.block.ops if isinstance(op, ScheduleNode)]
+
+    def axis_op(self) -> AxisOp:
+        return self.config.axis(self.axis_id)
+
+    def verify_(self) -> None:
+        node = self.node_id
+        config = self.config
+        if self.policy.data not in POLICIES:
+            raise VerifyException(
+                f"iteration node rule: iteration node '{node}' has policy "
+                f"'{self.policy.data}'; expected sequential or parallel"
+            )
+        axis = config.find_axis(self.axis_id)
+        if axis is None:
+            raise VerifyException(
+                f"iteration node rule: iteration node '{node}' iterates axis "
+                f"'{self.axis_id}', which is not an axis"
+            )
+        self.verify_children(self.body.block, f"iteration node '{node}'")
+        if not self.children:
+            raise VerifyException(
+                f"iteration node rule: iteration node '{node}' has no children; "
+                "an iteration node has at least one child"
+            )
+        self.verify_guard()
+        for ancestor in self.ancestors():
+            if ancestor.axis_id == self.axis_id:
+                raise VerifyException(
+                    f"axis reuse: iteration node '{node}' iterates axis "
+                    f"'{self.axis_id}', which its ancestor '{ancestor.node_id}' "
+                    "already iterates"
+                )
+        if self.parallel and axis.size > 1 and axis.stride_on("out") == 0:
+            raise VerifyException(
+                f"parallel race: iteration node '{node}' runs axis '{self.axis_id}' in "
+                "parallel, but the axis has stride 0 on out, so all its iterations "
+                "write the same output tile"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        print_id(printer, self.id)
+        printer.print_string(" over ")
+        print_id(printer, self.axis)
+        if self.policy.data != "sequential":
+            printer.print_string(" ")
+            printer.print_identifier_or_string_literal(self.policy.data)
+        if self.guard is not None:
+            printer.print_string(" ")
+            self.guard.print_terms(printer)
+        _print_body(printer, self.body)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IterOp:
+        node_id = parse_id(parser)
+        parser.parse_keyword("over")
+        axis = parse_id(parser)
+        policy = parser.parse_optional_identifier_or_str_literal() or "sequential"
+        guard = parse_optional_guard(parser)
+        region = _parse_body(parser)
+        properties: dict[str, Attribute] = {
+            "id": node_id,
+            "axis": axis,
+            "policy": StringAttr(policy),
+        }
+        if guard is not None:
+            properties["guard"] = guard
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        return IterOp.create(
+            properties=properties,
+            regions=[region],
+            attributes=attrs.data if attrs else {},
+        )
+
+
+@irdl_op_definition
+class InvokeOp(ScheduleNode):
+    """An invocation node: a leaf that invokes a primitive on the current tiles."""
+
+    name = "teir.invoke"
+
+    primitive = prop_def(TeirId)
+
+    traits = lazy_traits_def(lambda: (HasParent(IterOp, ScheduleOp),))
+
+    NODE_KIND: ClassVar[str] = "invocation"
+
+    def __init__(
+        self, id: str | int, primitive: str | int, *, guard: GuardAttr | None = None
+    ):
+        super().__init__(
+            properties={
+                "id": make_id(id),
+                "primitive": make_id(primitive),
+                "guard": guard,
+            }
+        )
+
+    @property
+    def primitive_id(self) -> str:
+        return id_text(self.primitive)
+
+    def primitive_op(self) -> PrimitiveOp:
+        return self.config.primitive(self.primitive_id)
+
+    def verify_(self) -> None:
+        node = self.node_id
+        prim = self.config.find_primitive(self.primitive_id)
+        if prim is None:
+            raise VerifyException(
+                f"invocation node rule: invocation '{node}' invokes primitive "
+                f"'{self.primitive_id}', which is not a primitive"
+            )
+        self.verify_guard()
+        ancestors = {anc.axis_id: anc for anc in self.ancestors()}
+        if prim.kind in ROLES_OF_OPERATION:
+            for role in ROLES_OF_OPERATION[prim.kind]:
+                for ref in prim.role_ids(role):
+                    if (anc := ancestors.get(id_text(ref))) is not None:
+                        raise VerifyException(
+                            f"axis reuse: invocation '{node}' runs primitive "
+                            f"'{prim.primitive_id}' over axis '{id_text(ref)}', which "
+                            f"its ancestor '{anc.node_id}' already iterates"
+                        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        print_id(printer, self.id)
+        printer.print_string(" -> ")
+        print_id(printer, self.primitive)
+        if self.guard is not None:
+            printer.print_string(" ")
+            self.guard.print_terms(printer)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> InvokeOp:
+        node_id = parse_id(parser)
+        parser.parse_punctuation("->")
+        primitive = parse_id(parser)
+        guard = parse_optional_guard(parser)
+        properties: dict[str, Attribute] = {"id": node_id, "primitive": primitive}
+        if guard is not None:
+            properties["guard"] = guard
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        return InvokeOp.create(
+            properties=properties, attributes=attrs.data if attrs else {}
+        )
+
+
+# --------------------------------------------------------------------------
+# The configuration
+# --------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ConfigOp(IRDLOperation):
+    """A whole TEIR configuration over its tensors (memref operands, in order).
+
+    Byte strides and offsets are relative to the start of each memref's data.
+    """
+
+    name = "teir.config"
+
+    tensors = var_operand_def(MemRefType)
+    body = region_def("single_block")
+
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, tensors: Sequence[Operation | object], body: Sequence[Operation]):
+        super().__init__(operands=[tensors], regions=[Region(Block(body))])
+
+    # -- lookups used by the verifiers, passes and lowering ---------------
+
+    @property
+    def tensor_count(self) -> int:
+        return len(self.tensors)
+
+    @property
+    def tensor_names(self) -> tuple[str, ...]:
+        return TENSOR_NAMES.get(self.tensor_count, ())
+
+    def tensor_index(self, tensor: str) -> int:
+        return self.tensor_names.index(tensor)
+
+    def tensor_type(self, tensor: str) -> MemRefType:
+        tensor_type = self.tensors[self.tensor_index(tensor)].type
+        assert isinstance(tensor_type, MemRefType)
+        return tensor_type
+
+    @property
+    def axes(self) -> list[AxisOp]:
+        return [op for op in self.body.block.ops if isinstance(op, AxisOp)]
+
+    @property
+    def primitives(self) -> list[PrimitiveOp]:
+        return [op for op in self.body.block.ops if isinstance(op, PrimitiveOp)]
+
+    @property
+    def schedule(self) -> ScheduleOp:
+        for op in self.body.block.ops:
+            if isinstance(op, ScheduleOp):
+                return op
+        raise VerifyException("schedule rule: teir.config has no teir.schedule")
+
+    def find_axis(self, axis_id: str) -> AxisOp | None:
+        return next((a for a in self.axes if a.axis_id == axis_id), None)
+
+    def axis(self, axis_id: str) -> AxisOp:
+        if (axis := self.find_axis(axis_id)) is None:
+            raise VerifyException(f"axis rule: no axis '{axis_id}'")
+        return axis
+
+    def find_primitive(self, primitive_id: str) -> PrimitiveOp | None:
+        return next((p for p in self.primitives if p.primitive_id == primitive_id), None)
+
+    def primitive(self, primitive_id: str) -> PrimitiveOp:
+        if (prim := self.find_primitive(primitive_id)) is None:
+            raise VerifyException(f"primitive rule: no primitive '{primitive_id}'")
+        return prim
+
+    # -- verification -------------------------------------------------------
+
+    def verify_(self) -> None:
+        count = self.tensor_count
+        if count not in TENSOR_NAMES:
+            raise VerifyException(
+                f"operation constraint: a configuration has 2 tensors (in0, out) or "
+                f"3 tensors (in0, in1, out), got {count}"
+            )
+        schedules = 0
+        for op in self.body.block.ops:
+            if isinstance(op, ScheduleOp):
+                schedules += 1
+            elif not isinstance(op, (AxisOp, PrimitiveOp)):
+                raise VerifyException(
+                    "teir.config holds teir.axis, teir.primitive and one "
+                    f"teir.schedule, found {op.name}"
+                )
+        if schedules != 1:
+            raise VerifyException(
+                f"schedule rule: teir.config holds exactly one teir.schedule, "
+                f"found {schedules}"
+            )
+        _check_unique("axis rule", "axis", [a.axis_id for a in self.axes])
+        _check_unique(
+            "primitive rule", "primitive", [p.primitive_id for p in self.primitives]
+        )
+        _check_unique(
+            "schedule rule",
+            "schedule node",
+            [node.node_id for node in self.schedule.walk_nodes()],
+        )
+
+    def print(self, printer: Printer) -> None:
+        with printer.in_parens():
+            printer.print_list(self.tensors, printer.print_operand)
+        printer.print_string(" : ")
+        with printer.in_parens():
+            printer.print_list((t.type for t in self.tensors), printer.print_attribute)
+        _print_body(printer, self.body)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConfigOp:
+        pos = parser.pos
+        operands = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        )
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, parser.parse_type
+        )
+        tensors = parser.resolve_operands(operands, types, pos)
+        region = _parse_body(parser)
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        return ConfigOp.create(
+            operands=tensors, regions=[region], attributes=attrs.data if attrs else {}
+        )
+
+
+def _check_unique(rule: str, what: str, ids: Sequence[str]) -> None:
+    seen: set[str] = set()
+    for ident in ids:
+        if ident in seen:
+            raise VerifyException(f"{rule}: {what} id '{ident}' is defined twice")
+        seen.add(ident)
+
+
+TEIR = Dialect(
+    "teir",
+    [ConfigOp, AxisOp, PrimitiveOp, ScheduleOp, IterOp, InvokeOp],
+    [GuardAttr, GuardTermAttr],
+)

@@ -1,0 +1,516 @@
+"""The JSON record form (`shared/spec/records.md`) to and from `teir` IR.
+
+`from_json` takes the tree form or the flat form (told apart by their keys),
+checks what only the records can get wrong (JSON types, references, the shape
+of the schedule forest), builds the IR and runs the dialect's verifiers.
+`to_json` writes the tree form. A round trip keeps every id (string or
+integer), value and order; the `iterations` and `invocations` collections are
+written in depth-first order of the schedule.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    StringAttr,
+    f64,
+    i1,
+    i8,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region
+from xdsl.utils.exceptions import VerifyException
+
+from teir_dialect.dialect import (
+    ELEMENT_WIDTH,
+    POLICIES,
+    ROLES_OF_OPERATION,
+    TENSOR_NAMES,
+    AxisOp,
+    ConfigOp,
+    GuardAttr,
+    GuardTermAttr,
+    InvokeOp,
+    IterOp,
+    PrimitiveOp,
+    ScheduleOp,
+    id_text,
+    id_value,
+    make_id,
+    storage_type,
+    tensors_accessed,
+)
+
+JsonDict = dict[str, Any]
+
+
+class TeirError(VerifyException, ValueError):
+    """An ill-formed configuration; the message names the rule and the ids."""
+
+
+# --------------------------------------------------------------------------
+# Small JSON checks
+# --------------------------------------------------------------------------
+
+
+def _fail(message: str) -> None:
+    raise TeirError(message)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_id(value: object) -> bool:
+    return isinstance(value, str) or _is_int(value)
+
+
+def _quote(value: object) -> str:
+    return f"'{value}'" if _is_id(value) else repr(value)
+
+
+def _check_keys(
+    where: str, record: object, required: Sequence[str], optional: Sequence[str] = ()
+) -> JsonDict:
+    if not isinstance(record, dict):
+        raise TeirError(f"record form: {where} must be a JSON object, got {record!r}")
+    missing = [key for key in required if key not in record]
+    if missing:
+        _fail(f"record form: {where} lacks field(s) {', '.join(missing)}")
+    unknown = [key for key in record if key not in required and key not in optional]
+    if unknown:
+        _fail(
+            f"record form: {where} has unknown field(s) {', '.join(map(str, unknown))}"
+        )
+    return record
+
+
+def _check_id(where: str, value: object) -> str | int:
+    if not _is_id(value):
+        raise TeirError(
+            f"record form: {where} must be a string or integer id, got {value!r}"
+        )
+    return value  # pyright: ignore[reportReturnType]
+
+
+def _check_list(where: str, value: object) -> list[Any]:
+    if not isinstance(value, list):
+        raise TeirError(f"record form: {where} must be a list, got {value!r}")
+    return value
+
+
+def _check_int_list(where: str, value: object) -> list[int]:
+    values = _check_list(where, value)
+    for item in values:
+        if not _is_int(item):
+            _fail(f"record form: {where} must hold integers, got {item!r}")
+    return values
+
+
+# --------------------------------------------------------------------------
+# Metadata values <-> attributes
+# --------------------------------------------------------------------------
+
+
+def json_to_attr(value: object) -> Attribute:
+    """A JSON value as an attribute that converts back to the same value."""
+    if isinstance(value, bool):
+        return IntegerAttr(int(value), i1)
+    if isinstance(value, int):
+        if not -(2**63) <= value < 2**63:
+            raise TeirError(f"record form: integer {value} does not fit in 64 bits")
+        return IntegerAttr(value, i64)
+    if isinstance(value, float):
+        return FloatAttr(value, f64)
+    if isinstance(value, str):
+        return StringAttr(value)
+    if value is None:
+        return NoneAttr()
+    if isinstance(value, list):
+        return ArrayAttr([json_to_attr(item) for item in value])
+    if isinstance(value, dict):
+        return DictionaryAttr({str(k): json_to_attr(v) for k, v in value.items()})
+    raise TeirError(f"record form: {value!r} is not a JSON value")
+
+
+def attr_to_json(attr: Attribute) -> Any:
+    if isinstance(attr, IntegerAttr):
+        value = attr.value.data
+        return bool(value) if attr.type == i1 else value
+    if isinstance(attr, FloatAttr):
+        return attr.value.data
+    if isinstance(attr, StringAttr):
+        return attr.data
+    if isinstance(attr, NoneAttr):
+        return None
+    if isinstance(attr, ArrayAttr):
+        return [attr_to_json(item) for item in attr.data]
+    if isinstance(attr, DictionaryAttr):
+        return {key: attr_to_json(value) for key, value in attr.data.items()}
+    return str(attr)
+
+
+# --------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------
+
+_GUARD_TERM = re.compile(r"^\s*(first|last)\s*\(\s*(.+?)\s*\)\s*$")
+
+
+def load_json(source: object) -> Any:
+    """A configuration given as a dict, JSON text, or a path to a JSON file.
+
+    Lines whose first non-blank characters are `//` are comments (so test
+    files can carry lit RUN lines).
+    """
+    if isinstance(source, (dict, list)):
+        return source
+    if isinstance(source, Path) or (
+        isinstance(source, str) and not source.lstrip().startswith(("{", "[", "//"))
+    ):
+        try:
+            text = Path(source).read_text()
+        except OSError as err:
+            raise TeirError(f"cannot read {source}: {err.strerror}") from None
+    elif isinstance(source, (str, bytes)):
+        text = source.decode() if isinstance(source, bytes) else source
+    else:
+        raise TeirError(f"expected a dict, JSON text or a path, got {type(source)}")
+    text = "\n".join(
+        "" if line.lstrip().startswith("//") else line for line in text.splitlines()
+    )
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise TeirError(
+            f"record form: invalid JSON at line {err.lineno} column {err.colno}: "
+            f"{err.msg}"
+        ) from None
+
+
+def is_flat_form(record: object) -> bool:
+    return isinstance(record, dict) and "dim_types" in record
+
+
+def from_json(source: object, *, name: str = "kernel") -> ModuleOp:
+    """A verified module holding `func.func @name` around the configuration."""
+    from teir_dialect.flat import flat_to_tree
+
+    record = load_json(source)
+    if is_flat_form(record):
+        record = flat_to_tree(record)
+    elif not isinstance(record, dict) or "schedule" not in record:
+        raise TeirError(
+            "record form: expected a tree-form record (tensors, axes, primitives, "
+            "schedule) or a flat-form record (dim_types, exec_types, ...)"
+        )
+    module = ModuleOp([tree_to_func(record, name)])
+    try:
+        module.verify()
+    except VerifyException as err:
+        raise TeirError(str(err)) from None
+    return module
+
+
+def _guard(where: str, value: object, axis_ids: Mapping[str, str | int]) -> GuardAttr | None:
+    if value is None:
+        return None
+    terms: list[GuardTermAttr] = []
+    for term in _check_list(where, value):
+        match = _GUARD_TERM.match(term) if isinstance(term, str) else None
+        if match is None:
+            raise TeirError(
+                f"guard rule: {where} has term {term!r}; a term is "
+                "\"first(AXIS)\" or \"last(AXIS)\""
+            )
+        kind, axis = match.groups()
+        terms.append(GuardTermAttr(kind, axis_ids.get(axis, axis)))
+    return GuardAttr(terms) if terms else None
+
+
+def _tensor_types(record: JsonDict) -> list[MemRefType]:
+    """memref<?xT> per tensor, T from the data type of the primitives using it."""
+    names = TENSOR_NAMES[len(record["tensors"])]
+    types: dict[str, set[str]] = {name: set() for name in names}
+    all_types: set[str] = set()
+    for prim in record["primitives"]:
+        data_type = prim["metadata"].get("data_type")
+        if data_type not in ELEMENT_WIDTH or prim["operation"] not in ROLES_OF_OPERATION:
+            continue  # the verifier reports it
+        all_types.add(data_type)
+        for tensor in tensors_accessed(prim["operation"], len(names)):
+            types[tensor].add(data_type)
+    result: list[MemRefType] = []
+    for name in names:
+        used = types[name] or all_types
+        element = {storage_type(t) for t in used}
+        result.append(MemRefType(element.pop() if len(element) == 1 else i8, [-1]))
+    return result
+
+
+def tree_to_func(record: object, name: str = "kernel") -> func.FuncOp:
+    """Check the tree-form record and build `func.func @name` around it."""
+    record = _check_keys(
+        "the configuration", record, ("tensors", "axes", "primitives", "schedule")
+    )
+    tensors = _check_list("tensors", record["tensors"])
+    if tuple(tensors) not in TENSOR_NAMES.values():
+        _fail(
+            'operation constraint: tensors must be ["in0", "out"] or '
+            f'["in0", "in1", "out"], got {tensors!r}'
+        )
+
+    body: list[Operation] = []
+    axis_ids: dict[str, str | int] = {}
+    for index, axis in enumerate(_check_list("axes", record["axes"])):
+        where = f"axes[{index}]"
+        axis = _check_keys(where, axis, ("id", "extent", "strides", "offsets"))
+        axis_id = _check_id(f"{where}.id", axis["id"])
+        where = f"axis {_quote(axis_id)}"
+        if not _is_int(axis["extent"]):
+            _fail(f"axis rule: {where} has extent {axis['extent']!r}; expected an integer")
+        body.append(
+            AxisOp(
+                axis_id,
+                axis["extent"],
+                _check_int_list(f"{where} strides", axis["strides"]),
+                _check_int_list(f"{where} offsets", axis["offsets"]),
+            )
+        )
+        axis_ids.setdefault(str(axis_id), axis_id)
+
+    for index, prim in enumerate(_check_list("primitives", record["primitives"])):
+        where = f"primitives[{index}]"
+        prim = _check_keys(where, prim, ("id", "operation", "axes"), ("metadata",))
+        prim_id = _check_id(f"{where}.id", prim["id"])
+        where = f"primitive {_quote(prim_id)}"
+        if not isinstance(prim["operation"], str):
+            _fail(f"primitive rule: {where} has operation {prim['operation']!r}")
+        roles = prim["axes"]
+        if not isinstance(roles, dict):
+            raise TeirError(f"record form: axes of {where} must be an object of role lists")
+        for role, ids in roles.items():
+            for axis in _check_list(f"role {role} of {where}", ids):
+                _check_id(f"role {role} of {where}", axis)
+        metadata = prim.setdefault("metadata", {})
+        if not isinstance(metadata, dict):
+            _fail(f"record form: metadata of {where} must be an object")
+        body.append(
+            PrimitiveOp(
+                prim_id,
+                prim["operation"],
+                roles,
+                DictionaryAttr({k: json_to_attr(v) for k, v in metadata.items()}),
+            )
+        )
+
+    body.append(_schedule(record["schedule"], axis_ids))
+    types = _tensor_types(record)
+    block = Block(arg_types=types)
+    for arg, tensor in zip(block.args, tensors):
+        arg.name_hint = tensor
+    block.add_ops([ConfigOp(block.args, body), func.ReturnOp()])
+    return func.FuncOp(name, (types, []), Region(block))
+
+
+def _schedule(schedule: object, axis_ids: Mapping[str, str | int]) -> ScheduleOp:
+    schedule = _check_keys("schedule", schedule, ("roots", "iterations", "invocations"))
+    records: dict[str, tuple[str, JsonDict]] = {}
+    for kind, required, optional in (
+        ("iterations", ("id", "axis", "policy", "children"), ("guard",)),
+        ("invocations", ("id", "primitive"), ("guard", "children")),
+    ):
+        for index, node in enumerate(_check_list(f"schedule.{kind}", schedule[kind])):
+            node = _check_keys(f"schedule.{kind}[{index}]", node, required, optional)
+            node_id = _check_id(f"schedule.{kind}[{index}].id", node["id"])
+            if str(node_id) in records:
+                _fail(f"schedule rule: schedule node id {_quote(node_id)} is defined twice")
+            records[str(node_id)] = (kind, node)
+
+    parent_of: dict[str, str] = {}
+    roots = _check_list("schedule.roots", schedule["roots"])
+    for root in roots:
+        _check_id("schedule.roots", root)
+        if str(root) not in records:
+            _fail(f"schedule rule: root {_quote(root)} is not a schedule node")
+        if str(root) in parent_of:
+            _fail(f"schedule rule: root {_quote(root)} appears twice in roots")
+        parent_of[str(root)] = ""
+    for node_id, (kind, node) in records.items():
+        if kind == "invocations":
+            if node.get("children"):
+                _fail(
+                    f"invocation node rule: invocation '{node_id}' has children; "
+                    "invocation nodes are leaves"
+                )
+            continue
+        for child in _check_list(f"children of iteration node '{node_id}'", node["children"]):
+            _check_id(f"children of iteration node '{node_id}'", child)
+            if str(child) not in records:
+                _fail(
+                    f"schedule rule: iteration node '{node_id}' has child {_quote(child)}, "
+                    "which is not a schedule node"
+                )
+            previous = parent_of.get(str(child))
+            if previous == "":
+                _fail(
+                    f"schedule rule: root {_quote(child)} is also a child of "
+                    f"'{node_id}'; a root appears in no children list"
+                )
+            if previous is not None:
+                _fail(
+                    f"schedule rule: node {_quote(child)} is a child of both "
+                    f"'{previous}' and '{node_id}'; a node has one parent"
+                )
+            parent_of[str(child)] = node_id
+    for node_id in records:
+        if node_id not in parent_of:
+            _fail(
+                f"schedule rule: node '{node_id}' is neither a root nor anybody's "
+                "child; every non-root node appears in exactly one children list"
+            )
+    for node_id in records:  # a cycle never reaches a root
+        seen = {node_id}
+        current = parent_of[node_id]
+        while current:
+            if current in seen:
+                _fail(f"schedule rule: node '{node_id}' is its own descendant (a cycle)")
+            seen.add(current)
+            current = parent_of[current]
+
+    def build(node_id: str) -> Operation:
+        kind, node = records[node_id]
+        guard = _guard(f"guard of '{node_id}'", node.get("guard"), axis_ids)
+        if kind == "invocations":
+            _check_id(f"primitive of invocation '{node_id}'", node["primitive"])
+            return InvokeOp(node["id"], node["primitive"], guard=guard)
+        _check_id(f"axis of iteration node '{node_id}'", node["axis"])
+        policy = node["policy"]
+        if policy not in POLICIES:
+            _fail(
+                f"iteration node rule: iteration node '{node_id}' has policy "
+                f"{policy!r}; expected \"sequential\" or \"parallel\""
+            )
+        children = [build(str(child)) for child in node["children"]]
+        return IterOp(node["id"], node["axis"], children, policy=policy, guard=guard)
+
+    return ScheduleOp([build(str(root)) for root in roots])
+
+
+# --------------------------------------------------------------------------
+# Writing
+# --------------------------------------------------------------------------
+
+
+def find_configs(ir: Operation) -> list[ConfigOp]:
+    if isinstance(ir, ConfigOp):
+        return [ir]
+    return [op for op in ir.walk() if isinstance(op, ConfigOp)]
+
+
+def to_json(ir: Operation) -> JsonDict:
+    """The tree-form record of the one configuration in `ir`."""
+    configs = find_configs(ir)
+    if len(configs) != 1:
+        raise TeirError(
+            f"to_json expects exactly one teir.config, found {len(configs)}; "
+            "pass the teir.config op itself"
+        )
+    return config_to_json(configs[0])
+
+
+def _guard_json(guard: GuardAttr | None) -> list[str] | None:
+    return None if guard is None else [str(term) for term in guard.terms]
+
+
+def config_to_json(config: ConfigOp) -> JsonDict:
+    iterations: list[JsonDict] = []
+    invocations: list[JsonDict] = []
+    for node in config.schedule.walk_nodes():
+        if isinstance(node, IterOp):
+            iterations.append(
+                {
+                    "id": id_value(node.id),
+                    "axis": id_value(node.axis),
+                    "policy": node.policy.data,
+                    "children": [id_value(child.id) for child in node.children],
+                    "guard": _guard_json(node.guard),
+                }
+            )
+        elif isinstance(node, InvokeOp):
+            invocations.append(
+                {
+                    "id": id_value(node.id),
+                    "primitive": id_value(node.primitive),
+                    "guard": _guard_json(node.guard),
+                }
+            )
+    return {
+        "tensors": list(config.tensor_names),
+        "axes": [
+            {
+                "id": id_value(axis.id),
+                "extent": axis.size,
+                "strides": list(axis.stride_values),
+                "offsets": list(axis.offset_values),
+            }
+            for axis in config.axes
+        ],
+        "primitives": [
+            {
+                "id": id_value(prim.id),
+                "operation": prim.kind,
+                "axes": {
+                    role: [id_value(a) for a in ids.data]  # pyright: ignore
+                    for role, ids in prim.roles.data.items()
+                },
+                "metadata": attr_to_json(prim.metadata),
+            }
+            for prim in config.primitives
+        ],
+        "schedule": {
+            "roots": [id_value(root.id) for root in config.schedule.roots],
+            "iterations": iterations,
+            "invocations": invocations,
+        },
+    }
+
+
+def dumps(value: Any, indent: int = 0, width: int = 88) -> str:
+    """JSON text that keeps each value on one line when it fits (records per line)."""
+    flat = json.dumps(value)
+    if len(flat) + indent <= width or not isinstance(value, (dict, list)) or not value:
+        return flat
+    pad = " " * (indent + 2)
+    if isinstance(value, dict):
+        items = [f"{pad}{json.dumps(k)}: {dumps(v, indent + 2, width)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + " " * indent + "}"
+    items = [pad + dumps(v, indent + 2, width) for v in value]
+    return "[\n" + ",\n".join(items) + "\n" + " " * indent + "]"
+
+
+__all__ = [
+    "TeirError",
+    "from_json",
+    "to_json",
+    "config_to_json",
+    "tree_to_func",
+    "find_configs",
+    "load_json",
+    "make_id",
+    "id_text",
+]

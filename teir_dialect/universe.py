@@ -1,0 +1,46 @@
+"""Registers the `teir` dialect, its passes and targets with xDSL tools.
+
+`pyproject.toml` names `TEIR_UNIVERSE` under the `xdsl.universe` entry point,
+so plain `xdsl-opt` parses teir IR and runs every `teir-` pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.ir import Dialect
+from xdsl.passes import ModulePass
+from xdsl.universe import Universe
+from xdsl.utils.target import Target
+
+
+def _dialect() -> Dialect:
+    from teir_dialect.dialect import TEIR
+
+    return TEIR
+
+
+def _json_target() -> type[Target]:
+    from teir_dialect.targets import JsonTarget
+
+    return JsonTarget
+
+
+def _tree_target() -> type[Target]:
+    from teir_dialect.targets import TreeTarget
+
+    return TreeTarget
+
+
+def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Every `teir-` pass by name, imported on first use."""
+    from teir_passes import PASSES
+
+    return PASSES
+
+
+TEIR_UNIVERSE = Universe(
+    all_dialects={"teir": _dialect},
+    all_passes=all_passes(),
+    all_targets={"teir-json": _json_target, "teir-tree": _tree_target},
+)
