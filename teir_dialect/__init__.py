@@ -23,3 +23,7 @@ __all__ = [
     "PrimitiveOp",
     "ScheduleOp",
 ]
+
+from teir_dialect.records import TeirError, from_json, to_json  # noqa: E402
+
+__all__ += ["TeirError", "from_json", "to_json"]

@@ -322,16 +322,23 @@ class AxisOp(IRDLOperation):
         return tuple(int(v) for v in self.offsets.get_values())
 
     def stride_on(self, tensor: str) -> int:
-        return self.stride_values[self.config.tensor_index(tensor)]
+        return self._value_on("strides", self.stride_values, tensor)
 
     def offset_on(self, tensor: str) -> int:
-        return self.offset_values[self.config.tensor_index(tensor)]
+        return self._value_on("offsets", self.offset_values, tensor)
+
+    def _value_on(self, field: str, values: tuple[int, ...], tensor: str) -> int:
+        index = self.config.tensor_index(tensor)
+        if index >= len(values):
+            raise VerifyException(
+                f"axis rule: axis '{self.axis_id}' has no {field[:-1]} for {tensor}; "
+                "give one per tensor"
+            )
+        return values[index]
 
     @property
     def config(self) -> ConfigOp:
-        parent = self.parent_op()
-        assert isinstance(parent, ConfigOp)
-        return parent
+        return enclosing_config(self)
 
     def verify_(self) -> None:
         axis = self.axis_id
@@ -458,9 +465,7 @@ class PrimitiveOp(IRDLOperation):
 
     @property
     def config(self) -> ConfigOp:
-        parent = self.parent_op()
-        assert isinstance(parent, ConfigOp)
-        return parent
+        return enclosing_config(self)
 
     def verify_(self) -> None:
         prim = self.primitive_id
@@ -624,15 +629,7 @@ class ScheduleNode(IRDLOperation):
 
     @property
     def config(self) -> ConfigOp:
-        op = self.parent_op()
-        while op is not None and not isinstance(op, ConfigOp):
-            op = op.parent_op()
-        if op is None:
-            raise VerifyException(
-                f"schedule rule: {self.NODE_KIND} '{self.node_id}' is not inside a "
-                "teir.config"
-            )
-        return op
+        return enclosing_config(self)
 
     def verify_guard(self) -> None:
         if self.guard is None:
@@ -924,14 +921,22 @@ class ConfigOp(IRDLOperation):
 
     @property
     def tensor_names(self) -> tuple[str, ...]:
-        return TENSOR_NAMES.get(self.tensor_count, ())
+        if self.tensor_count not in TENSOR_NAMES:
+            raise VerifyException(
+                f"operation constraint: a configuration has 2 tensors (in0, out) or "
+                f"3 tensors (in0, in1, out), got {self.tensor_count}"
+            )
+        return TENSOR_NAMES[self.tensor_count]
 
     def tensor_index(self, tensor: str) -> int:
         return self.tensor_names.index(tensor)
 
     def tensor_type(self, tensor: str) -> MemRefType:
         tensor_type = self.tensors[self.tensor_index(tensor)].type
-        assert isinstance(tensor_type, MemRefType)
+        if not isinstance(tensor_type, MemRefType):
+            raise VerifyException(
+                f"operation constraint: tensor {tensor} must be a memref, got {tensor_type}"
+            )
         return tensor_type
 
     @property
@@ -968,19 +973,14 @@ class ConfigOp(IRDLOperation):
     # -- verification -------------------------------------------------------
 
     def verify_(self) -> None:
-        count = self.tensor_count
-        if count not in TENSOR_NAMES:
-            raise VerifyException(
-                f"operation constraint: a configuration has 2 tensors (in0, out) or "
-                f"3 tensors (in0, in1, out), got {count}"
-            )
+        self.tensor_names  # raises for a wrong tensor count
         schedules = 0
         for op in self.body.block.ops:
             if isinstance(op, ScheduleOp):
                 schedules += 1
             elif not isinstance(op, (AxisOp, PrimitiveOp)):
                 raise VerifyException(
-                    "teir.config holds teir.axis, teir.primitive and one "
+                    "structure: teir.config holds teir.axis, teir.primitive and one "
                     f"teir.schedule, found {op.name}"
                 )
         if schedules != 1:
@@ -1023,6 +1023,16 @@ class ConfigOp(IRDLOperation):
         return ConfigOp.create(
             operands=tensors, regions=[region], attributes=attrs.data if attrs else {}
         )
+
+
+def enclosing_config(op: Operation) -> ConfigOp:
+    """The teir.config around a record or schedule node."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, ConfigOp):
+        parent = parent.parent_op()
+    if parent is None:
+        raise VerifyException(f"{op.name} must be inside a teir.config")
+    return parent
 
 
 def _check_unique(rule: str, what: str, ids: Sequence[str]) -> None:

@@ -84,7 +84,7 @@ def flat_to_tree(record: Any) -> dict[str, Any]:
             _fail(f"dim_ids[{i}] must be a string or integer id, got {ident!r}")
         if dim_type not in DIM_TYPES:
             _fail(f"axis '{ident}' has dim_type {dim_type!r}; expected C, M, N or K")
-        if exec_type not in EXEC_TYPES:
+        if not isinstance(exec_type, str) or exec_type not in EXEC_TYPES:
             _fail(f"axis '{ident}' has exec_type {exec_type!r}; expected seq, parallel or prim")
         if not _is_int(size) or size <= 0:
             _fail(f"axis '{ident}' has dim_size {size!r}; expected a positive integer")
@@ -103,7 +103,7 @@ def flat_to_tree(record: Any) -> dict[str, Any]:
                 _fail(f"strides[{j}][{i}] must be a non-negative integer, got {value!r}")
 
     data_type = record["data_type"]
-    if data_type not in ELEMENT_WIDTH:
+    if not isinstance(data_type, str) or data_type not in ELEMENT_WIDTH:
         _fail(f"data_type {data_type!r} is not one of {', '.join(ELEMENT_WIDTH)}")
     first = record.get("prim_first", "None")
     main = record["prim_main"]

@@ -72,7 +72,8 @@ def _fail(message: str) -> None:
 
 
 def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    """A JSON integer that fits the IR's 64-bit fields."""
+    return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
 
 
 def _is_id(value: object) -> bool:
@@ -117,7 +118,7 @@ def _check_int_list(where: str, value: object) -> list[int]:
     values = _check_list(where, value)
     for item in values:
         if not _is_int(item):
-            _fail(f"record form: {where} must hold integers, got {item!r}")
+            _fail(f"record form: {where} must hold 64-bit integers, got {item!r}")
     return values
 
 
@@ -218,8 +219,8 @@ def from_json(source: object, *, name: str = "kernel") -> ModuleOp:
             "record form: expected a tree-form record (tensors, axes, primitives, "
             "schedule) or a flat-form record (dim_types, exec_types, ...)"
         )
-    module = ModuleOp([tree_to_func(record, name)])
     try:
+        module = ModuleOp([tree_to_func(record, name)])
         module.verify()
     except VerifyException as err:
         raise TeirError(str(err)) from None
@@ -249,10 +250,13 @@ def _tensor_types(record: JsonDict) -> list[MemRefType]:
     all_types: set[str] = set()
     for prim in record["primitives"]:
         data_type = prim["metadata"].get("data_type")
-        if data_type not in ELEMENT_WIDTH or prim["operation"] not in ROLES_OF_OPERATION:
+        operation = prim["operation"]
+        if not isinstance(data_type, str) or data_type not in ELEMENT_WIDTH or (
+            not isinstance(operation, str) or operation not in ROLES_OF_OPERATION
+        ):
             continue  # the verifier reports it
         all_types.add(data_type)
-        for tensor in tensors_accessed(prim["operation"], len(names)):
+        for tensor in tensors_accessed(operation, len(names)):
             types[tensor].add(data_type)
     result: list[MemRefType] = []
     for name in names:

@@ -1,0 +1,452 @@
+// RUN: %verify-diagnostics
+// One case per verifier error of the teir dialect; each names its rule and ids.
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 0 strides [4, 4] offsets [0, 0]
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: axis rule: axis 'a' has extent 0; an extent is a positive integer
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [4, 4, 4] offsets [0, 0]
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: axis rule: axis 'a' has 3 strides but the configuration has 2 tensors; give one per tensor
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [4, 4] offsets [0]
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: axis rule: axis 'a' has 1 offsets but the configuration has 2 tensors; give one per tensor
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [4, -4] offsets [0, 0]
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: axis rule: axis 'a' has stride -4 on out; strides are non-negative byte counts
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [4, 4] offsets [0, 0]
+    teir.axis a extent 3 strides [4, 4] offsets [0, 0]
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: axis rule: axis id 'a' is defined twice
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis 7 extent 2 strides [4, 4] offsets [0, 0]
+    teir.axis "7" extent 3 strides [4, 4] offsets [0, 0]
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: axis rule: axis id '7' is defined twice
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.primitive p Add {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: primitive rule: primitive 'p' has operation 'Add'; expected Zero, Copy, ReLU or Contraction
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.primitive p Zero {M = [], N = [], K = []} {data_type = "FP32"}
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: operation constraint: primitive 'p' (Zero) has role 'K'; the roles of Zero are M, N
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.primitive p Contraction {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: primitive rule: primitive 'p' (Contraction) defines no role list for K; give one, possibly empty
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.primitive p Copy {M = [z], N = []} {data_type = "FP32"}
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: primitive rule: primitive 'p' names axis 'z' in role M, which is not an axis
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [4, 4] offsets [0, 0]
+    teir.primitive p Copy {M = [a], N = [a]} {data_type = "FP32"}
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: axis reuse: primitive 'p' names axis 'a' twice (in roles M and N)
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.primitive p Copy {M = [], N = []} {}
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: primitive rule: primitive 'p' needs metadata data_type, one of FP16, BF16, TF32, FP32, FP64; got none
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.primitive p Copy {M = [], N = []} {data_type = "FP8"}
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: primitive rule: primitive 'p' needs metadata data_type, one of FP16, BF16, TF32, FP32, FP64; got "FP8"
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.primitive p Copy {M = [], N = []} {data_type = "FP32"}
+    teir.primitive p Zero {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: primitive rule: primitive id 'p' is defined twice
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.primitive p Contraction {M = [], N = [], K = []} {data_type = "FP32"}
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: operation constraint: primitive 'p' is a Contraction, which needs three tensors (in0, in1, out); the configuration has 2
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.primitive p Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: operation constraint: primitive 'p' is a Copy, a unary operation, which needs two tensors (in0, out); the configuration has 3
+
+// -----
+
+func.func @k(%a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?xf32>, %d: memref<?xf32>) {
+  teir.config(%a, %b, %c, %d) : (memref<?xf32>, memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: operation constraint: a configuration has 2 tensors (in0, out) or 3 tensors (in0, in1, out), got 4
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.primitive p Copy {M = [], N = []} {data_type = "FP64"}
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: operation constraint: primitive 'p' works on FP64 but tensor in0 holds f32 elements (expected f64, or i8 for raw bytes)
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [6, 4] offsets [0, 0]
+    teir.primitive p Copy {M = [a], N = []} {data_type = "FP32"}
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: stride alignment: axis 'a' of primitive 'p' has stride 6 on in0, not a multiple of the 4-byte element width of FP32
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [4, 4] offsets [0, 0]
+    teir.primitive p Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter x over a {
+        teir.invoke x -> p
+      }
+    }
+  }
+  func.return
+}
+// CHECK: schedule rule: schedule node id 'x' is defined twice
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [4, 4] offsets [0, 0]
+  }
+  func.return
+}
+// CHECK: schedule rule: teir.config holds exactly one teir.schedule, found 0
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.schedule {}
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: schedule rule: teir.config holds exactly one teir.schedule, found 2
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    "test.op"() : () -> ()
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: structure: teir.config holds teir.axis, teir.primitive and one teir.schedule, found test.op
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.schedule {
+      "test.op"() : () -> ()
+    }
+  }
+  func.return
+}
+// CHECK: schedule rule: the roots of teir.schedule are teir.iter and teir.invoke nodes, found test.op
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [4, 4] offsets [0, 0]
+    teir.schedule {
+      teir.iter x over a {
+        "test.op"() : () -> ()
+      }
+    }
+  }
+  func.return
+}
+// CHECK: schedule rule: iteration node 'x' may hold only teir.iter and teir.invoke nodes, found test.op
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [4, 4] offsets [0, 0]
+    teir.primitive p Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter x over a diagonal {
+        teir.invoke c -> p
+      }
+    }
+  }
+  func.return
+}
+// CHECK: iteration node rule: iteration node 'x' has policy 'diagonal'; expected sequential or parallel
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [4, 4] offsets [0, 0]
+    teir.primitive p Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter x over b {
+        teir.invoke c -> p
+      }
+    }
+  }
+  func.return
+}
+// CHECK: iteration node rule: iteration node 'x' iterates axis 'b', which is not an axis
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [4, 4] offsets [0, 0]
+    teir.schedule {
+      teir.iter x over a {
+      }
+    }
+  }
+  func.return
+}
+// CHECK: iteration node rule: iteration node 'x' has no children; an iteration node has at least one child
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [4, 4] offsets [0, 0]
+    teir.primitive p Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter x over a {
+        teir.invoke c -> q
+      }
+    }
+  }
+  func.return
+}
+// CHECK: invocation node rule: invocation 'c' invokes primitive 'q', which is not a primitive
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis k extent 2 strides [4, 4] offsets [0, 0]
+    teir.axis t extent 2 strides [4, 4] offsets [0, 0]
+    teir.primitive p Zero {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter k over k {
+        teir.invoke zero -> p [first(t)]
+      }
+    }
+  }
+  func.return
+}
+// CHECK: guard rule: guard of invocation 'zero' names axis 't', which no ancestor of 'zero' iterates
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis k extent 2 strides [4, 4] offsets [0, 0]
+    teir.primitive p Zero {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter k over k [last(k)] {
+        teir.invoke zero -> p
+      }
+    }
+  }
+  func.return
+}
+// CHECK: guard rule: guard of iteration node 'k' names axis 'k', which no ancestor of 'k' iterates
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis k extent 2 strides [4, 4] offsets [0, 0]
+    teir.axis t extent 2 strides [4, 4] offsets [0, 0]
+    teir.primitive p Zero {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter t over t {
+        teir.invoke copy -> p
+      }
+      teir.iter k over k {
+        teir.invoke zero -> p [first(k), last(t)]
+      }
+    }
+  }
+  func.return
+}
+// CHECK: guard rule: guard of invocation 'zero' names axis 't', which no ancestor of 'zero' iterates
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis k extent 8 strides [4, 4, 0] offsets [0, 0, 0]
+    teir.primitive p Contraction {M = [], N = [], K = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter k over k parallel {
+        teir.invoke c -> p
+      }
+    }
+  }
+  func.return
+}
+// CHECK: parallel race: iteration node 'k' runs axis 'k' in parallel, but the axis has stride 0 on out, so all its iterations write the same output tile
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [4, 4] offsets [0, 0]
+    teir.primitive p Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter outer over a {
+        teir.iter inner over a {
+          teir.invoke c -> p
+        }
+      }
+    }
+  }
+  func.return
+}
+// CHECK: axis reuse: iteration node 'inner' iterates axis 'a', which its ancestor 'outer' already iterates
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [4, 4] offsets [0, 0]
+    teir.primitive p Copy {M = [a], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter x over a {
+        teir.invoke c -> p
+      }
+    }
+  }
+  func.return
+}
+// CHECK: axis reuse: invocation 'c' runs primitive 'p' over axis 'a', which its ancestor 'x' already iterates

@@ -1,0 +1,32 @@
+"""lit configuration for TEIR's FileCheck tests.
+
+Macros (used in RUN lines):
+  %roundtrip          custom syntax -> teir-opt -> teir-opt must print the same
+  %roundtrip-generic  the same through the generic syntax
+  %verify-diagnostics split the input and print each verifier diagnostic
+  %examples           the repository's examples/ folder
+"""
+
+import os
+
+import lit.formats
+
+config.name = "teir"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".json"]
+config.test_source_root = os.path.dirname(__file__)
+config.excludes = ["lit.cfg.py", "Inputs"]
+config.environment["PYTHONUNBUFFERED"] = "1"
+for name in ("PATH", "HOME", "VIRTUAL_ENV"):
+    if name in os.environ:
+        config.environment[name] = os.environ[name]
+
+examples = os.path.join(os.path.dirname(os.path.dirname(config.test_source_root)), "examples")
+config.substitutions.extend(
+    [
+        ("%roundtrip-generic", "teir-opt %s --split-input-file --print-op-generic | teir-opt --split-input-file | filecheck %s"),
+        ("%roundtrip", "teir-opt %s --split-input-file | teir-opt --split-input-file | filecheck %s"),
+        ("%verify-diagnostics", "teir-opt %s --split-input-file --verify-diagnostics | filecheck %s"),
+        ("%examples", examples),
+    ]
+)

@@ -1,0 +1,268 @@
+"""Bad records get a TeirError naming the rule and the offending ids."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+
+import pytest
+
+from teir_dialect import TeirError, from_json
+
+
+def tiny() -> dict:
+    """A small well-formed unary configuration: out[k] = in0[k] over |k| = 4."""
+    return {
+        "tensors": ["in0", "out"],
+        "axes": [{"id": "k", "extent": 4, "strides": [4, 4], "offsets": [0, 0]}],
+        "primitives": [
+            {"id": "cp", "operation": "Copy", "axes": {"M": [], "N": []},
+             "metadata": {"data_type": "FP32"}}
+        ],
+        "schedule": {
+            "roots": ["k"],
+            "iterations": [
+                {"id": "k", "axis": "k", "policy": "sequential", "children": ["c"],
+                 "guard": None}
+            ],
+            "invocations": [{"id": "c", "primitive": "cp", "guard": None}],
+        },
+    }
+
+
+def test_tiny_is_well_formed() -> None:
+    from_json(tiny())
+
+
+def _mutated(path: str, value: object) -> dict:
+    record = tiny()
+    target = record
+    keys = path.split(".")
+    for key in keys[:-1]:
+        target = target[int(key)] if isinstance(target, list) else target[key]
+    last = keys[-1]
+    if value is DELETE:
+        del target[last]
+    elif isinstance(target, list):
+        target[int(last)] = value
+    else:
+        target[last] = value
+    return record
+
+
+DELETE = object()
+
+CASES = [
+    ("tensors", ["a", "b"], r"operation constraint: tensors must be"),
+    ("axes.0.extent", 0, r"axis rule: axis 'k' has extent 0"),
+    ("axes.0.extent", 2.5, r"axis rule: axis 'k' has extent 2.5"),
+    ("axes.0.extent", True, r"axis rule: axis 'k' has extent True"),
+    ("axes.0.strides", [4], r"axis rule: axis 'k' has 1 strides"),
+    ("axes.0.strides", [4, -4], r"axis rule: axis 'k' has stride -4 on out"),
+    ("axes.0.strides", [4, "x"], r"record form: axis 'k' strides must hold 64-bit integers"),
+    ("axes.0.offsets", DELETE, r"record form: axes\[0\] lacks field\(s\) offsets"),
+    ("axes.0.colour", "red", r"record form: axes\[0\] has unknown field\(s\) colour"),
+    ("axes.0.id", 1.5, r"record form: axes\[0\].id must be a string or integer id"),
+    ("primitives.0.operation", "Add", r"primitive rule: primitive 'cp' has operation 'Add'"),
+    ("primitives.0.axes", {"M": []}, r"primitive 'cp' \(Copy\) defines no role list for N"),
+    ("primitives.0.axes", {"M": ["q"], "N": []}, r"names axis 'q' in role M, which is not an axis"),
+    ("primitives.0.metadata", {}, r"primitive 'cp' needs metadata data_type"),
+    ("schedule.roots", ["nope"], r"schedule rule: root 'nope' is not a schedule node"),
+    ("schedule.roots", ["k", "k"], r"schedule rule: root 'k' appears twice in roots"),
+    ("schedule.roots", ["k", "c"], r"schedule rule: root 'c' is also a child of 'k'"),
+    ("schedule.roots", [], r"schedule rule: node 'k' is neither a root nor anybody's child"),
+    ("schedule.iterations.0.children", ["c", "c"], r"node 'c' is a child of both 'k' and 'k'"),
+    ("schedule.iterations.0.children", ["zz"], r"iteration node 'k' has child 'zz', which is not a schedule node"),
+    ("schedule.iterations.0.children", [], r"node 'c' is neither a root nor anybody's child"),
+    ("schedule.iterations.0.policy", "diagonal", r"iteration node rule: iteration node 'k' has policy 'diagonal'"),
+    ("schedule.iterations.0.axis", "zz", r"iteration node rule: iteration node 'k' iterates axis 'zz', which is not an axis"),
+    ("schedule.invocations.0.primitive", "zz", r"invocation node rule: invocation 'c' invokes primitive 'zz'"),
+    ("schedule.invocations.0.children", ["k"], r"invocation node rule: invocation 'c' has children"),
+    ("schedule.invocations.0.guard", ["first(q)"], r"guard rule: guard of invocation 'c' names axis 'q', which no ancestor of 'c' iterates"),
+    ("schedule.invocations.0.guard", ["middle(k)"], r"guard rule: guard of 'c' has term 'middle\(k\)'"),
+    ("schedule.invocations.0.guard", "first(k)", r"record form: guard of 'c' must be a list"),
+    ("schedule.iterations.0.guard", ["first(k)"], r"guard rule: guard of iteration node 'k' names axis 'k'"),
+    ("schedule", {"roots": []}, r"record form: schedule lacks field\(s\) iterations, invocations"),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "message"), CASES, ids=[c[2][:40] for c in CASES])
+def test_bad_tree_record(path: str, value: object, message: str) -> None:
+    with pytest.raises(TeirError, match=message):
+        from_json(_mutated(path, value))
+
+
+def test_childless_iteration_node() -> None:
+    record = tiny()
+    record["schedule"]["iterations"][0]["children"] = []
+    record["schedule"]["invocations"] = []
+    with pytest.raises(TeirError, match=r"iteration node rule: iteration node 'k' has no children"):
+        from_json(record)
+
+
+def test_cycle_is_reported() -> None:
+    record = tiny()
+    record["axes"].append({"id": "j", "extent": 2, "strides": [0, 0], "offsets": [0, 0]})
+    record["schedule"]["iterations"] += [
+        {"id": "a", "axis": "j", "policy": "sequential", "children": ["b"], "guard": None},
+        {"id": "b", "axis": "j", "policy": "sequential", "children": ["a"], "guard": None},
+    ]
+    with pytest.raises(TeirError, match=r"schedule rule: node '[ab]' is its own descendant"):
+        from_json(record)
+
+
+def test_duplicate_node_ids_across_kinds() -> None:
+    record = tiny()
+    record["schedule"]["invocations"][0]["id"] = "k"
+    record["schedule"]["iterations"][0]["children"] = ["k"]
+    with pytest.raises(TeirError, match=r"schedule node id 'k' is defined twice"):
+        from_json(record)
+
+
+def test_numeric_and_string_ids_collide() -> None:
+    record = tiny()
+    record["axes"].append({"id": 7, "extent": 2, "strides": [0, 4], "offsets": [0, 0]})
+    record["axes"].append({"id": "7", "extent": 2, "strides": [0, 4], "offsets": [0, 0]})
+    with pytest.raises(TeirError, match=r"axis rule: axis id '7' is defined twice"):
+        from_json(record)
+
+
+def test_invalid_json_text() -> None:
+    with pytest.raises(TeirError, match=r"invalid JSON at line 1"):
+        from_json('{"tensors": [}')
+
+
+def test_unknown_shape() -> None:
+    with pytest.raises(TeirError, match=r"expected a tree-form record"):
+        from_json({"hello": 1})
+
+
+def test_missing_file() -> None:
+    with pytest.raises(TeirError, match=r"cannot read"):
+        from_json("/nonexistent/config.json")
+
+
+def _flat() -> dict:
+    """records.md's flat example (BRGEMM with a Zero first-access primitive)."""
+    return {
+        "dim_ids": ["p", "r", "t", "s", "q", "u"],
+        "dim_types": ["N", "M", "K", "M", "N", "K"],
+        "exec_types": ["parallel", "parallel", "prim", "prim", "prim", "prim"],
+        "dim_sizes": [4, 3, 2, 16, 8, 8],
+        "strides": [[0, 128, 384, 1, 0, 16], [128, 0, 8, 0, 16, 1], [384, 16, 0, 1, 48, 0]],
+        "data_type": "FP32",
+        "prim_first": "Zero",
+        "prim_main": "BRGEMM",
+        "prim_last": "None",
+    }
+
+
+FLAT_CASES = [
+    ({"prim_main": "GEMM"}, r"flat form: R2: GEMM needs prim axes of exactly one M, one N, 1 K"),
+    ({"exec_types": ["parallel", "parallel", "seq", "prim", "prim", "prim"]},
+     r"flat form: R3: BRGEMM needs prim axes of exactly one M, one N, 2 K"),
+    ({"prim_main": "Copy"}, r"operation type: prim_main Copy is unary and needs 2 tensors"),
+    ({"prim_main": "None"}, r"operation type: prim_main None names no operation"),
+    ({"prim_first": "ReLU"}, r"operation type: a binary contraction has prim_first None or Zero"),
+    ({"prim_last": "Zero"}, r"prim_last is 'Zero'; expected one of None, ReLU"),
+    ({"data_type": "FP8"}, r"data_type 'FP8' is not one of"),
+    ({"dim_sizes": [4, 3, 2, 16, 8]}, r"dim_sizes must be a list of 6 entries"),
+    ({"dim_sizes": [4, 3, 0, 16, 8, 8]}, r"axis 't' has dim_size 0"),
+    ({"dim_types": ["N", "M", "K", "M", "N", "X"]}, r"axis 'u' has dim_type 'X'"),
+    ({"exec_types": ["par", "parallel", "prim", "prim", "prim", "prim"]}, r"axis 'p' has exec_type 'par'"),
+    ({"strides": [[0, 128, 384, 1, 0, 16], [128, 0, 8, 0, 16, 1]]},
+     r"prim_main BRGEMM is a binary contraction and needs 3 tensors, got 2"),
+    ({"strides": [[1, 128, 384, 1, 0, 16], [128, 0, 8, 0, 16, 1], [384, 16, 0, 1, 48, 0]]},
+     r"axis 'p' of type N does not touch in0, so its stride on in0 must be 0, got 1"),
+    ({"strides": [[0, 128, 384, 1, 0, 16], [128, 0, 8, 0, 16, 1], [384, 16, 0, 1, 48, -1]]},
+     r"strides\[2\]\[5\] must be a non-negative integer"),
+    ({"dim_ids": ["p", "p", "t", "s", "q", "u"]}, r"dim_ids must be unique"),
+    ({"exec_types": ["seq", "parallel", "parallel", "prim", "prim", "prim"],
+      "prim_main": "GEMM"},
+     r"parallel race: iteration node 't' runs axis 't' in parallel"),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), FLAT_CASES, ids=[c[1][:40] for c in FLAT_CASES])
+def test_bad_flat_record(change: dict, message: str) -> None:
+    record = _flat()
+    record.update(change)
+    with pytest.raises(TeirError, match=message):
+        from_json(record)
+
+
+def test_flat_unary_rules() -> None:
+    record = {
+        "dim_types": ["C", "M"], "exec_types": ["seq", "prim"], "dim_sizes": [2, 3],
+        "strides": [[3, 1], [1, 2]], "data_type": "FP32", "prim_main": "Copy",
+    }
+    with pytest.raises(TeirError, match=r"a unary operation \(Copy\) has only C axes"):
+        from_json(record)
+    record["dim_types"] = ["C", "C"]
+    record["exec_types"] = ["seq", "seq"]
+    record["prim_first"] = "Zero"
+    with pytest.raises(TeirError, match=r"a unary operation \(Copy\) has prim_first and prim_last None"):
+        from_json(record)
+
+
+def test_flat_r1() -> None:
+    record = _flat()
+    record["exec_types"] = ["parallel", "parallel", "seq", "seq", "seq", "prim"]
+    record["prim_main"] = "GEMM"
+    with pytest.raises(TeirError, match=r"R1: Copy, Zero and ReLU need at least one prim axis"):
+        from_json(record)
+
+
+def test_error_messages_carry_no_traceback_text() -> None:
+    with pytest.raises(TeirError) as info:
+        from_json(_mutated("axes.0.extent", -3))
+    assert "Traceback" not in str(info.value)
+    assert re.search(r"'k'", str(info.value))
+
+
+def _json_values(draw_from: dict) -> list[tuple[list, object]]:
+    """Every (path, value) leaf of a record, for mutation."""
+    leaves: list[tuple[list, object]] = []
+
+    def walk(node: object, path: list) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, path + [key])
+        elif isinstance(node, list):
+            for index, value in enumerate(node):
+                walk(value, path + [index])
+        leaves.append((path, node))
+
+    walk(draw_from, [])
+    return leaves
+
+
+REPLACEMENTS = [None, 0, -1, 1, 2**70, 1.5, True, "", "k", "c", "zz", [], {}, ["k"],
+                ["first(k)"], {"M": []}]
+
+
+def test_every_mutation_is_accepted_or_diagnosed() -> None:
+    """Replace each field of a record by each odd value: TeirError or success only."""
+    base = tiny()
+    flat = _flat()
+    for record in (base, flat):
+        for path, _ in _json_values(record):
+            if not path:
+                continue
+            for replacement in REPLACEMENTS:
+                mutated = copy.deepcopy(record)
+                target = mutated
+                for key in path[:-1]:
+                    target = target[key]
+                target[path[-1]] = copy.deepcopy(replacement)
+                try:
+                    from_json(mutated)
+                except TeirError:
+                    pass
+
+
+def test_json_text_and_comments() -> None:
+    text = "// a lit RUN line\n" + json.dumps(tiny())
+    module = from_json(text)
+    assert "teir.config" in str(module)
