@@ -18,6 +18,7 @@ from typing import Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     ArrayAttr,
     DictionaryAttr,
     FloatAttr,
@@ -262,7 +263,7 @@ def _tensor_types(record: JsonDict) -> list[MemRefType]:
     for name in names:
         used = types[name] or all_types
         element = {storage_type(t) for t in used}
-        result.append(MemRefType(element.pop() if len(element) == 1 else i8, [-1]))
+        result.append(MemRefType(element.pop() if len(element) == 1 else i8, [DYNAMIC_INDEX]))
     return result
 
 
