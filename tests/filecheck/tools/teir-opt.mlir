@@ -34,7 +34,7 @@
 // OUT: teir.invoke copy -> copy_scalar
 // RUN: teir-opt %s --emit=json | filecheck %s --check-prefix=EMITJSON
 // EMITJSON:      "tensors": ["in0", "out"],
-// EMITJSON:      {"id": "copy", "primitive": "copy_scalar", "guard": null}
+// EMITJSON:      "invocations": [{"id": "copy", "primitive": "copy_scalar", "guard": ["last(a)"]}]
 // RUN: teir-opt %s --emit=tree | filecheck %s --check-prefix=EMITTREE
 // EMITTREE:      a  (parallel)
 // EMITTREE-NEXT: └── b  (axis bb)
