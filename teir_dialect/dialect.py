@@ -865,6 +865,32 @@ class InvokeOp(ScheduleNode):
                             f"'{prim.primitive_id}' over axis '{id_text(ref)}', which "
                             f"its ancestor '{anc.node_id}' already iterates"
                         )
+            self.verify_bounds(prim)
+
+    def verify_bounds(self, prim: PrimitiveOp) -> None:
+        """No access before a tensor's start, nor past the end of a static memref."""
+        from teir_dialect.analysis import invocation_range
+
+        config = self.config
+        if any(config.find_axis(a.axis_id) is None for a in self.ancestors()):
+            return  # the iteration node reports its unknown axis
+        for tensor in prim.accessed_tensors:
+            touched = invocation_range(self, prim, tensor)
+            if touched is None:
+                continue
+            if touched.start < 0:
+                raise VerifyException(
+                    f"bounds: invocation '{self.node_id}' touches byte {touched.start} "
+                    f"of {tensor}, before the start of the tensor"
+                )
+            memref = self.config.tensor_type(tensor)
+            if memref.has_static_shape():
+                size = memref.element_count() * _byte_width(memref.element_type)
+                if touched.stop > size:
+                    raise VerifyException(
+                        f"bounds: invocation '{self.node_id}' touches {tensor} up to "
+                        f"byte {touched.stop}, past the end of its {size}-byte memref"
+                    )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -1023,6 +1049,11 @@ class ConfigOp(IRDLOperation):
         return ConfigOp.create(
             operands=tensors, regions=[region], attributes=attrs.data if attrs else {}
         )
+
+
+def _byte_width(element_type: Attribute) -> int:
+    width = getattr(element_type, "bitwidth", 8)
+    return max(1, int(width) // 8)
 
 
 def enclosing_config(op: Operation) -> ConfigOp:

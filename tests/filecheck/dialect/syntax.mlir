@@ -47,7 +47,7 @@ func.func @ids(%a: memref<?xi8>, %b: memref<256xf32>) {
   teir.config(%a, %b) : (memref<?xi8>, memref<256xf32>) {
     teir.axis 0 extent 4 strides [64, 64] offsets [0, 0]
     teir.axis "row axis" extent 4 strides [16, 16] offsets [0, 0]
-    teir.axis c extent 4 strides [4, 4] offsets [-4, 4]
+    teir.axis c extent 4 strides [4, 4] offsets [0, 4]
     teir.primitive 12 Copy {M = [c], N = []} {data_type = "FP32"}
     teir.schedule {
       teir.iter outer over 0 parallel {
@@ -64,7 +64,7 @@ func.func @ids(%a: memref<?xi8>, %b: memref<256xf32>) {
 // CHECK-LABEL: func.func @ids
 // CHECK:         teir.axis 0 extent 4 strides [64, 64] offsets [0, 0]
 // CHECK-NEXT:    teir.axis "row axis" extent 4 strides [16, 16] offsets [0, 0]
-// CHECK-NEXT:    teir.axis c extent 4 strides [4, 4] offsets [-4, 4]
+// CHECK-NEXT:    teir.axis c extent 4 strides [4, 4] offsets [0, 4]
 // CHECK-NEXT:    teir.primitive 12 Copy {M = [c], N = []} {data_type = "FP32"}
 // CHECK-NEXT:    teir.schedule {
 // CHECK-NEXT:      teir.iter outer over 0 parallel {

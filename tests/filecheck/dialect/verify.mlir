@@ -450,3 +450,54 @@ func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
   func.return
 }
 // CHECK: axis reuse: invocation 'c' runs primitive 'p' over axis 'a', which its ancestor 'x' already iterates
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 4 strides [4, 4] offsets [0, -8]
+    teir.primitive p Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter a over a {
+        teir.invoke c -> p
+      }
+    }
+  }
+  func.return
+}
+// CHECK: bounds: invocation 'c' touches byte -8 of out, before the start of the tensor
+
+// -----
+
+func.func @k(%in0: memref<4xf32>, %out: memref<3xf32>) {
+  teir.config(%in0, %out) : (memref<4xf32>, memref<3xf32>) {
+    teir.axis a extent 4 strides [4, 4] offsets [0, 0]
+    teir.primitive p Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter a over a {
+        teir.invoke c -> p
+      }
+    }
+  }
+  func.return
+}
+// CHECK: bounds: invocation 'c' touches out up to byte 16, past the end of its 12-byte memref
+
+// -----
+
+// A guard pins the index: last(a) only touches the last element.
+func.func @k(%in0: memref<4xf32>, %out: memref<1xf32>) {
+  teir.config(%in0, %out) : (memref<4xf32>, memref<1xf32>) {
+    teir.axis a extent 4 strides [4, 4] offsets [0, -12]
+    teir.primitive p Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter a over a {
+        teir.invoke c -> p [last(a)]
+      }
+    }
+  }
+  func.return
+}
+// CHECK: // -----
+// CHECK-NOT: bounds
+// CHECK: teir.invoke c -> p [last(a)]
