@@ -498,6 +498,6 @@ func.func @k(%in0: memref<4xf32>, %out: memref<1xf32>) {
   }
   func.return
 }
-// CHECK: // -----
+// CHECK: {{//[ ]-----}}
 // CHECK-NOT: bounds
 // CHECK: teir.invoke c -> p [last(a)]
