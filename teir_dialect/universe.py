@@ -34,9 +34,10 @@ def _tree_target() -> type[Target]:
 
 def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Every `teir-` pass by name, imported on first use."""
+    from teir_lowering import LOWERING_PASSES
     from teir_passes import PASSES
 
-    return PASSES
+    return {**PASSES, **LOWERING_PASSES}
 
 
 TEIR_UNIVERSE = Universe(

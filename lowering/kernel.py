@@ -1,0 +1,282 @@
+"""`compile_kernel`: a TEIR configuration as a native function on numpy arrays.
+
+The pipeline (also `teir-opt -p` pass names, see `LOWERING_PIPELINE`):
+
+    teir-to-scf, canonicalize, cse        teir -> scf/arith/memref
+    teir-outline-parallel                 scf.parallel -> chunk functions
+    convert-scf-to-cf ... reconcile-...   -> llvm dialect (teir_lowering.llvm_pipeline)
+    teir-gomp-launch                      fork/join through libgomp
+    llvmlite: O3 for the host CPU, MCJIT
+
+A `Kernel` checks every call before it enters native code: the number of
+arrays, their type, C-contiguity, element type, a writeable `out`, and that
+each array covers the bytes the configuration touches on it (its footprint,
+offsets and guards included). So a call cannot reach memory outside the arrays.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func, get_all_dialects
+from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, ModuleOp
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.passes import ModulePass
+from xdsl.transforms.canonicalize import CanonicalizePass
+from xdsl.transforms.common_subexpression_elimination import (
+    CommonSubexpressionElimination,
+)
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+
+from teir_dialect.analysis import footprint
+from teir_dialect.dialect import TEIR, ConfigOp
+from teir_dialect.records import TeirError, find_configs, from_json
+from teir_lowering.convert_teir_to_scf import TeirToScfPass
+from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass
+
+NUMPY_DTYPES = {Float32Type(): np.dtype(np.float32), Float64Type(): np.dtype(np.float64)}
+
+SCF_PIPELINE: tuple[ModulePass, ...] = (
+    TeirToScfPass(),
+    CanonicalizePass(),
+    CommonSubexpressionElimination(),
+)
+"""teir -> scf/arith/memref, cleaned up."""
+
+
+def default_threads() -> int:
+    """TEIR_NUM_THREADS if set, else every core this process may run on."""
+    if value := os.environ.get("TEIR_NUM_THREADS"):
+        return max(1, int(value))
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def teir_context() -> Context:
+    ctx = Context()
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    ctx.load_dialect(TEIR)
+    return ctx
+
+
+def load_module(config: object) -> ModuleOp:
+    """A module from a module, a record dict, JSON text, or a .json/.mlir path."""
+    if isinstance(config, ModuleOp):
+        return config.clone()
+    if isinstance(config, (str, Path)) and str(config).endswith(".mlir"):
+        try:
+            text = Path(config).read_text()
+        except OSError as err:
+            raise TeirError(f"cannot read {config}: {err.strerror}") from None
+        try:
+            module = Parser(teir_context(), text, str(config)).parse_module()
+            module.verify()
+        except (ParseError, DiagnosticException) as err:
+            raise TeirError(str(err)) from None
+        return module
+    return from_json(config)
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """What a call must pass for one tensor."""
+
+    name: str
+    dtype: np.dtype
+    needed_bytes: int
+    written: bool
+
+
+class Kernel:
+    """A compiled configuration: `kernel(in0, [in1,] out)` runs it in place on out."""
+
+    def __init__(
+        self,
+        name: str,
+        tensors: Sequence[TensorSpec],
+        address: int,
+        engine: object,
+        parallel: bool,
+        threads: int,
+        stages: dict[str, str],
+    ):
+        self.name = name
+        self.tensors = tuple(tensors)
+        self.parallel = parallel
+        self.threads = threads
+        self.stages = stages
+        self._engine = engine  # keeps the machine code alive
+        prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * len(tensors)))
+        self._function = prototype(address)  # ctypes releases the GIL during calls
+        self._set_threads = _omp_set_num_threads() if parallel else None
+
+    def check(self, arrays: Sequence[object]) -> list[np.ndarray]:
+        """The arrays if a call with them is safe, else a ValueError/TypeError."""
+        names = ", ".join(t.name for t in self.tensors)
+        if len(arrays) != len(self.tensors):
+            raise TypeError(
+                f"kernel '{self.name}' takes {len(self.tensors)} arrays ({names}), "
+                f"got {len(arrays)}"
+            )
+        checked: list[np.ndarray] = []
+        for spec, array in zip(self.tensors, arrays):
+            if not isinstance(array, np.ndarray):
+                raise TypeError(f"{spec.name} must be a numpy array, got {type(array).__name__}")
+            if array.dtype != spec.dtype:
+                raise TypeError(f"{spec.name} must hold {spec.dtype} elements, got {array.dtype}")
+            if not array.flags.c_contiguous:
+                raise ValueError(f"{spec.name} must be C-contiguous")
+            if spec.written and not array.flags.writeable:
+                raise ValueError(f"{spec.name} is written by the kernel but is read-only")
+            if array.nbytes < spec.needed_bytes:
+                raise ValueError(
+                    f"{spec.name} has {array.nbytes} bytes but the configuration touches "
+                    f"its bytes up to {spec.needed_bytes}"
+                )
+            checked.append(array)
+        return checked
+
+    def __call__(self, *arrays: np.ndarray, threads: int | None = None) -> np.ndarray:
+        checked = self.check(arrays)
+        if self._set_threads is not None:
+            self._set_threads(threads or self.threads)
+        self._function(*(a.ctypes.data for a in checked))
+        return checked[-1]
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{t.name}: {t.dtype}[>={t.needed_bytes}B]" for t in self.tensors)
+        return f"<teir Kernel {self.name}({args}) threads={self.threads}>"
+
+
+_OMP_LOCK = threading.Lock()
+_OMP_SET: object | None = None
+
+
+def _omp_set_num_threads():  # noqa: ANN202
+    global _OMP_SET
+    with _OMP_LOCK:
+        if _OMP_SET is None:
+            library = ctypes.CDLL("libgomp.so.1")
+            function = library.omp_set_num_threads
+            function.argtypes = [ctypes.c_int]
+            function.restype = None
+            _OMP_SET = function
+        return _OMP_SET
+
+
+_CACHE: dict[tuple[str, int], Kernel] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def _entry(module: ModuleOp, name: str | None) -> tuple[func.FuncOp, ConfigOp]:
+    configs = find_configs(module)
+    if name is not None:
+        configs = [
+            c for c in configs
+            if isinstance(f := c.parent_op(), func.FuncOp) and f.sym_name.data == name
+        ]
+    if len(configs) != 1:
+        raise TeirError(
+            f"compile_kernel needs exactly one teir.config"
+            f"{' in @' + name if name else ''}, found {len(configs)}; pass name=..."
+        )
+    config = configs[0]
+    function = config.parent_op()
+    if not isinstance(function, func.FuncOp) or list(function.body.block.args) != list(
+        config.tensors
+    ):
+        raise TeirError(
+            "compile_kernel compiles a func.func whose arguments are exactly the "
+            "configuration's tensors"
+        )
+    return function, config
+
+
+def compile_kernel(
+    config: object, *, name: str | None = None, threads: int | None = None
+) -> Kernel:
+    """A callable kernel for `config` (module, record, JSON text, or path)."""
+    module = load_module(config)
+    function, config_op = _entry(module, name)
+    key = (str(function), threads or 0)
+    with _CACHE_LOCK:
+        if (cached := _CACHE.get(key)) is not None:
+            return cached
+    tensors = _tensor_specs(config_op)
+    kernel_name = function.sym_name.data
+    # Keep only the kernel's function.
+    for op in list(module.ops):
+        if op is not function:
+            op.detach()
+    stages: dict[str, str] = {"teir": str(module)}
+    ctx = teir_context()
+    try:
+        for pipeline_pass in SCF_PIPELINE:
+            pipeline_pass.apply(ctx, module)
+        stages["scf"] = str(module)
+        parallel = any(
+            op.name == "scf.parallel" for op in module.walk()
+        )
+        OutlineParallelPass().apply(ctx, module)
+        from teir_lowering.llvm_pipeline import lower_to_llvm_dialect
+
+        lower_to_llvm_dialect(module, ctx)
+        GompLaunchPass().apply(ctx, module)
+        module.verify()
+        stages["llvm"] = str(module)
+    except DiagnosticException as err:
+        raise TeirError(f"lowering failed: {err}") from None
+    from teir_lowering.jit import JitModule
+
+    if parallel:
+        JitModule.load_library("libgomp.so.1")
+    engine = JitModule(module)
+    kernel = Kernel(
+        kernel_name,
+        tensors,
+        engine.address(kernel_name),
+        engine,
+        parallel,
+        threads or default_threads(),
+        stages,
+    )
+    with _CACHE_LOCK:
+        _CACHE[key] = kernel
+    return kernel
+
+
+def _tensor_specs(config: ConfigOp) -> list[TensorSpec]:
+    touched = footprint(config)
+    written = {"out"}
+    specs: list[TensorSpec] = []
+    for name, value in zip(config.tensor_names, config.tensors):
+        memref_type = value.type
+        assert isinstance(memref_type, MemRefType)
+        dtype = NUMPY_DTYPES.get(memref_type.element_type)
+        if dtype is None:
+            raise TeirError(
+                f"lowering: tensor {name} holds {memref_type.element_type}; only f32 "
+                "and f64 tensors are supported yet"
+            )
+        span = touched[name]
+        specs.append(TensorSpec(name, dtype, 0 if span is None else span.stop, name in written))
+    return specs
+
+
+def record_key(record: dict) -> str:
+    return json.dumps(record, sort_keys=True)
+
+
+__all__ = ["Kernel", "compile_kernel", "load_module", "default_threads", "Operation"]

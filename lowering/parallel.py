@@ -1,0 +1,298 @@
+"""Parallel loops on all cores through libgomp's `GOMP_parallel`.
+
+Two passes:
+
+- `teir-outline-parallel` (scf level): each outermost `scf.parallel` becomes a
+  function `@F__parallelN(captured..., %lo, %hi)` that runs linear iterations
+  [lo, hi) of the loop's (collapsed) iteration space, and the loop itself
+  becomes a call of the declared `@__teir_launch_F__parallelN(captured...,
+  %total)`. Nested `scf.parallel` loops inside run sequentially.
+- `teir-gomp-launch` (llvm level): defines each `__teir_launch_*` function. It
+  stores the arguments in a stack array, and calls `GOMP_parallel` with a
+  trampoline that reads them back, takes the calling thread's static chunk of
+  [0, total) from `omp_get_thread_num`/`omp_get_num_threads`, and calls the
+  outlined body. The thread count is libgomp's default (OMP_NUM_THREADS or
+  `omp_set_num_threads`), which the Python kernel sets per call.
+
+Why libgomp: it ships with the compiler runtime on the host (Debian's
+libgomp1), its fork/join costs a few microseconds, and its threads stay
+parked between calls; see benchmarks/parallel_overhead.py for the measurement
+against a Python thread pool calling JIT'd chunks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import arith, builtin, func, llvm, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, i32, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+LAUNCH_PREFIX = "__teir_launch_"
+
+
+def _inside(value: SSAValue, op: Operation) -> bool:
+    owner = value.owner
+    owner_op = owner if isinstance(owner, Operation) else owner.parent_op()
+    while owner_op is not None:
+        if owner_op is op:
+            return True
+        owner_op = owner_op.parent_op()
+    return False
+
+
+def _captured(loop: scf.ParallelOp) -> list[SSAValue]:
+    """Values the loop uses but does not define, in first-use order."""
+    seen: list[SSAValue] = []
+    for value in [*loop.upperBound, *loop.lowerBound, *loop.step]:
+        if value not in seen:
+            seen.append(value)
+    for op in loop.body.walk():
+        for operand in op.operands:
+            if not _inside(operand, loop) and operand not in seen:
+                seen.append(operand)
+    return seen
+
+
+def outline_parallel(loop: scf.ParallelOp, parent: func.FuncOp, name: str) -> func.FuncOp:
+    """Moves `loop` into its own function and replaces it by a launch call."""
+    captured = _captured(loop)
+    constants = [v for v in captured if isinstance(v.owner, arith.ConstantOp)]
+    arguments = [v for v in captured if v not in constants]
+
+    body = Block(arg_types=[*(v.type for v in arguments), IndexType(), IndexType()])
+    mapping: dict[SSAValue, SSAValue] = dict(zip(arguments, body.args))
+    builder = Builder(InsertPoint.at_end(body))
+    for value in constants:
+        mapping[value] = builder.insert(value.owner.clone()).results[0]  # pyright: ignore
+    lo, hi = body.args[-2], body.args[-1]
+    lo.name_hint, hi.name_hint = "lo", "hi"
+
+    step = builder.insert(arith.ConstantOp(IntegerAttr(1, IndexType()))).result
+    loop_body = Block(arg_types=[IndexType()])
+    loop_body.args[0].name_hint = "linear"
+    inner = Builder(InsertPoint.at_end(loop_body))
+    remaining = loop_body.args[0]
+    ivs: list[SSAValue] = [remaining] * len(loop.upperBound)
+    for dim in reversed(range(len(loop.upperBound))):
+        extent = mapping[loop.upperBound[dim]]
+        index = remaining if dim == 0 else inner.insert(arith.RemUIOp(remaining, extent)).result
+        if dim:
+            remaining = inner.insert(arith.DivUIOp(remaining, extent)).result
+        lower = mapping[loop.lowerBound[dim]]
+        stride = mapping[loop.step[dim]]
+        scaled = inner.insert(arith.MuliOp(index, stride)).result
+        ivs[dim] = inner.insert(arith.AddiOp(lower, scaled)).result
+    for arg, iv in zip(loop.body.block.args, ivs):
+        mapping[arg] = iv
+    for op in loop.body.block.ops:
+        if isinstance(op, scf.ReduceOp):
+            continue
+        inner.insert(op.clone(value_mapper=mapping))
+    inner.insert(scf.YieldOp())
+    builder.insert(scf.ForOp(lo, hi, step, [], loop_body))
+    builder.insert(func.ReturnOp())
+    outlined = func.FuncOp(
+        name, ([v.type for v in body.args], []), Region(body), visibility="private"
+    )
+
+    # The launch: total = product of the extents, then the declared launcher.
+    call_builder = Builder(InsertPoint.before(loop))
+    total: SSAValue | None = None
+    for lower, upper, stride in zip(loop.lowerBound, loop.upperBound, loop.step):
+        span = call_builder.insert(arith.SubiOp(upper, lower)).result
+        count = call_builder.insert(arith.CeilDivUIOp(span, stride)).result
+        total = count if total is None else call_builder.insert(arith.MuliOp(total, count)).result
+    assert total is not None
+    launcher = LAUNCH_PREFIX + name
+    call_builder.insert(func.CallOp(launcher, [*arguments, total], []))
+    declaration = func.FuncOp.external(
+        launcher, [*(v.type for v in arguments), IndexType()], []
+    )
+    Rewriter.erase_op(loop)
+    module_block = parent.parent_block()
+    assert module_block is not None
+    module_block.insert_op_after(outlined, parent)
+    module_block.insert_op_after(declaration, outlined)
+    return outlined
+
+
+@dataclass(frozen=True)
+class OutlineParallelPass(ModulePass):
+    """Outlines every outermost scf.parallel into a chunk function + launch call."""
+
+    name = "teir-outline-parallel"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        for function in [f for f in op.ops if isinstance(f, func.FuncOp)]:
+            if function.sym_name.data.startswith(LAUNCH_PREFIX):
+                continue
+            count = 0
+            while True:
+                loop = next(
+                    (
+                        o for o in function.walk()
+                        if isinstance(o, scf.ParallelOp)
+                        and not any(isinstance(p, scf.ParallelOp) for p in _parents(o, function))
+                    ),
+                    None,
+                )
+                if loop is None:
+                    break
+                outline_parallel(loop, function, f"{function.sym_name.data}__parallel{count}")
+                count += 1
+        # Inner parallel loops run sequentially inside a chunk.
+        for loop in [o for o in op.walk() if isinstance(o, scf.ParallelOp)]:
+            _sequentialize(loop)
+
+
+def _parents(op: Operation, stop: Operation) -> list[Operation]:
+    chain: list[Operation] = []
+    parent = op.parent_op()
+    while parent is not None and parent is not stop:
+        chain.append(parent)
+        parent = parent.parent_op()
+    return chain
+
+
+def _sequentialize(loop: scf.ParallelOp) -> None:
+    """scf.parallel -> nested scf.for, for loops already inside a parallel chunk."""
+    rewriter = Rewriter()
+    block = loop.body.block
+    outer_block: Block | None = None
+    innermost: Block | None = None
+    ivs: list[SSAValue] = []
+    loops: list[scf.ForOp] = []
+    for lower, upper, stride in zip(loop.lowerBound, loop.upperBound, loop.step):
+        body = Block(arg_types=[IndexType()])
+        ivs.append(body.args[0])
+        new_loop = scf.ForOp(lower, upper, stride, [], body)
+        if innermost is not None:
+            innermost.add_op(new_loop)
+        else:
+            outer_block = body
+        loops.append(new_loop)
+        innermost = body
+    assert innermost is not None and outer_block is not None
+    for arg, iv in zip(block.args, ivs):
+        arg.replace_by(iv)
+    for op in list(block.ops):
+        op.detach()
+        if isinstance(op, scf.ReduceOp):
+            continue
+        innermost.add_op(op)
+    for body_block in [lp.body.block for lp in loops]:
+        body_block.add_op(scf.YieldOp())
+    rewriter.replace_op(loop, loops[0], [])
+
+
+# --------------------------------------------------------------------------
+# llvm level: the launcher and the trampoline
+# --------------------------------------------------------------------------
+
+
+def _declare(module: builtin.ModuleOp, name: str, inputs: list, output) -> None:  # noqa: ANN001
+    if any(isinstance(o, llvm.FuncOp) and o.sym_name.data == name for o in module.ops):
+        return
+    module.body.block.add_op(
+        llvm.FuncOp(name, llvm.LLVMFunctionType(inputs, output), linkage=llvm.LinkageAttr("external"))
+    )
+
+
+def _i64(builder: Builder, value: int) -> SSAValue:
+    return builder.insert(llvm.ConstantOp(IntegerAttr(value, i64), i64)).result
+
+
+def materialize_launch(module: builtin.ModuleOp, launcher: llvm.FuncOp) -> None:
+    body_name = launcher.sym_name.data[len(LAUNCH_PREFIX):]
+    target = next(
+        o for o in module.ops if isinstance(o, llvm.FuncOp) and o.sym_name.data == body_name
+    )
+    inputs = list(launcher.function_type.inputs)  # captured..., total (i64)
+    body_inputs = list(target.function_type.inputs)  # captured..., lo, hi
+    ptr = llvm.LLVMPointerType()
+    slots = len(inputs)
+
+    # Trampoline: void omp_fn(ptr ctx)
+    trampoline_name = body_name + "__omp"
+    tblock = Block(arg_types=[ptr])
+    tb = Builder(InsertPoint.at_end(tblock))
+    values: list[SSAValue] = []
+    for slot, arg_type in enumerate(inputs):
+        address = tb.insert(
+            llvm.GEPOp(tblock.args[0], [slot], pointee_type=i64)
+        ).result
+        raw = tb.insert(llvm.LoadOp(address, i64)).dereferenced_value
+        if isinstance(arg_type, llvm.LLVMPointerType):
+            raw = tb.insert(llvm.IntToPtrOp(raw, ptr)).results[0]
+        values.append(raw)
+    total = values[-1]
+    thread = tb.insert(llvm.CallOp("omp_get_thread_num", return_type=i32)).returned
+    threads = tb.insert(llvm.CallOp("omp_get_num_threads", return_type=i32)).returned
+    thread = tb.insert(llvm.SExtOp(thread, i64)).res  # pyright: ignore
+    threads = tb.insert(llvm.SExtOp(threads, i64)).res  # pyright: ignore
+    # chunk = ceil(total / threads); lo = min(thread * chunk, total); hi = min(lo + chunk, total)
+    one = _i64(tb, 1)
+    bumped = tb.insert(llvm.SubOp(tb.insert(llvm.AddOp(total, threads)).res, one)).res
+    chunk = tb.insert(llvm.SDivOp(bumped, threads)).res
+    start = tb.insert(llvm.MulOp(thread, chunk)).res
+    lo = _min(tb, start, total)
+    hi = _min(tb, tb.insert(llvm.AddOp(lo, chunk)).res, total)
+    call_args = [*values[:-1], lo, hi]
+    assert len(call_args) == len(body_inputs)
+    tb.insert(llvm.CallOp(body_name, *call_args))
+    tb.insert(llvm.ReturnOp())
+    trampoline = llvm.FuncOp(
+        trampoline_name, llvm.LLVMFunctionType([ptr]), body=Region(tblock)
+    )
+
+    # Launcher: store the arguments, fork/join through GOMP_parallel.
+    lblock = Block(arg_types=inputs)
+    lb = Builder(InsertPoint.at_end(lblock))
+    count = _i64(lb, slots)
+    context = lb.insert(llvm.AllocaOp(count, i64)).res
+    for slot, arg in enumerate(lblock.args):
+        value: SSAValue = arg
+        if isinstance(arg.type, llvm.LLVMPointerType):
+            value = lb.insert(llvm.PtrToIntOp(arg, i64)).results[0]
+        address = lb.insert(llvm.GEPOp(context, [slot], pointee_type=i64)).result
+        lb.insert(llvm.StoreOp(value, address))
+    function = lb.insert(llvm.AddressOfOp(trampoline_name, ptr)).result
+    zero = lb.insert(llvm.ConstantOp(IntegerAttr(0, i32), i32)).result
+    lb.insert(llvm.CallOp("GOMP_parallel", function, context, zero, zero))
+    lb.insert(llvm.ReturnOp())
+    launcher.body.add_block(lblock)
+    launcher.linkage = llvm.LinkageAttr("internal")  # pyright: ignore
+    module.body.block.add_op(trampoline)
+
+
+def _min(builder: Builder, a: SSAValue, b: SSAValue) -> SSAValue:
+    less = builder.insert(llvm.ICmpOp(a, b, IntegerAttr(2, IntegerType(64)))).res  # slt
+    return builder.insert(llvm.SelectOp(less, a, b)).result
+
+
+@dataclass(frozen=True)
+class GompLaunchPass(ModulePass):
+    """Defines the `__teir_launch_*` functions with GOMP_parallel (llvm dialect)."""
+
+    name = "teir-gomp-launch"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        launchers = [
+            o for o in op.ops
+            if isinstance(o, llvm.FuncOp)
+            and o.sym_name.data.startswith(LAUNCH_PREFIX)
+            and not o.body.blocks
+        ]
+        if not launchers:
+            return
+        ptr = llvm.LLVMPointerType()
+        _declare(op, "GOMP_parallel", [ptr, ptr, i32, i32], None)
+        _declare(op, "omp_get_thread_num", [], i32)
+        _declare(op, "omp_get_num_threads", [], i32)
+        for launcher in launchers:
+            materialize_launch(op, launcher)
