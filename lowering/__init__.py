@@ -13,7 +13,21 @@ def _teir_to_scf() -> type[ModulePass]:
     return TeirToScfPass
 
 
+def _outline_parallel() -> type[ModulePass]:
+    from teir_lowering.parallel import OutlineParallelPass
+
+    return OutlineParallelPass
+
+
+def _gomp_launch() -> type[ModulePass]:
+    from teir_lowering.parallel import GompLaunchPass
+
+    return GompLaunchPass
+
+
 LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "teir-to-scf": _teir_to_scf,
+    "teir-outline-parallel": _outline_parallel,
+    "teir-gomp-launch": _gomp_launch,
 }
 """Lowering passes by name, registered with xDSL next to teir_passes.PASSES."""

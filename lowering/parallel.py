@@ -62,10 +62,15 @@ def outline_parallel(loop: scf.ParallelOp, parent: func.FuncOp, name: str) -> fu
     """Moves `loop` into its own function and replaces it by a launch call."""
     captured = _captured(loop)
     constants = [v for v in captured if isinstance(v.owner, arith.ConstantOp)]
-    arguments = [v for v in captured if v not in constants]
+    parameters = list(parent.body.block.args)
+    arguments = [v for v in parameters if v in captured] + [
+        v for v in captured if v not in constants and v not in parameters
+    ]
 
     body = Block(arg_types=[*(v.type for v in arguments), IndexType(), IndexType()])
     mapping: dict[SSAValue, SSAValue] = dict(zip(arguments, body.args))
+    for value, arg in zip(arguments, body.args):
+        arg.name_hint = value.name_hint
     builder = Builder(InsertPoint.at_end(body))
     for value in constants:
         mapping[value] = builder.insert(value.owner.clone()).results[0]  # pyright: ignore
@@ -105,7 +110,11 @@ def outline_parallel(loop: scf.ParallelOp, parent: func.FuncOp, name: str) -> fu
     total: SSAValue | None = None
     for lower, upper, stride in zip(loop.lowerBound, loop.upperBound, loop.step):
         span = call_builder.insert(arith.SubiOp(upper, lower)).result
-        count = call_builder.insert(arith.CeilDivUIOp(span, stride)).result
+        one = call_builder.insert(arith.ConstantOp(IntegerAttr(1, IndexType()))).result
+        rounded = call_builder.insert(
+            arith.SubiOp(call_builder.insert(arith.AddiOp(span, stride)).result, one)
+        ).result
+        count = call_builder.insert(arith.DivUIOp(rounded, stride)).result
         total = count if total is None else call_builder.insert(arith.MuliOp(total, count)).result
     assert total is not None
     launcher = LAUNCH_PREFIX + name
@@ -228,7 +237,7 @@ def materialize_launch(module: builtin.ModuleOp, launcher: llvm.FuncOp) -> None:
         ).result
         raw = tb.insert(llvm.LoadOp(address, i64)).dereferenced_value
         if isinstance(arg_type, llvm.LLVMPointerType):
-            raw = tb.insert(llvm.IntToPtrOp(raw, ptr)).results[0]
+            raw = tb.insert(llvm.IntToPtrOp(raw)).results[0]
         values.append(raw)
     total = values[-1]
     thread = tb.insert(llvm.CallOp("omp_get_thread_num", return_type=i32)).returned
@@ -272,7 +281,7 @@ def materialize_launch(module: builtin.ModuleOp, launcher: llvm.FuncOp) -> None:
 
 def _min(builder: Builder, a: SSAValue, b: SSAValue) -> SSAValue:
     less = builder.insert(llvm.ICmpOp(a, b, IntegerAttr(2, IntegerType(64)))).res  # slt
-    return builder.insert(llvm.SelectOp(less, a, b)).result
+    return builder.insert(llvm.SelectOp(less, a, b)).results[0]
 
 
 @dataclass(frozen=True)

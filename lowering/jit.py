@@ -1,0 +1,181 @@
+"""
+Compiles an llvm-dialect module to native code in this process (llvmlite MCJIT).
+
+`JitModule(module)` translates with xDSL's `convert_module`, optimizes at O3 for the
+host CPU and features with LLVM's new pass manager, and JIT-compiles. Functions are
+then called through ctypes; with TEIR's calling convention a memref is a bare pointer:
+
+    jit = JitModule(module)                    # module: after lower_to_llvm_dialect
+    kernel = jit.function("k", None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+    kernel(a.ctypes.data, out.ctypes.data, a.size)
+
+The JitModule owns the execution engine: keep it alive while its code may run.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+from typing import Any
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+from llvmlite.ir.values import FunctionAttributes
+from xdsl.backend.llvm.convert import convert_module
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import LLVMTranslationException
+
+_initialized = False
+
+
+class JitCompilationError(Exception):
+    """The module could not be translated to LLVM IR or compiled."""
+
+
+def _initialize_llvm() -> None:
+    """Initializes the native target and asm printer once (llvmlite needs no more)."""
+    global _initialized
+    if not _initialized:
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        _initialized = True
+
+
+class _FunctionAttributes(FunctionAttributes):
+    """
+    llvmlite's function attributes also taking `"key"="value"` string attributes,
+    which it does not know; LLVM's IR parser reads them after the signature.
+    """
+
+    def add(self, name: str) -> None:
+        if name.startswith('"'):
+            set.add(self, name)
+        else:
+            super().add(name)
+
+
+def _set_string_attribute(function: ir.Function, key: str, value: str) -> None:
+    attributes = _FunctionAttributes(function.attributes)
+    attributes.add(f'"{key}"="{value}"')
+    function.attributes = attributes
+
+
+def _host_features() -> llvm.FeatureMap:
+    try:
+        return llvm.get_host_cpu_features()
+    except RuntimeError:  # LLVM cannot read the features of this host
+        return llvm.FeatureMap()
+
+
+def host_target_machine(opt_level: int = 3) -> llvm.TargetMachine:
+    """A target machine for the host triple, CPU and CPU features."""
+    _initialize_llvm()
+    target = llvm.Target.from_triple(llvm.get_default_triple())
+    return target.create_target_machine(
+        cpu=llvm.get_host_cpu_name(),
+        features=_host_features().flatten(),
+        opt=opt_level,
+        codemodel="jitdefault",
+    )
+
+
+class JitModule:
+    """
+    An llvm-dialect module compiled to native code in this process.
+
+    `address(name)` gives a function's entry point, `function(...)` a ctypes callable,
+    `llvm_ir` the optimized LLVM IR and `assembly()` the host assembly.
+    """
+
+    def __init__(self, module: ModuleOp, *, opt_level: int = 3):
+        _initialize_llvm()
+        self._target_machine = host_target_machine(opt_level)
+        triple = llvm.get_default_triple()
+
+        try:
+            ir_module = convert_module(module, fallback_target_triple=triple)
+        except (NotImplementedError, LLVMTranslationException) as error:
+            raise JitCompilationError(
+                f"cannot translate the module to LLVM IR: {error} "
+                "(lower it with teir_lowering.llvm_pipeline.lower_to_llvm_dialect)"
+            ) from error
+        self.defined_functions: tuple[str, ...] = tuple(
+            f.name for f in ir_module.functions if not f.is_declaration
+        )
+        if _host_features().get("avx512f", False):
+            # Let the vectorizers use zmm registers: some host CPUs default to 256 bits.
+            for function in ir_module.functions:
+                if not function.is_declaration:
+                    _set_string_attribute(function, "prefer-vector-width", "512")
+
+        try:
+            llvm_module = llvm.parse_assembly(str(ir_module))
+            llvm_module.verify()
+        except RuntimeError as error:
+            raise JitCompilationError(
+                f"LLVM rejects the translated module: {error}"
+            ) from error
+        llvm_module.triple = triple
+        llvm_module.data_layout = str(self._target_machine.target_data)
+
+        tuning = llvm.PipelineTuningOptions(speed_level=opt_level)
+        tuning.loop_vectorization = opt_level >= 2
+        tuning.slp_vectorization = opt_level >= 2
+        self._pass_builder = llvm.create_pass_builder(self._target_machine, tuning)
+        self._tuning = tuning
+        self._pass_builder.getModulePassManager().run(llvm_module, self._pass_builder)
+
+        self.llvm_ir: str = str(llvm_module)
+        """The optimized LLVM IR."""
+
+        # The engine owns llvm_module from here on; both live as long as self.
+        self._engine = llvm.create_mcjit_compiler(llvm_module, self._target_machine)
+        self._engine.finalize_object()
+        self._llvm_module = llvm_module
+        self._assembly: str | None = None
+
+    _loaded_libraries: set[str] = set()
+
+    @staticmethod
+    def load_library(name: str) -> None:
+        """
+        Makes the symbols of the shared library `name` (e.g. `libgomp.so.1`, found
+        like dlopen finds it) available to code compiled from now on, for the life
+        of the process: calls to functions only declared in a module bind to them.
+        """
+        if name in JitModule._loaded_libraries:
+            return
+        _initialize_llvm()
+        try:
+            llvm.load_library_permanently(name)
+        except RuntimeError as error:
+            raise JitCompilationError(f"cannot load {name}: {error}") from error
+        JitModule._loaded_libraries.add(name)
+
+    def address(self, name: str) -> int:
+        """The address of the compiled function `name` (the func.func's sym_name)."""
+        address = self._engine.get_function_address(name)
+        if not address:
+            raise KeyError(
+                f"no compiled function @{name}; the module defines "
+                + (", ".join(f"@{f}" for f in self.defined_functions) or "none")
+            )
+        return address
+
+    def function(self, name: str, restype: Any, *argtypes: Any) -> Callable[..., Any]:
+        """
+        A ctypes callable for `name` with the given C result and argument types
+        (`None` for void; `ctypes.c_void_p` for a memref, passed `array.ctypes.data`).
+        It keeps this JitModule alive.
+        """
+        prototype = ctypes.CFUNCTYPE(restype, *argtypes)
+        callable_ = prototype(self.address(name))
+        callable_._jit_module = self  # pyright: ignore[reportAttributeAccessIssue]
+        return callable_
+
+    def assembly(self) -> str:
+        """The host assembly of the optimized module (compiled again, for reading)."""
+        if self._assembly is None:
+            copy = llvm.parse_assembly(self.llvm_ir)
+            self._assembly = self._target_machine.emit_assembly(copy)
+        return self._assembly

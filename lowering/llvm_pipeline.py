@@ -1,0 +1,223 @@
+"""
+The pipeline from scf/arith/memref/func to the llvm dialect only.
+
+`lower_to_llvm_dialect(module, ctx)` runs `LOWER_TO_LLVM_PASSES` in order and checks
+that nothing but llvm ops is left, so that `teir_lowering.jit.JitModule` (xDSL's
+llvmlite translation) can take the module. A driver can run the passes one at a time
+to print the IR between stages.
+
+Besides xDSL's own passes and TEIR's three conversions, the list holds:
+
+- `convert-ptr-type-offsets` (xDSL): `convert-memref-to-ptr` sizes elements with
+  `ptr_xdsl.type_offset`, which `convert-ptr-to-llvm` does not lower;
+- `teir-convert-ptr-addressing-to-llvm` (below): `convert-ptr-to-llvm` computes
+  addresses with `ptrtoint`/`add`/`inttoptr`, which hides the base pointer from LLVM's
+  alias analysis and SCEV, so that no loop is vectorized. A `getelementptr i8` keeps
+  it visible. The same pass gives loads and stores an explicit alignment, that of
+  the element, as the vector loads of a memref of vectors would otherwise assume the
+  vector's alignment, which numpy buffers do not have; and it sizes vector elements,
+  which `convert-ptr-type-offsets` (run after it, for scalars) does not.
+"""
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, llvm, ptr
+from xdsl.dialects.builtin import (
+    FixedBitwidthType,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    UnrealizedConversionCastOp,
+    VectorType,
+    i8,
+    i64,
+)
+from xdsl.ir import Attribute, Operation
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.transforms.convert_memref_to_ptr import ConvertMemRefToPtr
+from xdsl.transforms.convert_ptr_to_llvm import ConvertPtrToLLVMPass
+from xdsl.transforms.convert_ptr_type_offsets import ConvertPtrTypeOffsetsPass
+from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
+from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
+from xdsl.utils.type import get_element_type_or_self
+
+from teir_lowering.convert_arith_to_llvm import ConvertArithToLLVMPass
+from teir_lowering.convert_cf_to_llvm import ConvertCfToLLVMPass
+from teir_lowering.convert_func_to_llvm import ConvertFuncToLLVMPass
+
+
+class LLVMLoweringError(DiagnosticException):
+    """The module could not be lowered to the llvm dialect alone."""
+
+
+def _element_alignment(typ: Attribute) -> int | None:
+    """The byte alignment of one (vector) element of `typ`: its size, a power of two."""
+    element = get_element_type_or_self(typ)
+    if not isinstance(element, FixedBitwidthType):
+        return None
+    size = max(1, element.size)
+    return 1 << (size - 1).bit_length()
+
+
+@dataclass
+class ConvertPtrAddToGEP(RewritePattern):
+    """`ptr_xdsl.ptradd` -> `llvm.getelementptr i8`, a byte offset from the base."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ptr.PtrAddOp, rewriter: PatternRewriter, /):
+        base = UnrealizedConversionCastOp.get((op.addr,), (llvm.LLVMPointerType(),))
+        offset = arith.IndexCastOp(op.offset, i64)
+        gep = llvm.GEPOp.from_mixed_indices(base.results[0], (offset.result,), i8)
+        result = UnrealizedConversionCastOp.get(gep.results, (op.result.type,))
+        rewriter.replace(op, (base, offset, gep, result))
+
+
+@dataclass
+class ConvertVectorTypeOffset(RewritePattern):
+    """
+    `ptr_xdsl.type_offset` of a 1-D vector whose size is a power of two -> a constant.
+
+    `convert-ptr-type-offsets` only sizes scalars. Other vector sizes are left to it,
+    hence reported: LLVM pads them to a power of two in memory.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ptr.TypeOffsetOp, rewriter: PatternRewriter, /):
+        vector = op.elem_type
+        if not isinstance(vector, VectorType) or vector.get_num_dims() != 1:
+            return
+        element = vector.element_type
+        if not isinstance(element, FixedBitwidthType) or element.bitwidth % 8:
+            return
+        size = vector.get_shape()[0] * element.size
+        if size & (size - 1):
+            return
+        rewriter.replace(op, arith.ConstantOp(IntegerAttr(size, op.offset.type)))
+
+
+@dataclass
+class ConvertAlignedLoad(RewritePattern):
+    """`ptr_xdsl.load` -> `llvm.load` aligned to the element (see the module doc)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ptr.LoadOp, rewriter: PatternRewriter, /):
+        if op.volatile or op.syncscope or op.ordering or op.invariant:
+            return
+        address = UnrealizedConversionCastOp.get((op.addr,), (llvm.LLVMPointerType(),))
+        load = llvm.LoadOp(
+            address.results[0], op.res.type, alignment=_element_alignment(op.res.type)
+        )
+        rewriter.replace(op, (address, load))
+
+
+@dataclass
+class ConvertAlignedStore(RewritePattern):
+    """`ptr_xdsl.store` -> `llvm.store` aligned to the element (see the module doc)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ptr.StoreOp, rewriter: PatternRewriter, /):
+        if op.syncscope or op.ordering:
+            return
+        address = UnrealizedConversionCastOp.get((op.addr,), (llvm.LLVMPointerType(),))
+        store = llvm.StoreOp(
+            op.value,
+            address.results[0],
+            alignment=_element_alignment(op.value.type),
+            volatile=op.volatile is not None,
+        )
+        rewriter.replace(op, (address, store))
+
+
+@dataclass(frozen=True)
+class ConvertPtrAddressingToLLVMPass(ModulePass):
+    """
+    Lowers `ptr_xdsl` address arithmetic, loads and stores to llvm ops that LLVM can
+    vectorize; `convert-ptr-to-llvm` does the rest (casts and types).
+    """
+
+    name = "teir-convert-ptr-addressing-to-llvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(
+                [
+                    ConvertVectorTypeOffset(),
+                    ConvertPtrAddToGEP(),
+                    ConvertAlignedLoad(),
+                    ConvertAlignedStore(),
+                ]
+            )
+        ).rewrite_module(op)
+
+
+LOWER_TO_LLVM_PASSES: tuple[ModulePass, ...] = (
+    ConvertScfToCf(),
+    # memref arguments become bare pointers (see teir_lowering.convert_func_to_llvm)
+    ConvertMemRefToPtr(lower_func=True),
+    ConvertPtrAddressingToLLVMPass(),
+    ConvertPtrTypeOffsetsPass(),
+    ConvertPtrToLLVMPass(),
+    ConvertArithToLLVMPass(),
+    ConvertFuncToLLVMPass(),
+    ConvertCfToLLVMPass(),
+    ReconcileUnrealizedCastsPass(),
+)
+"""The passes of `lower_to_llvm_dialect`, in order."""
+
+
+def check_llvm_dialect_only(module: ModuleOp) -> None:
+    """Raises `LLVMLoweringError` listing every op left that is not an llvm op."""
+    leftovers: dict[str, list[str]] = {}
+    for op in module.walk():
+        if op is module or op.dialect_name() == "llvm":
+            continue
+        function = _enclosing_function(op)
+        leftovers.setdefault(op.name, [])
+        if function not in leftovers[op.name]:
+            leftovers[op.name].append(function)
+    if leftovers:
+        listing = "; ".join(
+            f"{name} (in {', '.join(functions)})"
+            for name, functions in sorted(leftovers.items())
+        )
+        raise LLVMLoweringError(
+            f"lowering to the llvm dialect left ops it cannot convert: {listing}"
+        )
+
+
+def _enclosing_function(op: Operation) -> str:
+    """`@name` of the closest enclosing symbol (func.func or llvm.func)."""
+    parent = op.parent_op()
+    while parent is not None:
+        sym_name = parent.properties.get("sym_name")
+        if isinstance(sym_name, StringAttr):
+            return f"@{sym_name.data}"
+        parent = parent.parent_op()
+    return "the module"
+
+
+def lower_to_llvm_dialect(module: ModuleOp, ctx: Context) -> None:
+    """
+    Lowers `module` (func.func of scf/arith/memref/func ops) in place to llvm ops only.
+
+    Raises `LLVMLoweringError` naming the ops that could not be converted, or the
+    verifier's message if the result does not verify.
+    """
+    for lowering_pass in LOWER_TO_LLVM_PASSES:
+        lowering_pass.apply(ctx, module)
+    check_llvm_dialect_only(module)
+    try:
+        module.verify()
+    except VerifyException as error:
+        raise LLVMLoweringError(
+            f"the module lowered to the llvm dialect does not verify: {error}"
+        ) from error
