@@ -223,7 +223,14 @@ class _Emitter:
 
         def reduction(b: Builder, t: Tile) -> None:
             out = self.tensors["out"]
+            # K axes have stride 0 on out but their offsets still count.
+            shift = sum(
+                self.elements("out", axis.offset_on("out"), f"the offset of axis '{axis.axis_id}'")
+                for axis in reduced
+            )
             out_index = self.address(b, t, "out")
+            if shift:
+                out_index = b.insert(arith.AddiOp(out_index, self.index(b, shift))).result
             acc = b.insert(memref.LoadOp.get(out, [out_index])).res
 
             def product(bb: Builder, tt: Tile, accumulator: SSAValue) -> SSAValue:

@@ -32,6 +32,8 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from teir_dialect.records import TeirError
+
 LAUNCH_PREFIX = "__teir_launch_"
 
 
@@ -188,7 +190,7 @@ def _sequentialize(loop: scf.ParallelOp) -> None:
         innermost = body
     assert innermost is not None and outer_block is not None
     for arg, iv in zip(block.args, ivs):
-        arg.replace_by(iv)
+        arg.replace_all_uses_with(iv)
     for op in list(block.ops):
         op.detach()
         if isinstance(op, scf.ReduceOp):
@@ -238,6 +240,8 @@ def materialize_launch(module: builtin.ModuleOp, launcher: llvm.FuncOp) -> None:
         raw = tb.insert(llvm.LoadOp(address, i64)).dereferenced_value
         if isinstance(arg_type, llvm.LLVMPointerType):
             raw = tb.insert(llvm.IntToPtrOp(raw)).results[0]
+        elif isinstance(arg_type, IntegerType) and arg_type.width.data < 64:
+            raw = tb.insert(llvm.TruncOp(raw, arg_type)).res  # pyright: ignore
         values.append(raw)
     total = values[-1]
     thread = tb.insert(llvm.CallOp("omp_get_thread_num", return_type=i32)).returned
@@ -268,6 +272,10 @@ def materialize_launch(module: builtin.ModuleOp, launcher: llvm.FuncOp) -> None:
         value: SSAValue = arg
         if isinstance(arg.type, llvm.LLVMPointerType):
             value = lb.insert(llvm.PtrToIntOp(arg, i64)).results[0]
+        elif isinstance(arg.type, IntegerType) and arg.type.width.data < 64:
+            value = lb.insert(llvm.ZExtOp(arg, i64)).res  # pyright: ignore
+        elif arg.type != i64:
+            raise TeirError(f"teir-gomp-launch: cannot pass a {arg.type} to a parallel loop")
         address = lb.insert(llvm.GEPOp(context, [slot], pointee_type=i64)).result
         lb.insert(llvm.StoreOp(value, address))
     function = lb.insert(llvm.AddressOfOp(trampoline_name, ptr)).result

@@ -1,0 +1,210 @@
+"""compile_kernel: spec examples and fuzzed configurations against the reference.
+
+Differential checks: the compiled kernel, the reference interpreter and (where
+the operation is an einsum or a transpose) numpy agree; 1 and 2 threads give
+bit-identical results; bad calls raise Python exceptions before native code runs.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from conftest import FLAT_EXAMPLES, SPEC_EXAMPLES, TREE_EXAMPLES
+from strategies import configs, random_arrays
+from teir_dialect import TeirError, from_json
+from teir_dialect.interpreter import run_reference
+from teir_dialect.records import find_configs
+from teir_lowering.kernel import compile_kernel
+from teir_lowering.numpy_peer import numpy_peer
+
+
+def _inputs(kernel, seed: int = 0) -> list[np.ndarray]:  # noqa: ANN001
+    rng = np.random.default_rng(seed)
+    return [
+        rng.standard_normal(max(1, -(-t.needed_bytes // t.dtype.itemsize)) + 3).astype(t.dtype)
+        for t in kernel.tensors
+    ]
+
+
+def _tolerance(dtype: np.dtype) -> dict:
+    return {"rtol": 1e-5, "atol": 1e-5} if dtype == np.float32 else {"rtol": 1e-12, "atol": 1e-12}
+
+
+@pytest.mark.parametrize("path", TREE_EXAMPLES + FLAT_EXAMPLES, ids=lambda p: f"{p.parent.name}-{p.stem}")
+def test_spec_example_matches_reference_and_numpy(path: Path) -> None:
+    kernel = compile_kernel(path)
+    inputs = _inputs(kernel)
+    compiled = [a.copy() for a in inputs]
+    kernel(*compiled, threads=1)
+    expected = [a.copy() for a in inputs]
+    run_reference(path, expected)
+    np.testing.assert_allclose(compiled[-1], expected[-1], **_tolerance(compiled[-1].dtype))
+    for before, after in zip(inputs[:-1], compiled[:-1]):
+        np.testing.assert_array_equal(before, after)  # inputs are not written
+    peer = numpy_peer(find_configs(from_json(path))[0])
+    if peer is not None:
+        from_numpy = [a.copy() for a in inputs]
+        peer[1](from_numpy)
+        np.testing.assert_allclose(compiled[-1], from_numpy[-1], **_tolerance(compiled[-1].dtype))
+    two_threads = [a.copy() for a in inputs]
+    kernel(*two_threads, threads=2)
+    np.testing.assert_array_equal(two_threads[-1], compiled[-1])
+
+
+def test_numpy_peers_exist_for_the_contractions_and_permutations() -> None:
+    names = {p.stem for p in TREE_EXAMPLES if numpy_peer(find_configs(from_json(p))[0])}
+    assert {"10_7_1_scalar_permutation", "10_7_2_tiled_permutation", "10_7_5_scalar_contraction",
+            "10_7_6_contraction_gemm", "10_7_7_parallel_brgemm"} <= names
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(configs())
+def test_fuzzed_configuration_matches_reference(generated) -> None:  # noqa: ANN001
+    kernel = compile_kernel(generated.record)
+    rng = np.random.default_rng(1)
+    inputs = random_arrays(generated.record, rng, fill=7.0)
+    compiled = [a.copy() for a in inputs]
+    kernel(*compiled, threads=2)
+    expected = [a.copy() for a in inputs]
+    run_reference(generated.record, expected)
+    for got, want in zip(compiled, expected):  # every tensor, slack included
+        np.testing.assert_allclose(got, want, **_tolerance(got.dtype))
+    single = [a.copy() for a in inputs]
+    kernel(*single, threads=1)
+    np.testing.assert_array_equal(single[-1], compiled[-1])
+
+
+# -- bad calls -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def brgemm():
+    return compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json")
+
+
+def _exact(kernel) -> list[np.ndarray]:  # noqa: ANN001
+    return [np.zeros(t.needed_bytes // t.dtype.itemsize, t.dtype) for t in kernel.tensors]
+
+
+def test_exact_sizes_are_accepted(brgemm) -> None:  # noqa: ANN001
+    brgemm(*_exact(brgemm))
+
+
+def test_wrong_array_count(brgemm) -> None:  # noqa: ANN001
+    with pytest.raises(TypeError, match=r"takes 3 arrays \(in0, in1, out\), got 2"):
+        brgemm(*_exact(brgemm)[:2])
+
+
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_one_element_too_small(brgemm, index: int) -> None:  # noqa: ANN001
+    arrays = _exact(brgemm)
+    arrays[index] = arrays[index][:-1]
+    name = ("in0", "in1", "out")[index]
+    with pytest.raises(ValueError, match=rf"{name} has \d+ bytes but the configuration touches"):
+        brgemm(*arrays)
+
+
+def test_byte_short_buffer_as_wrong_dtype(brgemm) -> None:  # noqa: ANN001
+    arrays = _exact(brgemm)
+    arrays[2] = np.zeros(arrays[2].nbytes - 1, np.uint8)
+    with pytest.raises(TypeError, match=r"out must hold float32 elements, got uint8"):
+        brgemm(*arrays)
+
+
+def test_wrong_dtype(brgemm) -> None:  # noqa: ANN001
+    arrays = _exact(brgemm)
+    arrays[0] = arrays[0].astype(np.float64)
+    with pytest.raises(TypeError, match=r"in0 must hold float32 elements, got float64"):
+        brgemm(*arrays)
+
+
+def test_non_contiguous(brgemm) -> None:  # noqa: ANN001
+    arrays = _exact(brgemm)
+    arrays[1] = np.zeros(arrays[1].size * 2, np.float32)[::2]
+    with pytest.raises(ValueError, match=r"in1 must be C-contiguous"):
+        brgemm(*arrays)
+
+
+def test_read_only_out(brgemm) -> None:  # noqa: ANN001
+    arrays = _exact(brgemm)
+    arrays[2].flags.writeable = False
+    with pytest.raises(ValueError, match=r"out is written by the kernel but is read-only"):
+        brgemm(*arrays)
+
+
+def test_not_an_array(brgemm) -> None:  # noqa: ANN001
+    arrays = _exact(brgemm)
+    with pytest.raises(TypeError, match=r"in0 must be a numpy array, got list"):
+        brgemm(list(arrays[0]), arrays[1], arrays[2])
+
+
+def test_multidimensional_arrays_are_addressed_by_bytes(brgemm) -> None:  # noqa: ANN001
+    arrays = [a.reshape(-1, 2) if a.size % 2 == 0 else a for a in _exact(brgemm)]
+    brgemm(*arrays)
+
+
+def test_unsupported_data_type_is_reported() -> None:
+    record = {
+        "tensors": ["in0", "out"],
+        "axes": [{"id": "a", "extent": 4, "strides": [2, 2], "offsets": [0, 0]}],
+        "primitives": [{"id": "c", "operation": "Copy", "axes": {"M": ["a"], "N": []},
+                        "metadata": {"data_type": "FP16"}}],
+        "schedule": {"roots": ["x"], "iterations": [],
+                     "invocations": [{"id": "x", "primitive": "c", "guard": None}]},
+    }
+    with pytest.raises(TeirError, match=r"f16; only f32 and f64 tensors are supported yet"):
+        compile_kernel(record)
+
+
+def test_kernels_are_cached() -> None:
+    path = SPEC_EXAMPLES / "tree" / "10_7_2_tiled_permutation.json"
+    assert compile_kernel(path) is compile_kernel(path)
+
+
+def test_concurrent_calls_from_python_threads(brgemm) -> None:  # noqa: ANN001
+    """Calls release the GIL and share no state: results equal a serial call."""
+    inputs = _inputs(brgemm, seed=3)
+    expected = [a.copy() for a in inputs]
+    brgemm(*expected, threads=1)
+    results: list[np.ndarray] = []
+
+    def work() -> None:
+        arrays = [a.copy() for a in inputs]
+        for _ in range(20):
+            arrays[-1][:] = inputs[-1]
+            brgemm(*arrays, threads=1)
+        results.append(arrays[-1])
+
+    workers = [threading.Thread(target=work) for _ in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert len(results) == 4
+    for result in results:
+        np.testing.assert_array_equal(result, expected[-1])
+
+
+def test_contraction_k_axis_offsets_on_out_count() -> None:
+    """Regression (found by fuzzing): a K axis with stride 0 but an offset on out
+    shifts the accumulated element."""
+    record = {
+        "tensors": ["in0", "in1", "out"],
+        "axes": [{"id": "k", "extent": 3, "strides": [4, 4, 0], "offsets": [0, 0, 8]}],
+        "primitives": [{"id": "dot", "operation": "Contraction",
+                        "axes": {"M": [], "N": [], "K": ["k"]},
+                        "metadata": {"data_type": "FP32"}}],
+        "schedule": {"roots": ["d"], "iterations": [],
+                     "invocations": [{"id": "d", "primitive": "dot", "guard": None}]},
+    }
+    kernel = compile_kernel(record)
+    a = np.arange(3, dtype=np.float32)
+    b = np.ones(3, dtype=np.float32)
+    out = np.zeros(3, dtype=np.float32)
+    kernel(a, b, out)
+    np.testing.assert_array_equal(out, [0, 0, 3])
