@@ -31,3 +31,10 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "teir-gomp-launch": _gomp_launch,
 }
 """Lowering passes by name, registered with xDSL next to teir_passes.PASSES."""
+
+
+def compile_kernel(config: object, **options: object):  # noqa: ANN201
+    """See teir_lowering.kernel.compile_kernel (imported lazily: it loads llvmlite)."""
+    from teir_lowering.kernel import compile_kernel as compile_
+
+    return compile_(config, **options)  # pyright: ignore

@@ -23,6 +23,10 @@ from teir_dialect.dialect import ConfigOp
 from teir_dialect.records import TeirError, find_configs
 
 
+REFERENCE_LIMIT = 5e7
+"""Above this many element operations the interpreter is too slow for --check."""
+
+
 def make_inputs(kernel, rng: np.random.Generator) -> list[np.ndarray]:  # noqa: ANN001
     arrays = []
     for spec in kernel.tensors:
@@ -89,6 +93,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None, help="threads (default: all cores)")
     parser.add_argument("--repeat", type=int, default=20, help="timed batches for --bench")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--reference",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="run the reference interpreter in --check (auto: when the work is "
+        f"below {REFERENCE_LIMIT:.0e} element operations)",
+    )
     args = parser.parse_args(argv)
     try:
         return run(args)
@@ -124,9 +135,15 @@ def run(args: argparse.Namespace) -> int:
     if args.check:
         result = [a.copy() for a in inputs]
         kernel(*result, threads=threads)
-        expected = [a.copy() for a in inputs]
-        run_reference(config, expected)
-        failed |= _compare("reference interpreter", result[-1], expected[-1])
+        flops, moved = work(config)
+        size = flops / 2 + moved / 4
+        if args.reference == "always" or (args.reference == "auto" and size < REFERENCE_LIMIT):
+            expected = [a.copy() for a in inputs]
+            run_reference(config, expected)
+            failed |= _compare("reference interpreter", result[-1], expected[-1])
+        else:
+            print(f"  reference interpreter not run ({size:.2g} element operations; "
+                  "--reference=always forces it)")
         if peer is not None:
             description, compute = peer
             from_numpy = [a.copy() for a in inputs]
