@@ -3,32 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import import_module
 
 from xdsl.passes import ModulePass
 
 
-def _teir_to_scf() -> type[ModulePass]:
-    from teir_lowering.convert_teir_to_scf import TeirToScfPass
-
-    return TeirToScfPass
-
-
-def _outline_parallel() -> type[ModulePass]:
-    from teir_lowering.parallel import OutlineParallelPass
-
-    return OutlineParallelPass
-
-
-def _gomp_launch() -> type[ModulePass]:
-    from teir_lowering.parallel import GompLaunchPass
-
-    return GompLaunchPass
+def _lazy(module: str, name: str) -> Callable[[], type[ModulePass]]:
+    """A factory importing the pass class on first use (xDSL's universe protocol)."""
+    return lambda: getattr(import_module(f"teir_lowering.{module}"), name)
 
 
 LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
-    "teir-to-scf": _teir_to_scf,
-    "teir-outline-parallel": _outline_parallel,
-    "teir-gomp-launch": _gomp_launch,
+    "teir-to-scf": _lazy("convert_teir_to_scf", "TeirToScfPass"),
+    "teir-outline-parallel": _lazy("parallel", "OutlineParallelPass"),
+    "teir-gomp-launch": _lazy("parallel", "GompLaunchPass"),
+    "teir-convert-arith-to-llvm": _lazy("convert_arith_to_llvm", "ConvertArithToLLVMPass"),
+    "teir-convert-func-to-llvm": _lazy("convert_func_to_llvm", "ConvertFuncToLLVMPass"),
+    "teir-convert-cf-to-llvm": _lazy("convert_cf_to_llvm", "ConvertCfToLLVMPass"),
+    "teir-convert-ptr-addressing-to-llvm": _lazy(
+        "llvm_pipeline", "ConvertPtrAddressingToLLVMPass"
+    ),
 }
 """Lowering passes by name, registered with xDSL next to teir_passes.PASSES."""
 

@@ -342,7 +342,7 @@ class LowerConfig(RewritePattern):
         ops: list[Operation] = list(block.ops)
         for new_op in ops:
             new_op.detach()
-        rewriter.replace_op(op, ops, [])
+        rewriter.replace(op, ops, [])
 
 
 @dataclass(frozen=True)

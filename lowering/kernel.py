@@ -17,7 +17,6 @@ offsets and guards included). So a call cannot reach memory outside the arrays.
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import threading
 from collections.abc import Sequence
@@ -25,10 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from xdsl.context import Context
-from xdsl.dialects import func, get_all_dialects
+from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, ModuleOp
-from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass
 from xdsl.transforms.canonicalize import CanonicalizePass
@@ -38,7 +35,8 @@ from xdsl.transforms.common_subexpression_elimination import (
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from teir_dialect.analysis import footprint
-from teir_dialect.dialect import TEIR, ConfigOp
+from teir_dialect import teir_context
+from teir_dialect.dialect import ConfigOp
 from teir_dialect.records import TeirError, find_configs, from_json
 from teir_lowering.convert_teir_to_scf import TeirToScfPass
 from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass
@@ -61,14 +59,6 @@ def default_threads() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
-
-
-def teir_context() -> Context:
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    ctx.load_dialect(TEIR)
-    return ctx
 
 
 def load_module(config: object) -> ModuleOp:
@@ -275,8 +265,4 @@ def _tensor_specs(config: ConfigOp) -> list[TensorSpec]:
     return specs
 
 
-def record_key(record: dict) -> str:
-    return json.dumps(record, sort_keys=True)
-
-
-__all__ = ["Kernel", "compile_kernel", "load_module", "default_threads", "Operation"]
+__all__ = ["Kernel", "compile_kernel", "load_module", "default_threads"]

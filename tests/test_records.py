@@ -6,22 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from xdsl.context import Context
-from xdsl.dialects import get_all_dialects
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
 from conftest import FLAT_EXAMPLES, SPEC_EXAMPLES, TREE_EXAMPLES, load
-from teir_dialect import TEIR, from_json, to_json
+from teir_dialect import from_json, to_json
 from teir_dialect.flat import flat_to_tree
-
-
-def _context() -> Context:
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    ctx.load_dialect(TEIR)
-    return ctx
+from teir_dialect import teir_context
 
 
 def test_there_are_examples() -> None:
@@ -39,7 +30,7 @@ def test_tree_example_round_trips_exactly(path: Path) -> None:
 @pytest.mark.parametrize("path", TREE_EXAMPLES + FLAT_EXAMPLES, ids=lambda p: p.stem)
 def test_ir_text_round_trips(path: Path) -> None:
     module = from_json(path)
-    ctx = _context()
+    ctx = teir_context()
     for generic in (False, True):
         text = _print(module, generic)
         reparsed = Parser(ctx, text).parse_module()
