@@ -726,11 +726,11 @@ def test_pass_list_is_exposed_and_registered():
         "teir-convert-cf-to-llvm",
         "reconcile-unrealized-casts",
     ]
-    from teir_passes import PASSES
+    from teir_dialect.universe import TEIR_UNIVERSE
 
     for lowering_pass in LOWER_TO_LLVM_PASSES:
         if lowering_pass.name.startswith("teir-"):
-            assert PASSES[lowering_pass.name]() is type(lowering_pass)
+            assert TEIR_UNIVERSE.all_passes[lowering_pass.name]() is type(lowering_pass)
 
 
 def test_jit_rejects_a_module_not_lowered():
