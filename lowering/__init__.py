@@ -15,6 +15,7 @@ def _lazy(module: str, name: str) -> Callable[[], type[ModulePass]]:
 
 LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "teir-to-scf": _lazy("convert_teir_to_scf", "TeirToScfPass"),
+    "teir-to-llvm": _lazy("kernel", "TeirToLLVMPass"),
     "teir-outline-parallel": _lazy("parallel", "OutlineParallelPass"),
     "teir-gomp-launch": _lazy("parallel", "GompLaunchPass"),
     "teir-convert-arith-to-llvm": _lazy("convert_arith_to_llvm", "ConvertArithToLLVMPass"),

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, ModuleOp
 from xdsl.parser import Parser
@@ -49,6 +50,32 @@ SCF_PIPELINE: tuple[ModulePass, ...] = (
     CommonSubexpressionElimination(),
 )
 """teir -> scf/arith/memref, cleaned up."""
+
+
+def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None = None) -> None:
+    """The whole default pipeline, teir -> llvm dialect, recording each stage's IR."""
+    from teir_lowering.llvm_pipeline import lower_to_llvm_dialect
+
+    for pipeline_pass in SCF_PIPELINE:
+        pipeline_pass.apply(ctx, module)
+    if stages is not None:
+        stages["scf"] = str(module)
+    OutlineParallelPass().apply(ctx, module)
+    lower_to_llvm_dialect(module, ctx)
+    GompLaunchPass().apply(ctx, module)
+    module.verify()
+    if stages is not None:
+        stages["llvm"] = str(module)
+
+
+@dataclass(frozen=True)
+class TeirToLLVMPass(ModulePass):
+    """The default pipeline as one pass: `teir-opt -p teir-to-llvm` shows what the JIT gets."""
+
+    name = "teir-to-llvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        lower_to_llvm(op, ctx)
 
 
 def default_threads() -> int:
@@ -213,19 +240,8 @@ def compile_kernel(
     stages: dict[str, str] = {"teir": str(module)}
     ctx = teir_context()
     try:
-        for pipeline_pass in SCF_PIPELINE:
-            pipeline_pass.apply(ctx, module)
-        stages["scf"] = str(module)
-        parallel = any(
-            op.name == "scf.parallel" for op in module.walk()
-        )
-        OutlineParallelPass().apply(ctx, module)
-        from teir_lowering.llvm_pipeline import lower_to_llvm_dialect
-
-        lower_to_llvm_dialect(module, ctx)
-        GompLaunchPass().apply(ctx, module)
-        module.verify()
-        stages["llvm"] = str(module)
+        lower_to_llvm(module, ctx, stages)
+        parallel = "scf.parallel" in stages["scf"]
     except DiagnosticException as err:
         raise TeirError(f"lowering failed: {err}") from None
     from teir_lowering.jit import JitModule
