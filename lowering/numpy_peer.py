@@ -39,12 +39,19 @@ def numpy_peer(config: ConfigOp) -> tuple[str, NumpyPeer] | None:
     axes = config.axes
     if len(axes) > len(string.ascii_letters):
         return None
-    letter = {axis.axis_id: string.ascii_letters[i] for i, axis in enumerate(axes)}
+    ids = [axis.axis_id for axis in axes]
+    if all(len(i) == 1 and i in string.ascii_letters for i in ids):
+        letter = {i: i for i in ids}  # the user's names: 'trus,pqtu->pqrs'
+    else:
+        letter = {i: string.ascii_letters[n] for n, i in enumerate(ids)}
     offsets = {
         tensor: sum(axis.offset_on(tensor) for axis in axes) for tensor in config.tensor_names
     }
-    touches = {
-        tensor: [axis for axis in axes if axis.stride_on(tensor) != 0]
+    touches = {  # each tensor's axes, outermost (largest stride) first
+        tensor: sorted(
+            (axis for axis in axes if axis.stride_on(tensor) != 0),
+            key=lambda axis, tensor=tensor: -axis.stride_on(tensor),
+        )
         for tensor in config.tensor_names
     }
     # Every element of out must be written once per full contraction: the out
