@@ -7,8 +7,18 @@ xdsl.universe entry point registers both tables.
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import import_module
 
 from xdsl.passes import ModulePass
 
-PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
-"""Pass name -> factory, as xDSL's universe expects (filled as passes land)."""
+
+def _lazy(module: str, name: str) -> Callable[[], type[ModulePass]]:
+    """A factory importing the pass class on first use (xDSL's universe protocol)."""
+    return lambda: getattr(import_module(f"teir_passes.{module}"), name)
+
+
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "teir-drop-unit-iterations": _lazy("drop_unit_iterations", "DropUnitIterationsPass"),
+    "teir-lift-brgemm": _lazy("lift_brgemm", "LiftBrgemmPass"),
+}
+"""Pass name -> factory, as xDSL's universe expects."""
