@@ -19,6 +19,7 @@ def _lazy(module: str, name: str) -> Callable[[], type[ModulePass]]:
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "teir-drop-unit-iterations": _lazy("drop_unit_iterations", "DropUnitIterationsPass"),
+    "teir-lift-gemm": _lazy("lift_gemm", "LiftGemmPass"),
     "teir-lift-brgemm": _lazy("lift_brgemm", "LiftBrgemmPass"),
 }
 """Pass name -> factory, as xDSL's universe expects."""

@@ -1,4 +1,5 @@
-"""teir-drop-unit-iterations and teir-lift-brgemm preserve results and are idempotent."""
+"""The lifting passes (drop-unit-iterations, lift-gemm, lift-brgemm) preserve results
+and are idempotent."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from teir_dialect.interpreter import run_reference
 from teir_lowering.kernel import compile_kernel
 from teir_passes.drop_unit_iterations import DropUnitIterationsPass
 from teir_passes.lift_brgemm import LiftBrgemmPass
+from teir_passes.lift_gemm import LiftGemmPass
 
-PASSES = [DropUnitIterationsPass(), LiftBrgemmPass()]
+PASSES = [DropUnitIterationsPass(), LiftGemmPass(), LiftBrgemmPass()]
 
 
 def _apply(pass_: ModulePass, source: object):  # noqa: ANN202
@@ -69,3 +71,48 @@ def test_lift_brgemm_turns_10_7_6_into_10_7_7() -> None:
 def test_fuzzed_configurations_keep_their_results(pass_: ModulePass, generated) -> None:  # noqa: ANN001
     after = _apply(pass_, generated.record)
     _same_results(generated.record, after, generated.record)
+
+
+def test_lift_gemm_turns_10_7_5_into_10_7_6() -> None:
+    lifted = to_json(_apply(LiftGemmPass(), SPEC_EXAMPLES / "tree" / "10_7_5_scalar_contraction.json"))
+    target = to_json(from_json(SPEC_EXAMPLES / "tree" / "10_7_6_contraction_gemm.json"))
+    assert lifted["primitives"] == target["primitives"]
+    assert [i["id"] for i in lifted["schedule"]["iterations"]] == ["p", "r", "t"]
+    assert lifted["schedule"]["iterations"][1]["children"] == ["zero", "t"]
+
+
+def test_gemm_shaped_loops_are_lifted_in_fuzzed_gemms() -> None:
+    """A scalar GEMM in every loop order and layout orientation is lifted and still right."""
+    import itertools
+
+    for order in itertools.permutations("mnk"):
+        for a_unit, b_unit, c_unit in itertools.product("mk", "kn", "mn"):
+            extents = {"m": 3, "n": 4, "k": 5}
+            def strides(unit: str, other: str) -> dict[str, int]:
+                return {unit: 8, other: 8 * extents[unit]}
+            a = strides(a_unit, "k" if a_unit == "m" else "m")
+            b = strides(b_unit, "n" if b_unit == "k" else "k")
+            c = strides(c_unit, "n" if c_unit == "m" else "m")
+            record = {
+                "tensors": ["in0", "in1", "out"],
+                "axes": [{"id": x, "extent": extents[x],
+                          "strides": [a.get(x, 0), b.get(x, 0), c.get(x, 0)],
+                          "offsets": [0, 0, 0]} for x in "mnk"],
+                "primitives": [{"id": "fma", "operation": "Contraction",
+                                "axes": {"M": [], "N": [], "K": []},
+                                "metadata": {"data_type": "FP64"}}],
+                "schedule": {
+                    "roots": [order[0]],
+                    "iterations": [
+                        {"id": x, "axis": x, "policy": "sequential",
+                         "children": [order[i + 1] if i < 2 else "c"], "guard": None}
+                        for i, x in enumerate(order)
+                    ],
+                    "invocations": [{"id": "c", "primitive": "fma", "guard": None}],
+                },
+            }
+            after = _apply(LiftGemmPass(), record)
+            lifted = to_json(after)
+            assert lifted["schedule"]["iterations"] == [], (order, a_unit, b_unit, c_unit)
+            assert lifted["primitives"][0]["axes"] == {"M": ["m"], "N": ["n"], "K": ["k"]}
+            _same_results(record, after, record)

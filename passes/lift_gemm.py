@@ -1,0 +1,200 @@
+"""`teir-lift-gemm`: loops around a scalar Contraction become a GEMM primitive.
+
+§10.7.5 runs a scalar multiply-add under p, q, r, s, t, u; §10.7.6 invokes
+`gemm_squ` (M=[s], N=[q], K=[u]) under p, r, t, with the scalar Zero lifted to
+a tile Zero `zero_sq` (M=[s], N=[q]). This pass finds, on the path of an
+invocation X of a scalar Contraction, three iteration nodes whose axes m, n,
+k fit Table 10.6.1's GEMM stride pattern (in0 over {m, k}, in1 over {k, n},
+out over {m, n}: one unit-stride axis and one leading-dimension axis each,
+the leading dimension at least the unit axis's extent), removes the three
+nodes (their children take their place) and moves the axes into primitives:
+X invokes Contraction {M=[m], N=[n], K=[k]}; every other invocation below
+the m (n) node gets m (n) added to its M (N) role.
+
+Why results do not change: only `out` is written, and every invocation
+touches just the out elements of its own tile, so what happens to one out
+element is the same sequence of operations in the same order before and
+after (the removed loops only interleaved work on distinct elements; the GEMM
+pattern makes (m, n) -> out address injective). Hence the conditions:
+
+- the three nodes are sequential and unguarded, and no guard below them names m, n or k;
+- k has stride 0 on out, m stride 0 on in1, n stride 0 on in0;
+- below the k node there is no invocation but X (reduction order is kept);
+- every other invocation below the m or n node is a Zero or a three-tensor
+  ReLU (they act on out elements in place) whose roles do not use m or n.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import permutations
+
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr
+from xdsl.ir import Attribute
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from teir_dialect.dialect import (
+    AxisOp,
+    ConfigOp,
+    InvokeOp,
+    IterOp,
+    PrimitiveOp,
+    ScheduleNode,
+    id_text,
+)
+
+
+def fits_operand(config: ConfigOp, tensor: str, a: AxisOp, b: AxisOp, width: int) -> bool:
+    """One of a, b has unit stride on `tensor`, the other a leading dimension >= its extent."""
+    for unit, lead in ((a, b), (b, a)):
+        if unit.stride_on(tensor) == width and lead.stride_on(tensor) >= width * unit.size:
+            return True
+    return False
+
+
+def fits_gemm(m: AxisOp, n: AxisOp, k: AxisOp, width: int) -> bool:
+    config = m.config
+    return (
+        k.stride_on("out") == 0
+        and m.stride_on("in1") == 0
+        and n.stride_on("in0") == 0
+        and fits_operand(config, "in0", m, k, width)
+        and fits_operand(config, "in1", k, n, width)
+        and fits_operand(config, "out", m, n, width)
+    )
+
+
+def _invocations(node: IterOp) -> list[InvokeOp]:
+    return [op for op in node.body.walk() if isinstance(op, InvokeOp)]
+
+
+def _names_axis(node: IterOp, axes: set[str]) -> bool:
+    return any(
+        isinstance(op, ScheduleNode)
+        and op.guard is not None
+        and any(term.axis_text in axes for term in op.guard.terms)
+        for op in node.body.walk()
+    )
+
+
+def _element_local(invoke: InvokeOp, config: ConfigOp, used: set[str]) -> bool:
+    prim = invoke.primitive_op()
+    if prim.kind == "Zero" or (prim.kind == "ReLU" and config.tensor_count == 3):
+        return not ({id_text(a) for a in prim.role_ids("M") + prim.role_ids("N")} & used)
+    return False
+
+
+def _with_roles(prim: PrimitiveOp, extra: dict[str, Sequence[Attribute]], kind: str) -> PrimitiveOp:
+    """A primitive like `prim` with `extra` axes prepended to its roles (shared when equal)."""
+    config = prim.config
+    roles = {
+        role: [*extra.get(role, ()), *prim.role_ids(role)]
+        for role in ("M", "N", "K")
+        if role in prim.roles.data or extra.get(role)
+    }
+    wanted = {role: [id_text(a) for a in axes] for role, axes in roles.items()}
+    for other in config.primitives:
+        if (
+            other.kind == prim.kind
+            and other.metadata == prim.metadata
+            and set(other.roles.data) == set(wanted)
+            and all([id_text(a) for a in other.role_ids(r)] == ids for r, ids in wanted.items())
+        ):
+            return other
+    base = f"{kind}_" + "".join(ids for axes in wanted.values() for ids in axes)
+    taken = {p.primitive_id for p in config.primitives}
+    name, suffix = base, 1
+    while name in taken:
+        name, suffix = f"{base}_{suffix}", suffix + 1
+    new = PrimitiveOp(name, prim.kind, {}, prim.metadata)
+    new.properties["roles"] = DictionaryAttr({r: ArrayAttr(a) for r, a in roles.items()})
+    config.body.block.insert_op_after(new, prim)
+    return new
+
+
+def _splice(node: IterOp) -> None:
+    children = node.children
+    for child in children:
+        child.detach()
+    Rewriter.replace_op(node, children, [])
+
+
+def _retarget(invoke: InvokeOp, prim: PrimitiveOp) -> None:
+    invoke.properties["primitive"] = prim.id
+
+
+def _erase_unused(config: ConfigOp, prims: Sequence[PrimitiveOp]) -> None:
+    used = {n.primitive_id for n in config.schedule.walk_nodes() if isinstance(n, InvokeOp)}
+    for prim in prims:
+        if prim.primitive_id not in used and prim.parent is not None:
+            prim.detach()
+            prim.erase()
+
+
+def lift_gemm(op: InvokeOp) -> bool:
+    """Lifts the loops around `op` into a GEMM if the conditions hold; True if it did."""
+    prim = op.primitive_op()
+    if prim.kind != "Contraction" or prim.all_role_axes:
+        return False
+    config = op.config
+    # Innermost candidates first: they give the smallest leading dimensions.
+    path = [n for n in reversed(op.ancestors()) if not n.parallel and n.guard is None]
+    for m_node, n_node, k_node in permutations(path, 3):
+        m, n, k = (x.axis_op() for x in (m_node, n_node, k_node))
+        if not fits_gemm(m, n, k, prim.element_width):
+            continue
+        if _invocations(k_node) != [op]:
+            continue
+        axes = {m.axis_id, n.axis_id, k.axis_id}
+        if any(_names_axis(node, axes) for node in (m_node, n_node, k_node)):
+            continue
+        others = list(
+            {id(inv): inv for node in (m_node, n_node) for inv in _invocations(node)
+             if inv is not op}.values()
+        )
+        if not all(_element_local(inv, config, axes) for inv in others):
+            continue
+        _rewrite(op, prim, (m_node, n_node, k_node), others)
+        return True
+    return False
+
+
+def _rewrite(
+    op: InvokeOp,
+    prim: PrimitiveOp,
+    nodes: tuple[IterOp, IterOp, IterOp],
+    others: list[InvokeOp],
+) -> None:
+    m_node, n_node, k_node = nodes
+    config = op.config
+    old = [prim]
+    gemm = _with_roles(prim, {"M": [m_node.axis], "N": [n_node.axis], "K": [k_node.axis]}, "gemm")
+    _retarget(op, gemm)
+    for inv in others:
+        extra: dict[str, list[Attribute]] = {"M": [], "N": []}
+        below = {a.node_id for a in inv.ancestors()}
+        if m_node.node_id in below:
+            extra["M"].append(m_node.axis)
+        if n_node.node_id in below:
+            extra["N"].append(n_node.axis)
+        source = inv.primitive_op()
+        old.append(source)
+        _retarget(inv, _with_roles(source, extra, source.kind.lower()))
+    for node in (k_node, n_node, m_node):
+        _splice(node)
+    _erase_unused(config, old)
+
+
+@dataclass(frozen=True)
+class LiftGemmPass(ModulePass):
+    """Turns scalar Contractions with GEMM-shaped loops around them into GEMM primitives."""
+
+    name = "teir-lift-gemm"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        while any(lift_gemm(inv) for inv in list(op.walk()) if isinstance(inv, InvokeOp)):
+            pass

@@ -1,0 +1,115 @@
+// RUN: teir-opt %examples/spec/tree/10_7_5_scalar_contraction.json -p teir-lift-gemm | filecheck %s --check-prefix=SPEC
+// RUN: teir-opt %examples/spec/tree/10_7_5_scalar_contraction.json -p teir-lift-gemm,teir-lift-gemm | filecheck %s --check-prefix=SPEC
+// RUN: teir-opt %examples/spec/tree/10_7_5_scalar_contraction.json -p teir-lift-gemm,teir-lift-brgemm | filecheck %s --check-prefix=BRGEMM
+// RUN: teir-opt %s --split-input-file -p teir-lift-gemm | filecheck %s
+
+// §10.7.5 (scalar loops) becomes §10.7.6: the s, q, u loops move into
+// gemm_squ (M=[s], N=[q], K=[u]) and the scalar Zero becomes the tile Zero
+// zero_sq; with teir-lift-brgemm after it, §10.7.7's BRGEMM shape.
+
+// SPEC:      teir.primitive zero_sq Zero {M = [s], N = [q]} {data_type = "FP32"}
+// SPEC-NEXT: teir.primitive gemm_squ Contraction {M = [s], N = [q], K = [u]} {data_type = "FP32"}
+// SPEC-NEXT: teir.schedule {
+// SPEC-NEXT:   teir.iter p over p {
+// SPEC-NEXT:     teir.iter r over r {
+// SPEC-NEXT:       teir.invoke zero -> zero_sq
+// SPEC-NEXT:       teir.iter t over t {
+// SPEC-NEXT:         teir.invoke contraction -> gemm_squ
+// SPEC-NEXT:       }
+// SPEC-NEXT:     }
+// SPEC-NEXT:   }
+// SPEC-NEXT: }
+
+// BRGEMM:      teir.primitive brgemm_sqtu Contraction {M = [s], N = [q], K = [t, u]} {data_type = "FP32"}
+// BRGEMM:      teir.iter p over p {
+// BRGEMM-NEXT:   teir.iter r over r {
+// BRGEMM-NEXT:     teir.invoke zero -> zero_sq
+// BRGEMM-NEXT:     teir.invoke contraction -> brgemm_sqtu
+// BRGEMM-NEXT:   }
+// BRGEMM-NEXT: }
+
+func.func @guard_on_k(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis m extent 4 strides [4, 0, 4] offsets [0, 0, 0]
+    teir.axis n extent 4 strides [0, 16, 16] offsets [0, 0, 0]
+    teir.axis k extent 4 strides [16, 4, 0] offsets [0, 0, 0]
+    teir.primitive z Zero {M = [], N = []} {data_type = "FP32"}
+    teir.primitive c Contraction {M = [], N = [], K = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter k over k {
+        teir.iter n over n {
+          teir.iter m over m {
+            teir.invoke zero -> z [first(k)]
+            teir.invoke fma -> c
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// The Zero under the k loop would run once per k: the k node holds another
+// invocation than the Contraction, so nothing is lifted.
+// CHECK-LABEL: func.func @guard_on_k
+// CHECK:         teir.iter k over k {
+// CHECK-NEXT:      teir.iter n over n {
+// CHECK-NEXT:        teir.iter m over m {
+// CHECK-NEXT:          teir.invoke zero -> z [first(k)]
+// CHECK-NEXT:          teir.invoke fma -> c
+
+// -----
+
+func.func @no_unit_stride(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis m extent 4 strides [8, 0, 8] offsets [0, 0, 0]
+    teir.axis n extent 4 strides [0, 32, 32] offsets [0, 0, 0]
+    teir.axis k extent 4 strides [32, 8, 0] offsets [0, 0, 0]
+    teir.primitive c Contraction {M = [], N = [], K = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter n over n {
+        teir.iter m over m {
+          teir.iter k over k {
+            teir.invoke fma -> c
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// Strides of two floats: no GEMM pattern, the loops stay.
+// CHECK-LABEL: func.func @no_unit_stride
+// CHECK:         teir.iter n over n {
+// CHECK-NEXT:      teir.iter m over m {
+// CHECK-NEXT:        teir.iter k over k {
+// CHECK-NEXT:          teir.invoke fma -> c
+
+// -----
+
+func.func @transposed_out(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf64>, memref<?xf64>, memref<?xf64>) {
+    teir.axis m extent 3 strides [8, 0, 40] offsets [0, 0, 0]
+    teir.axis n extent 5 strides [0, 16, 8] offsets [0, 0, 0]
+    teir.axis k extent 2 strides [24, 8, 0] offsets [0, 0, 0]
+    teir.primitive c Contraction {M = [], N = [], K = []} {data_type = "FP64"}
+    teir.schedule {
+      teir.iter m over m {
+        teir.iter n over n {
+          teir.iter k over k {
+            teir.invoke fma -> c
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// out has unit stride on n (a transposed C): still a GEMM.
+// CHECK-LABEL: func.func @transposed_out
+// CHECK:         teir.primitive gemm_mnk Contraction {M = [m], N = [n], K = [k]} {data_type = "FP64"}
+// CHECK-NEXT:    teir.schedule {
+// CHECK-NEXT:      teir.invoke fma -> gemm_mnk
+// CHECK-NEXT:    }
