@@ -1,7 +1,8 @@
 """`compile_kernel`: a TEIR configuration as a native function on numpy arrays.
 
-The pipeline (also `teir-opt -p` pass names, see `LOWERING_PIPELINE`):
+The pipeline (also `teir-opt -p` pass names):
 
+    teir-optimize                         teir -> teir (teir_passes.pipeline)
     teir-to-scf, canonicalize, cse        teir -> scf/arith/memref
     teir-outline-parallel                 scf.parallel -> chunk functions
     convert-scf-to-cf ... reconcile-...   -> llvm dialect (teir_lowering.llvm_pipeline)
@@ -193,7 +194,7 @@ def _omp_set_num_threads():  # noqa: ANN202
         return _OMP_SET
 
 
-_CACHE: dict[tuple[str, int], Kernel] = {}
+_CACHE: dict[tuple[str, int, bool], Kernel] = {}
 _CACHE_LOCK = threading.Lock()
 
 
@@ -222,12 +223,19 @@ def _entry(module: ModuleOp, name: str | None) -> tuple[func.FuncOp, ConfigOp]:
 
 
 def compile_kernel(
-    config: object, *, name: str | None = None, threads: int | None = None
+    config: object,
+    *,
+    name: str | None = None,
+    threads: int | None = None,
+    optimize: bool = True,
 ) -> Kernel:
-    """A callable kernel for `config` (module, record, JSON text, or path)."""
+    """A callable kernel for `config` (module, record, JSON text, or path).
+
+    With `optimize` (the default) the teir-optimize pipeline runs first.
+    """
     module = load_module(config)
     function, config_op = _entry(module, name)
-    key = (str(function), threads or 0)
+    key = (str(function), threads or 0, optimize)
     with _CACHE_LOCK:
         if (cached := _CACHE.get(key)) is not None:
             return cached
@@ -240,6 +248,12 @@ def compile_kernel(
     stages: dict[str, str] = {"teir": str(module)}
     ctx = teir_context()
     try:
+        if optimize:
+            from teir_passes.pipeline import OptimizePass
+
+            OptimizePass().apply(ctx, module)
+            module.verify()
+            stages["optimized"] = str(module)
         lower_to_llvm(module, ctx, stages)
         parallel = "scf.parallel" in stages["scf"]
     except DiagnosticException as err:

@@ -18,6 +18,9 @@ def _lazy(module: str, name: str) -> Callable[[], type[ModulePass]]:
 
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "teir-optimize": _lazy("pipeline", "OptimizePass"),
+    "teir-canonicalize-guards": _lazy("canonicalize_guards", "CanonicalizeGuardsPass"),
+    "teir-match-gemm": _lazy("match_gemm", "MatchGemmPass"),
     "teir-drop-unit-iterations": _lazy("drop_unit_iterations", "DropUnitIterationsPass"),
     "teir-lift-gemm": _lazy("lift_gemm", "LiftGemmPass"),
     "teir-lift-brgemm": _lazy("lift_brgemm", "LiftBrgemmPass"),

@@ -261,6 +261,165 @@ def parse_optional_guard(parser: Parser) -> GuardAttr | None:
 
 
 # --------------------------------------------------------------------------
+# Kernel selection (teir-match-gemm)
+# --------------------------------------------------------------------------
+
+KERNEL_KINDS = ("scalar", "gemm", "brgemm", "general")
+"""Lowering targets of a Contraction (Table 10.6.1); general is the loop nest."""
+
+KERNEL_PARAMS: dict[str, tuple[str, ...]] = {
+    "scalar": (),
+    "general": (),
+    "gemm": ("m", "n", "k", "lda", "ldb", "ldc"),
+    "brgemm": ("m", "n", "k", "lda", "ldb", "ldc", "br_size", "br_stride_a", "br_stride_b"),
+}
+"""The integer parameters (Table 10.6.2, in elements) each kind carries."""
+
+_ALL_KERNEL_PARAMS = KERNEL_PARAMS["brgemm"]
+
+
+@irdl_attr_definition
+class KernelAttr(ParametrizedAttribute):
+    """The kernel `teir-match-gemm` selected for a Contraction primitive.
+
+    Custom syntax: `#teir.kernel<scalar>`, `#teir.kernel<general>`,
+    `#teir.kernel<gemm m = 8, n = 4, k = 16, lda = 8, ldb = 16, ldc = 8,
+    trans = "NNN">` and `#teir.kernel<brgemm ..., br_size = 2, br_stride_a =
+    384, br_stride_b = 8, trans = "NNN">`. Parameters are Table 10.6.2's, in
+    elements; `trans` is the BLAS (column-major) op of A, B and C in that order.
+    Parameters a kind does not carry are stored as 0 (and trans as "").
+    """
+
+    name = "teir.kernel"
+
+    kind: StringAttr = param_def()
+    m: IntegerAttr = param_def()
+    n: IntegerAttr = param_def()
+    k: IntegerAttr = param_def()
+    lda: IntegerAttr = param_def()
+    ldb: IntegerAttr = param_def()
+    ldc: IntegerAttr = param_def()
+    br_size: IntegerAttr = param_def()
+    br_stride_a: IntegerAttr = param_def()
+    br_stride_b: IntegerAttr = param_def()
+    trans: StringAttr = param_def()
+
+    def __init__(self, kind: str, trans: str = "", **params: int):
+        unknown = set(params) - set(_ALL_KERNEL_PARAMS)
+        if unknown:
+            raise TypeError(f"teir.kernel has no parameter {', '.join(sorted(unknown))}")
+        super().__init__(
+            StringAttr(kind),
+            *(IntegerAttr(int(params.get(p, 0)), i64) for p in _ALL_KERNEL_PARAMS),
+            StringAttr(trans),
+        )
+
+    def get(self, param: str) -> int:
+        """An integer parameter as a Python int (0 when the kind does not carry it)."""
+        return getattr(self, param).value.data
+
+    @property
+    def kind_name(self) -> str:
+        return self.kind.data
+
+    @property
+    def params(self) -> dict[str, int]:
+        """The parameters this kind carries, in syntax order."""
+        return {p: self.get(p) for p in KERNEL_PARAMS.get(self.kind.data, ())}
+
+    @property
+    def trans_a(self) -> str:
+        return self.trans.data[0]
+
+    @property
+    def trans_b(self) -> str:
+        return self.trans.data[1]
+
+    @property
+    def trans_c(self) -> str:
+        return self.trans.data[2]
+
+    def verify(self) -> None:
+        kind = self.kind.data
+        if kind not in KERNEL_KINDS:
+            raise VerifyException(
+                f"kernel rule: teir.kernel kind is one of {', '.join(KERNEL_KINDS)}, "
+                f"got '{kind}'"
+            )
+        carried = KERNEL_PARAMS[kind]
+        for param in _ALL_KERNEL_PARAMS:
+            attr = getattr(self, param)
+            if attr.type != i64:
+                raise VerifyException(f"kernel rule: teir.kernel {param} must be i64")
+            value = attr.value.data
+            if param not in carried:
+                if value != 0:
+                    raise VerifyException(
+                        f"kernel rule: a {kind} teir.kernel has no {param} (got {value})"
+                    )
+            elif value < (0 if param.startswith("br_stride") else 1):
+                raise VerifyException(
+                    f"kernel rule: teir.kernel {param} = {value} is out of range"
+                )
+        trans = self.trans.data
+        if carried:
+            if len(trans) != 3 or any(c not in "NT" for c in trans):
+                raise VerifyException(
+                    f'kernel rule: teir.kernel trans is three of N/T (A, B, C), got "{trans}"'
+                )
+        elif trans:
+            raise VerifyException(f"kernel rule: a {kind} teir.kernel has no trans")
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(self.kind.data)
+            if not KERNEL_PARAMS.get(self.kind.data):
+                return
+            printer.print_string(" ")
+            items = [f"{p} = {v}" for p, v in self.params.items()]
+            printer.print_string(", ".join(items) + ", trans = ")
+            printer.print_string_literal(self.trans.data)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        with parser.in_angle_brackets():
+            kind = parser.parse_identifier("expected a kernel kind")
+            if kind not in KERNEL_KINDS:
+                parser.raise_error(
+                    f"kernel rule: teir.kernel kind is one of {', '.join(KERNEL_KINDS)}, "
+                    f"got '{kind}'"
+                )
+            values: dict[str, int] = {}
+            trans = ""
+            if KERNEL_PARAMS[kind]:
+                expected = (*KERNEL_PARAMS[kind], "trans")
+                seen: list[str] = []
+
+                def parse_item() -> None:
+                    nonlocal trans
+                    key = parser.parse_identifier("expected a kernel parameter")
+                    if key not in expected or key in seen:
+                        parser.raise_error(
+                            f"kernel rule: unexpected or repeated parameter '{key}' "
+                            f"in a {kind} teir.kernel"
+                        )
+                    seen.append(key)
+                    parser.parse_punctuation("=")
+                    if key == "trans":
+                        trans = parser.parse_str_literal("expected trans as a string")
+                    else:
+                        values[key] = parser.parse_integer(allow_boolean=False)
+
+                parser.parse_comma_separated_list(parser.Delimiter.NONE, parse_item)
+                if missing := [key for key in expected if key not in seen]:
+                    parser.raise_error(
+                        f"kernel rule: a {kind} teir.kernel needs {', '.join(missing)}"
+                    )
+        attr = KernelAttr(kind, trans, **values)
+        return list(attr.parameters)
+
+
+# --------------------------------------------------------------------------
 # Records: axes and primitives
 # --------------------------------------------------------------------------
 
@@ -1077,5 +1236,5 @@ def _check_unique(rule: str, what: str, ids: Sequence[str]) -> None:
 TEIR = Dialect(
     "teir",
     [ConfigOp, AxisOp, PrimitiveOp, ScheduleOp, IterOp, InvokeOp],
-    [GuardAttr, GuardTermAttr],
+    [GuardAttr, GuardTermAttr, KernelAttr],
 )

@@ -33,6 +33,13 @@ class TeirOptMain(xDSLOptMain):
             self.args.target = EMIT_TARGETS[self.args.emit]
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        from teir_passes.pipeline import DEFAULT_PIPELINE
+
+        arg_parser.epilog = (
+            "default pipeline (what compile_kernel runs; -p teir-optimize): "
+            + ", ".join(DEFAULT_PIPELINE)
+            + ". Lowering: -p teir-to-scf (scf/arith/memref), -p teir-to-llvm (llvm dialect)."
+        )
         super().register_all_arguments(arg_parser)
         arg_parser.add_argument(
             "--emit",

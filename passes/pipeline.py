@@ -1,0 +1,50 @@
+"""`teir-optimize`: the default pass pipeline that `compile_kernel` runs first.
+
+    teir-canonicalize-guards    canonical guards; guarded Zero/ReLU hoisted out of K loops
+    teir-drop-unit-iterations   no loops over extent-1 axes
+    teir-lift-gemm              GEMM-shaped loops around scalar Contractions -> GEMM
+    teir-lift-brgemm            K loops around GEMMs -> BRGEMM
+    teir-canonicalize-guards    clean-up after lifting
+    teir-match-gemm             record Table 10.6.1's decision and parameters
+
+Each pass can also run alone (`teir-opt -p NAME`); every one of them preserves
+results exactly, so the pipeline does too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.passes import ModulePass
+
+DEFAULT_PIPELINE: tuple[str, ...] = (
+    "teir-canonicalize-guards",
+    "teir-drop-unit-iterations",
+    "teir-lift-gemm",
+    "teir-lift-brgemm",
+    "teir-canonicalize-guards",
+    "teir-match-gemm",
+)
+"""The default pipeline by pass name, in order."""
+
+
+def default_passes() -> list[ModulePass]:
+    from teir_passes import PASSES
+
+    return [PASSES[name]()() for name in DEFAULT_PIPELINE]
+
+
+@dataclass(frozen=True)
+class OptimizePass(ModulePass):
+    """Runs DEFAULT_PIPELINE: what compile_kernel does before lowering."""
+
+    name = "teir-optimize"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        for pipeline_pass in default_passes():
+            pipeline_pass.apply(ctx, op)
+
+
+__all__ = ["DEFAULT_PIPELINE", "OptimizePass", "default_passes"]
