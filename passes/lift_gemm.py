@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import permutations
 
+from teir_passes.match_gemm import gemm_layout
 from xdsl.context import Context
 from xdsl.dialects import builtin
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr
@@ -48,24 +49,9 @@ from teir_dialect.dialect import (
 )
 
 
-def fits_operand(config: ConfigOp, tensor: str, a: AxisOp, b: AxisOp, width: int) -> bool:
-    """One of a, b has unit stride on `tensor`, the other a leading dimension >= its extent."""
-    for unit, lead in ((a, b), (b, a)):
-        if unit.stride_on(tensor) == width and lead.stride_on(tensor) >= width * unit.size:
-            return True
-    return False
-
-
 def fits_gemm(m: AxisOp, n: AxisOp, k: AxisOp, width: int) -> bool:
-    config = m.config
-    return (
-        k.stride_on("out") == 0
-        and m.stride_on("in1") == 0
-        and n.stride_on("in0") == 0
-        and fits_operand(config, "in0", m, k, width)
-        and fits_operand(config, "in1", k, n, width)
-        and fits_operand(config, "out", m, n, width)
-    )
+    """Whether (m, n, k) fits Table 10.6.1's GEMM pattern (teir-match-gemm's rule)."""
+    return gemm_layout(m, n, k, width) is not None
 
 
 def _invocations(node: IterOp) -> list[InvokeOp]:

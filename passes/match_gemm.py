@@ -105,7 +105,7 @@ def operand_layout(
     return None
 
 
-def _gemm_layout(
+def gemm_layout(
     m: AxisOp, n: AxisOp, k: AxisOp, width: int
 ) -> tuple[str, int, int, int] | None:
     """(trans, lda, ldb, ldc) when (m, n, k) fits the GEMM stride pattern."""
@@ -133,7 +133,7 @@ def match_contraction(prim: PrimitiveOp) -> KernelAttr:
         return GENERAL
     width = prim.element_width
     m, n, k = ms[0], ns[0], ks[-1]
-    layout = _gemm_layout(m, n, k, width)
+    layout = gemm_layout(m, n, k, width)
     if layout is None:
         return GENERAL
     trans, lda, ldb, ldc = layout
