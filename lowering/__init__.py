@@ -21,6 +21,7 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "teir-convert-arith-to-llvm": _lazy("convert_arith_to_llvm", "ConvertArithToLLVMPass"),
     "teir-convert-func-to-llvm": _lazy("convert_func_to_llvm", "ConvertFuncToLLVMPass"),
     "teir-convert-cf-to-llvm": _lazy("convert_cf_to_llvm", "ConvertCfToLLVMPass"),
+    "teir-convert-vector-to-llvm": _lazy("convert_vector_to_llvm", "ConvertVectorToLLVMPass"),
     "teir-convert-ptr-addressing-to-llvm": _lazy(
         "llvm_pipeline", "ConvertPtrAddressingToLLVMPass"
     ),

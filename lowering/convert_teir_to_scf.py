@@ -62,8 +62,9 @@ class Tile:
 class _Emitter:
     """Builds the loop nest of one configuration, appending to blocks."""
 
-    def __init__(self, config: ConfigOp):
+    def __init__(self, config: ConfigOp, microkernels: bool = True):
         self.config = config
+        self.microkernels = microkernels
         self.tensors = dict(zip(config.tensor_names, config.tensors))
         self.width: dict[str, int] = {}
         for name, value in self.tensors.items():
@@ -212,6 +213,8 @@ class _Emitter:
                     f"lowering: primitive '{prim.primitive_id}' works on {prim.data_type} "
                     f"but tensor {tensor} is {self.tensors[tensor].type}"
                 )
+        if prim.kind == "Contraction" and self.emit_microkernel(builder, prim, element, tile):
+            return
         free = [*prim.role_axes("M"), *prim.role_axes("N")]
         reduced = list(prim.role_axes("K")) if prim.kind == "Contraction" else []
         keep_accumulator = prim.kind == "Contraction" and bool(reduced) and all(
@@ -246,6 +249,46 @@ class _Emitter:
             self.emit_loops(builder, free, tile, tensors, reduction)
         else:
             self.emit_loops(builder, free + reduced, tile, tensors, scalar)
+
+    def emit_microkernel(
+        self, builder: Builder, prim: PrimitiveOp, element: Attribute, tile: Tile
+    ) -> bool:
+        """A register-blocked GEMM/BRGEMM for matched tiles with column-major A and C."""
+        from teir_lowering.microkernel import GemmEmitter, GemmShape, vector_bytes
+        from teir_passes.match_gemm import match_contraction
+
+        if not self.microkernels:
+            return False
+        kernel = match_contraction(prim)
+        kind = kernel.kind_name
+        width = prim.element_width
+        if kind not in ("gemm", "brgemm") or kernel.trans.data[0] + kernel.trans.data[2] != "NN":
+            return False
+        if kernel.get("m") < vector_bytes() // width:
+            return False
+        shape = GemmShape(
+            m=kernel.get("m"), n=kernel.get("n"), k=kernel.get("k"),
+            lda=kernel.get("lda"), ldb=kernel.get("ldb"), ldc=kernel.get("ldc"),
+            batch=kernel.get("br_size") if kind == "brgemm" else 1,
+            batch_a=kernel.get("br_stride_a") if kind == "brgemm" else 0,
+            batch_b=kernel.get("br_stride_b") if kind == "brgemm" else 0,
+            b_transposed=kernel.trans.data[1] == "T",
+        )
+        bases: list[SSAValue] = []
+        for tensor in ("in0", "in1", "out"):
+            shift = sum(
+                self.elements(tensor, axis.offset_on(tensor), f"the offset of axis '{axis.axis_id}'")
+                for axis in prim.all_role_axes
+            )
+            base = self.address(builder, tile, tensor)
+            if shift:
+                base = builder.insert(arith.AddiOp(base, self.index(builder, shift))).result
+            bases.append(base)
+        emitter = GemmEmitter(
+            shape, element, width, self.tensors["in0"], self.tensors["in1"], self.tensors["out"]
+        )
+        emitter.emit(builder, *bases)
+        return True
 
     def emit_loops(self, builder, axes, tile, tensors, body_fn) -> None:  # noqa: ANN001
         """Nested scf.for over `axes` (outermost first) around `body_fn(builder, tile)`."""
@@ -329,12 +372,15 @@ def _element_width(tensor: str, tensor_type: Attribute) -> int:
     )
 
 
+@dataclass
 class LowerConfig(RewritePattern):
     """Replaces one teir.config by the loop nest that executes it."""
 
+    microkernels: bool = True
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ConfigOp, rewriter: PatternRewriter) -> None:
-        emitter = _Emitter(op)
+        emitter = _Emitter(op, self.microkernels)
         block = Block()
         builder = Builder(InsertPoint.at_end(block))
         tile = Tile({name: None for name in op.tensor_names})
@@ -351,5 +397,10 @@ class TeirToScfPass(ModulePass):
 
     name = "teir-to-scf"
 
+    microkernels: bool = True
+    """Register-blocked vector code for matched GEMM/BRGEMM tiles (else scalar loops)."""
+
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        PatternRewriteWalker(LowerConfig(), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(
+            LowerConfig(self.microkernels), apply_recursively=False
+        ).rewrite_module(op)

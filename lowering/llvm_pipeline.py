@@ -21,6 +21,10 @@ Besides xDSL's own passes and TEIR's three conversions, the list holds:
 
 from dataclasses import dataclass
 
+from teir_lowering.convert_arith_to_llvm import ConvertArithToLLVMPass
+from teir_lowering.convert_cf_to_llvm import ConvertCfToLLVMPass
+from teir_lowering.convert_func_to_llvm import ConvertFuncToLLVMPass
+from teir_lowering.convert_vector_to_llvm import ConvertVectorToLLVMPass
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm, ptr
 from xdsl.dialects.builtin import (
@@ -46,13 +50,10 @@ from xdsl.transforms.convert_memref_to_ptr import ConvertMemRefToPtr
 from xdsl.transforms.convert_ptr_to_llvm import ConvertPtrToLLVMPass
 from xdsl.transforms.convert_ptr_type_offsets import ConvertPtrTypeOffsetsPass
 from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
+from xdsl.transforms.convert_vector_to_ptr import ConvertVectorToPtrPass
 from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.utils.type import get_element_type_or_self
-
-from teir_lowering.convert_arith_to_llvm import ConvertArithToLLVMPass
-from teir_lowering.convert_cf_to_llvm import ConvertCfToLLVMPass
-from teir_lowering.convert_func_to_llvm import ConvertFuncToLLVMPass
 
 
 class LLVMLoweringError(DiagnosticException):
@@ -161,6 +162,9 @@ class ConvertPtrAddressingToLLVMPass(ModulePass):
 
 LOWER_TO_LLVM_PASSES: tuple[ModulePass, ...] = (
     ConvertScfToCf(),
+    # vector.load/store on memrefs -> ptr loads/stores (xDSL), before memrefs go
+    ConvertVectorToPtrPass(),
+    ConvertVectorToLLVMPass(),
     # memref arguments become bare pointers (see teir_lowering.convert_func_to_llvm)
     ConvertMemRefToPtr(lower_func=True),
     ConvertPtrAddressingToLLVMPass(),
