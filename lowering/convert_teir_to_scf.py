@@ -45,6 +45,7 @@ from teir_dialect.dialect import (
     IterOp,
     PrimitiveOp,
     ScheduleNode,
+    id_text,
 )
 from teir_dialect.records import TeirError
 
@@ -116,8 +117,35 @@ class _Emitter:
     def emit_nodes(
         self, builder: Builder, nodes: Sequence[ScheduleNode], tile: Tile, ivs: dict[str, SSAValue]
     ) -> None:
-        for node in nodes:
+        index = 0
+        while index < len(nodes):
+            node = nodes[index]
+            following = nodes[index + 1] if index + 1 < len(nodes) else None
+            if following is not None and self.fuses_zero(node, following):
+                # Zero then GEMM/BRGEMM of the same tile: the kernel starts from 0.
+                assert isinstance(following, InvokeOp)
+                prim = following.primitive_op()
+                element = SUPPORTED_DATA_TYPES[prim.data_type]
+                if self.emit_microkernel(builder, prim, element, tile, zero_first=True):
+                    index += 2
+                    continue
             self.emit_guarded(builder, node, tile, ivs)
+            index += 1
+
+    @staticmethod
+    def fuses_zero(zero: ScheduleNode, contraction: ScheduleNode) -> bool:
+        """An unguarded Zero over exactly the M, N axes of the next, unguarded Contraction."""
+        if not (isinstance(zero, InvokeOp) and isinstance(contraction, InvokeOp)):
+            return False
+        if zero.guard is not None or contraction.guard is not None:
+            return False
+        z, c = zero.primitive_op(), contraction.primitive_op()
+        if z.kind != "Zero" or c.kind != "Contraction" or z.data_type != c.data_type:
+            return False
+        return all(
+            [id_text(a) for a in z.role_ids(role)] == [id_text(a) for a in c.role_ids(role)]
+            for role in ("M", "N")
+        )
 
     def emit_guarded(
         self, builder: Builder, node: ScheduleNode, tile: Tile, ivs: dict[str, SSAValue]
@@ -251,7 +279,12 @@ class _Emitter:
             self.emit_loops(builder, free + reduced, tile, tensors, scalar)
 
     def emit_microkernel(
-        self, builder: Builder, prim: PrimitiveOp, element: Attribute, tile: Tile
+        self,
+        builder: Builder,
+        prim: PrimitiveOp,
+        element: Attribute,
+        tile: Tile,
+        zero_first: bool = False,
     ) -> bool:
         """A register-blocked GEMM/BRGEMM for matched tiles with column-major A and C."""
         from teir_lowering.microkernel import GemmEmitter, GemmShape, vector_bytes
@@ -284,8 +317,11 @@ class _Emitter:
             if shift:
                 base = builder.insert(arith.AddiOp(base, self.index(builder, shift))).result
             bases.append(base)
+        if prim.data_type not in SUPPORTED_DATA_TYPES:
+            return False
         emitter = GemmEmitter(
-            shape, element, width, self.tensors["in0"], self.tensors["in1"], self.tensors["out"]
+            shape, element, width, self.tensors["in0"], self.tensors["in1"], self.tensors["out"],
+            zero_first=zero_first,
         )
         emitter.emit(builder, *bases)
         return True

@@ -22,7 +22,13 @@ from functools import cache
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, scf, vector
-from xdsl.dialects.builtin import IndexType, IntegerAttr, VectorType
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    VectorType,
+)
 from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -64,7 +70,9 @@ class GemmEmitter:
     """Emits the blocked loops of one GEMM/BRGEMM tile at given base indices."""
 
     def __init__(self, shape: GemmShape, element: Attribute, width: int,
-                 a: SSAValue, b: SSAValue, c: SSAValue):
+                 a: SSAValue, b: SSAValue, c: SSAValue,
+                 zero_first: bool = False):
+        self.zero_first = zero_first  # a fused Zero of the tile: start from 0 (beta = 0)
         self.shape = shape
         self.element = element
         self.lanes = vector_bytes() // width
@@ -136,8 +144,13 @@ class GemmEmitter:
                 c_block = self.add(rb, self.add(rb, c0, i0), j0, s.ldc)
                 c_at = [[self.add(rb, c_block, v * lanes + j * s.ldc) for v in range(vectors)]
                         for j in range(nr)]
-                accs = [rb.insert(vector.LoadOp(self.c, [c_at[j][v]], self.vector_type)).result
-                        for j in range(nr) for v in range(vectors)]
+                if self.zero_first:
+                    zero = rb.insert(arith.ConstantOp(
+                        DenseIntOrFPElementsAttr.from_list(self.vector_type, [0.0]))).result
+                    accs = [zero] * (nr * vectors)
+                else:
+                    accs = [rb.insert(vector.LoadOp(self.c, [c_at[j][v]], self.vector_type)).result
+                            for j in range(nr) for v in range(vectors)]
                 a_block = self.add(rb, a0, i0)
                 b_block = self.add(rb, b0, j0, 1 if s.b_transposed else s.ldb)
 
@@ -184,7 +197,10 @@ class GemmEmitter:
         def column(cb: Builder, j: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
             def row(rb: Builder, i: SSAValue, __: list[SSAValue]) -> list[SSAValue]:
                 c_at = self.add(rb, self.add(rb, c0, i), j, s.ldc)
-                start = rb.insert(memref.LoadOp.get(self.c, [c_at])).res
+                if self.zero_first:
+                    start = rb.insert(arith.ConstantOp(FloatAttr(0.0, self.element))).result  # pyright: ignore
+                else:
+                    start = rb.insert(memref.LoadOp.get(self.c, [c_at])).res
                 a_row = self.add(rb, a0, i)
                 b_col = self.add(rb, b0, j, 1 if s.b_transposed else s.ldb)
 
