@@ -243,7 +243,7 @@ class _Emitter:
                 )
         if prim.kind == "Contraction" and self.emit_microkernel(builder, prim, element, tile):
             return
-        free = [*prim.role_axes("M"), *prim.role_axes("N")]
+        free = order_for_out([*prim.role_axes("M"), *prim.role_axes("N")], prim.element_width)
         reduced = list(prim.role_axes("K")) if prim.kind == "Contraction" else []
         keep_accumulator = prim.kind == "Contraction" and bool(reduced) and all(
             axis.stride_on("out") == 0 for axis in reduced
@@ -385,6 +385,24 @@ class _Emitter:
         prod = builder.insert(arith.MulfOp(a, b)).result
         total = builder.insert(arith.AddfOp(c, prod)).result
         builder.insert(memref.StoreOp.get(total, out, [out_index]))
+
+
+def order_for_out(axes: list[AxisOp], width: int) -> list[AxisOp]:
+    """The free axes, the one with the smallest stride on out innermost, when that is safe.
+
+    Reordering the loops of an element-wise tile changes nothing when every out
+    element is written once (distinct indices, distinct addresses), which holds
+    if each stride, smallest first, exceeds the span of the smaller ones. The
+    innermost loop then walks out contiguously and vectorizes.
+    """
+    by_stride = sorted(axes, key=lambda axis: axis.stride_on("out"))
+    span = width
+    for axis in by_stride:
+        if axis.size > 1:
+            if axis.stride_on("out") < span:
+                return axes
+            span = axis.stride_on("out") * (axis.size - 1) + span
+    return list(reversed(by_stride))
 
 
 def _hint(axis_id: str) -> str | None:

@@ -53,6 +53,7 @@ func.func @zero_copy_relu(%in0: memref<?xf32>, %out: memref<?xf32>) {
 
 // -----
 
+// Free axes run with the smallest out stride innermost (n outer, m inner).
 // A Contraction whose K axes have stride 0 on out keeps its accumulator in
 // iter_args across the K loops; a parallel node over p with a parallel only
 // child r becomes one two-dimensional scf.parallel; the in-place ReLU of a
@@ -83,8 +84,8 @@ func.func @brgemm(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>)
 // CHECK-LABEL: func.func @brgemm
 // CHECK:         "scf.parallel"({{.*}}) <{operandSegmentSizes = array<i32: 2, 2, 2, 0>}> ({
 // CHECK-NEXT:    ^{{.*}}(%p: index, %r: index):
-// CHECK:           scf.for %m = {{.*}} {
-// CHECK:             scf.for %n = {{.*}} {
+// CHECK:           scf.for %n = {{.*}} {
+// CHECK:             scf.for %m = {{.*}} {
 // CHECK:               %[[INIT:.*]] = memref.load %out[%[[O:.*]]] : memref<?xf64>
 // CHECK-NEXT:          %[[T:.*]] = scf.for %t = {{.*}} iter_args(%acc = %[[INIT]]) -> (f64) {
 // CHECK:                 %[[K:.*]] = scf.for %k = {{.*}} iter_args(%acc_1 = %acc) -> (f64) {
@@ -95,8 +96,8 @@ func.func @brgemm(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>)
 // CHECK-NEXT:              scf.yield %[[SUM]] : f64
 // CHECK:                 scf.yield %[[K]] : f64
 // CHECK:               memref.store %[[T]], %out[%[[O]]] : memref<?xf64>
-// CHECK:           scf.for %m_1 = {{.*}} {
-// CHECK:             scf.for %n_1 = {{.*}} {
+// CHECK:           scf.for %n_1 = {{.*}} {
+// CHECK:             scf.for %m_1 = {{.*}} {
 // CHECK:               %[[V:.*]] = memref.load %out[%[[R:.*]]] : memref<?xf64>
 // CHECK-NEXT:          %[[NEG:.*]] = arith.cmpf olt, %[[V]], %{{.*}} : f64
 // CHECK-NEXT:          %[[RELU:.*]] = arith.select %[[NEG]], %{{.*}}, %[[V]] : f64

@@ -1,0 +1,836 @@
+"""All of TEIR's performance figures in one run of one process.
+
+    python benchmarks/run.py [--quick] [--out benchmarks/results]
+
+Measures, in this order and in this process:
+
+1. the CPU's FMA peak (FP32, FP64; 1 and 2 threads) with a JIT-compiled loop
+   of independent vector FMA chains on registers (llvmlite, host CPU, O3);
+2. plain-copy bandwidth (`np.copyto` of 256 MiB, counted as read + write);
+3. TEIR kernels built from records generated here and compiled with
+   `compile_kernel`: GEMM tiles, the spec's contraction `trus,pqtu->pqrs` in
+   BRGEMM form, the tiled permutation `abcd->dcba`; FP32 and FP64; 1 and 2 threads;
+4. numpy peers on the same data (einsum, tensordot, matmul, opt_einsum when
+   importable; transpose copies for the permutation), each checked once
+   against the kernel's result.
+
+Prints one table, writes `results.csv` (every kernel and peer measurement) and
+`results.png` (when matplotlib is importable) to --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import ctypes
+import gc
+import os
+import platform
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+
+
+# --------------------------------------------------------------------------- timing
+
+
+def median_time(function: Callable[[], object], repeat: int, budget: float) -> float:
+    """Median seconds per call: `repeat` timed batches after a warm-up call.
+
+    Calls shorter than ~5 ms are batched so that a batch lasts ~5 ms; stops
+    early once `budget` seconds have passed and at least 3 batches are in.
+    """
+    start = time.perf_counter()
+    function()  # warm-up (page faults, caches, libgomp/BLAS thread start)
+    once = max(time.perf_counter() - start, 1e-7)
+    inner = max(1, min(10_000, int(0.005 / once)))
+    samples: list[float] = []
+    deadline = time.perf_counter() + budget
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(inner):
+            function()
+        samples.append((time.perf_counter() - start) / inner)
+        if len(samples) >= 3 and time.perf_counter() > deadline:
+            break
+    return float(np.median(samples))
+
+
+# --------------------------------------------------------------------------- FMA peak
+
+
+def _vector_lanes_bits() -> int:
+    import llvmlite.binding as llvm
+
+    from teir_lowering.jit import _host_features  # noqa: PLC2701
+
+    llvm.initialize_native_target()
+    return 512 if _host_features().get("avx512f", False) else 256
+
+
+def build_fma_loop(dtype: str, bits: int, chains: int):  # noqa: ANN201
+    """`void peak(i64 n, ptr io)`: n iterations of `chains` independent vector FMAs.
+
+    io holds [x, y, acc_0 ... acc_{chains-1}] as vectors; each iteration does
+    acc_i = fma(acc_i, x, y) for every i, so all work stays in registers; the
+    sum of the accumulators is stored back to io[0] so nothing is dead.
+    Returns (ctypes function, lanes, keep-alive objects).
+    """
+    import llvmlite.binding as llvm
+    from llvmlite import ir
+
+    from teir_lowering.jit import host_target_machine
+
+    element = ir.FloatType() if dtype == "FP32" else ir.DoubleType()
+    width = 4 if dtype == "FP32" else 8
+    lanes = bits // 8 // width
+    vec = ir.VectorType(element, lanes)
+    i64 = ir.IntType(64)
+    ptr = ir.PointerType()
+
+    module = ir.Module(name=f"peak_{dtype}")
+    module.triple = llvm.get_default_triple()
+    suffix = f"v{lanes}f{width * 8}"
+    fma = ir.Function(module, ir.FunctionType(vec, [vec, vec, vec]), name=f"llvm.fma.{suffix}")
+    function = ir.Function(module, ir.FunctionType(ir.VoidType(), [i64, ptr]), name="peak")
+    n, io = function.args
+    entry = function.append_basic_block("entry")
+    loop = function.append_basic_block("loop")
+    done = function.append_basic_block("done")
+
+    builder = ir.IRBuilder(entry)
+    slots = [builder.gep(io, [ir.Constant(i64, i)], source_etype=vec) for i in range(chains + 2)]
+    x = builder.load(slots[0], typ=vec, align=width)
+    y = builder.load(slots[1], typ=vec, align=width)
+    initial = [builder.load(slots[i + 2], typ=vec, align=width) for i in range(chains)]
+    positive = builder.icmp_signed(">", n, ir.Constant(i64, 0))
+    builder.cbranch(positive, loop, done)
+
+    builder = ir.IRBuilder(loop)
+    counter = builder.phi(i64)
+    counter.add_incoming(ir.Constant(i64, 0), entry)
+    accs = []
+    for value in initial:
+        phi = builder.phi(vec)
+        phi.add_incoming(value, entry)
+        accs.append(phi)
+    updated = [builder.call(fma, [acc, x, y]) for acc in accs]
+    for phi, value in zip(accs, updated):
+        phi.add_incoming(value, loop)
+    following = builder.add(counter, ir.Constant(i64, 1))
+    counter.add_incoming(following, loop)
+    builder.cbranch(builder.icmp_signed("<", following, n), loop, done)
+
+    builder = ir.IRBuilder(done)
+    results = []
+    for value, last in zip(initial, updated):
+        merged = builder.phi(vec)
+        merged.add_incoming(value, entry)
+        merged.add_incoming(last, loop)
+        results.append(merged)
+    total = results[0]
+    for value in results[1:]:
+        total = builder.fadd(total, value)
+    builder.store(total, slots[0], align=width)
+    builder.ret_void()
+
+    # Compiled like lowering/jit.py compiles kernels: host CPU and features, O3, MCJIT.
+    machine = host_target_machine(3)
+    llvm_module = llvm.parse_assembly(str(module))
+    llvm_module.verify()
+    llvm_module.data_layout = str(machine.target_data)
+    tuning = llvm.PipelineTuningOptions(speed_level=3)
+    pass_builder = llvm.create_pass_builder(machine, tuning)
+    pass_builder.getModulePassManager().run(llvm_module, pass_builder)
+    engine = llvm.create_mcjit_compiler(llvm_module, machine)
+    engine.finalize_object()
+    prototype = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_void_p)
+    callable_ = prototype(engine.get_function_address("peak"))
+    return callable_, lanes, (engine, llvm_module, machine, pass_builder)
+
+
+@dataclass
+class Peak:
+    dtype: str
+    bits: int
+    chains: int
+    lanes: int
+    one_thread: float  # GFLOP/s
+    two_threads: float  # GFLOP/s, two Python threads calling the loop concurrently
+    measurements: list[tuple[float, float]] = field(default_factory=list)  # (1T, 2T) each time
+
+    def merge(self, other: "Peak") -> "Peak":
+        """Measured again (at the end of the run): keep the highest of each."""
+        return Peak(self.dtype, self.bits, self.chains, self.lanes,
+                    max(self.one_thread, other.one_thread),
+                    max(self.two_threads, other.two_threads),
+                    self.measurements + other.measurements)
+
+
+def measure_peak(dtype: str, quick: bool) -> Peak:
+    bits = _vector_lanes_bits()
+    chains = 16 if bits == 512 else 12  # 12 + x + y fit in 16 ymm registers
+    function, lanes, keep = build_fma_loop(dtype, bits, chains)
+    numpy_type = np.float32 if dtype == "FP32" else np.float64
+
+    def make_io() -> np.ndarray:
+        io = np.zeros((chains + 2) * lanes, numpy_type)
+        io[:lanes] = 1.0  # x: acc = acc * 1 + y never overflows or goes denormal
+        io[lanes:2 * lanes] = 1e-7
+        return io
+
+    ios = [make_io(), make_io()]
+    flops_per_iteration = 2 * lanes * chains
+    # Calibrate n for ~0.1 s (quick: 0.04 s) per call.
+    function(1 << 16, ios[0].ctypes.data)
+    start = time.perf_counter()
+    function(1 << 20, ios[0].ctypes.data)
+    seconds = time.perf_counter() - start
+    n = max(1 << 20, int((0.04 if quick else 0.1) / seconds * (1 << 20)))
+    repeat = 3 if quick else 7
+
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function(n, ios[0].ctypes.data)
+        samples.append(time.perf_counter() - start)
+    one = flops_per_iteration * n / min(samples) / 1e9  # a peak: the best repetition
+
+    samples = []
+    for _ in range(repeat):
+        barrier = threading.Barrier(3)
+
+        def worker(io: np.ndarray, barrier: threading.Barrier = barrier) -> None:
+            barrier.wait()
+            function(n, io.ctypes.data)
+
+        threads = [threading.Thread(target=worker, args=(io,)) for io in ios]
+        for thread in threads:
+            thread.start()
+        barrier.wait()
+        start = time.perf_counter()
+        for thread in threads:
+            thread.join()
+        samples.append(time.perf_counter() - start)
+    two = 2 * flops_per_iteration * n / min(samples) / 1e9
+    del keep
+    return Peak(dtype, bits, chains, lanes, one, two, [(one, two)])
+
+
+def measure_copy_bandwidth(quick: bool) -> float:
+    """GB/s of np.copyto on 256 MiB (bytes read + bytes written per second)."""
+    size = 256 << 20
+    source = np.ones(size // 8, np.float64)
+    target = np.zeros_like(source)
+    seconds = median_time(lambda: np.copyto(target, source), 3 if quick else 9, 10.0)
+    return 2 * size / seconds / 1e9
+
+
+# --------------------------------------------------------------------------- BLAS threads
+
+
+class BlasThreads:
+    """Sets the thread count of numpy's OpenBLAS (found in this process's maps)."""
+
+    def __init__(self) -> None:
+        self.setter: Callable[[int], None] | None = None
+        self.library = "unknown"
+        try:
+            paths = {
+                line.split()[-1]
+                for line in Path("/proc/self/maps").read_text().splitlines()
+                if "openblas" in line.lower() and line.split()[-1].startswith("/")
+            }
+        except OSError:
+            paths = set()
+        for path in sorted(paths):
+            library = ctypes.CDLL(path)
+            for symbol in (
+                "scipy_openblas_set_num_threads64_",
+                "openblas_set_num_threads64_",
+                "scipy_openblas_set_num_threads",
+                "openblas_set_num_threads",
+            ):
+                if hasattr(library, symbol):
+                    function = getattr(library, symbol)
+                    function.argtypes = [ctypes.c_int]
+                    function.restype = None
+                    self.setter = function
+                    self.library = f"{Path(path).name}:{symbol}"
+                    return
+
+    def set(self, threads: int) -> bool:
+        if self.setter is None:
+            return False
+        self.setter(threads)
+        return True
+
+
+# --------------------------------------------------------------------------- records
+
+WIDTH = {"FP32": 4, "FP64": 8}
+NP_TYPE = {"FP32": np.float32, "FP64": np.float64}
+
+
+def gemm_record(m: int, n: int, k: int, dtype: str) -> dict:
+    """Column-major C(m,n) = A(m,k) B(k,n): a Zero then one GEMM primitive, no loops."""
+    w = WIDTH[dtype]
+    meta = {"data_type": dtype}
+    return {
+        "tensors": ["in0", "in1", "out"],
+        "axes": [
+            {"id": "m", "extent": m, "strides": [w, 0, w], "offsets": [0, 0, 0]},
+            {"id": "n", "extent": n, "strides": [0, k * w, m * w], "offsets": [0, 0, 0]},
+            {"id": "k", "extent": k, "strides": [m * w, w, 0], "offsets": [0, 0, 0]},
+        ],
+        "primitives": [
+            {"id": "zero_mn", "operation": "Zero", "axes": {"M": ["m"], "N": ["n"]},
+             "metadata": meta},
+            {"id": "gemm_mnk", "operation": "Contraction",
+             "axes": {"M": ["m"], "N": ["n"], "K": ["k"]}, "metadata": meta},
+        ],
+        "schedule": {
+            "roots": ["zero", "gemm"],
+            "iterations": [],
+            "invocations": [
+                {"id": "zero", "primitive": "zero_mn", "guard": None},
+                {"id": "gemm", "primitive": "gemm_mnk", "guard": None},
+            ],
+        },
+    }
+
+
+def contraction_record(p: int, q: int, r: int, s: int, t: int, u: int, dtype: str) -> dict:
+    """trus,pqtu->pqrs in flat BRGEMM form (like examples/brgemm_large.json)."""
+    return {
+        "dim_ids": ["p", "r", "t", "s", "q", "u"],
+        "dim_types": ["N", "M", "K", "M", "N", "K"],
+        "exec_types": ["parallel", "parallel", "prim", "prim", "prim", "prim"],
+        "dim_sizes": [p, r, t, s, q, u],
+        "strides": [
+            [0, u * s, r * u * s, 1, 0, s],  # in0: t r u s
+            [q * t * u, 0, u, 0, t * u, 1],  # in1: p q t u
+            [q * r * s, s, 0, 1, r * s, 0],  # out: p q r s
+        ],
+        "data_type": dtype,
+        "prim_first": "Zero",
+        "prim_main": "BRGEMM",
+        "prim_last": "None",
+    }
+
+
+def permutation_record(a: int, b: int, c: int, d: int, dtype: str) -> dict:
+    """abcd->dcba as §10.7.2: b, c iterated (parallel), Copy over d (M) and a (N)."""
+    w = WIDTH[dtype]
+    return {
+        "tensors": ["in0", "out"],
+        "axes": [
+            {"id": "b", "extent": b, "strides": [c * d * w, a * w], "offsets": [0, 0]},
+            {"id": "c", "extent": c, "strides": [d * w, b * a * w], "offsets": [0, 0]},
+            {"id": "d", "extent": d, "strides": [w, c * b * a * w], "offsets": [0, 0]},
+            {"id": "a", "extent": a, "strides": [b * c * d * w, w], "offsets": [0, 0]},
+        ],
+        "primitives": [
+            {"id": "copy_da", "operation": "Copy", "axes": {"M": ["d"], "N": ["a"]},
+             "metadata": {"data_type": dtype}},
+        ],
+        "schedule": {
+            "roots": ["b"],
+            "iterations": [
+                {"id": "b", "axis": "b", "policy": "parallel", "children": ["c"], "guard": None},
+                {"id": "c", "axis": "c", "policy": "parallel", "children": ["copy"],
+                 "guard": None},
+            ],
+            "invocations": [{"id": "copy", "primitive": "copy_da", "guard": None}],
+        },
+    }
+
+
+# --------------------------------------------------------------------------- peers
+
+Peer = Callable[[Sequence[np.ndarray]], np.ndarray]
+
+
+def _opt_einsum():  # noqa: ANN202
+    try:
+        import opt_einsum  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return opt_einsum
+
+
+def gemm_peers(m: int, n: int, k: int) -> dict[str, Peer]:
+    # Column-major A (m,k), B (k,n), C (m,n) are row-major A^T (k,m), B^T (n,k), C^T (n,m):
+    # C^T = B^T A^T.
+    def views(arrays: Sequence[np.ndarray]):  # noqa: ANN202
+        a, b, c = arrays
+        return a[: m * k].reshape(k, m), b[: k * n].reshape(n, k), c[: m * n].reshape(n, m)
+
+    def einsum(arrays: Sequence[np.ndarray]) -> np.ndarray:
+        at, bt, ct = views(arrays)
+        np.einsum("km,nk->nm", at, bt, optimize=True, out=ct)
+        return arrays[-1]
+
+    def tensordot(arrays: Sequence[np.ndarray]) -> np.ndarray:
+        at, bt, ct = views(arrays)
+        ct[...] = np.tensordot(bt, at, axes=(1, 0))
+        return arrays[-1]
+
+    def matmul(arrays: Sequence[np.ndarray]) -> np.ndarray:
+        at, bt, ct = views(arrays)
+        np.matmul(bt, at, out=ct)
+        return arrays[-1]
+
+    peers = {"np.einsum": einsum, "np.tensordot": tensordot, "np.matmul": matmul}
+    if (oe := _opt_einsum()) is not None:
+        def opt(arrays: Sequence[np.ndarray]) -> np.ndarray:
+            at, bt, ct = views(arrays)
+            oe.contract("km,nk->nm", at, bt, out=ct)
+            return arrays[-1]
+
+        peers["opt_einsum"] = opt
+    return peers
+
+
+def contraction_peers(p: int, q: int, r: int, s: int, t: int, u: int) -> dict[str, Peer]:
+    def views(arrays: Sequence[np.ndarray]):  # noqa: ANN202
+        a, b, c = arrays
+        return (
+            a[: t * r * u * s].reshape(t, r, u, s),
+            b[: p * q * t * u].reshape(p, q, t, u),
+            c[: p * q * r * s].reshape(p, q, r, s),
+        )
+
+    def einsum(arrays: Sequence[np.ndarray]) -> np.ndarray:
+        x, y, z = views(arrays)
+        np.einsum("trus,pqtu->pqrs", x, y, optimize=True, out=z)
+        return arrays[-1]
+
+    def tensordot(arrays: Sequence[np.ndarray]) -> np.ndarray:
+        x, y, z = views(arrays)
+        z[...] = np.tensordot(y, x, axes=([2, 3], [0, 2]))  # (p q), (r s) -> p q r s
+        return arrays[-1]
+
+    def matmul(arrays: Sequence[np.ndarray]) -> np.ndarray:
+        x, y, z = views(arrays)
+        left = y.reshape(p * q, t * u)  # a view: pqtu is (pq)(tu)
+        right = x.transpose(0, 2, 1, 3).reshape(t * u, r * s)  # (tu)(rs): a copy
+        np.matmul(left, right, out=z.reshape(p * q, r * s))
+        return arrays[-1]
+
+    peers = {"np.einsum": einsum, "np.tensordot": tensordot, "np.matmul": matmul}
+    if (oe := _opt_einsum()) is not None:
+        def opt(arrays: Sequence[np.ndarray]) -> np.ndarray:
+            x, y, z = views(arrays)
+            oe.contract("trus,pqtu->pqrs", x, y, out=z)
+            return arrays[-1]
+
+        peers["opt_einsum"] = opt
+    return peers
+
+
+def permutation_peers(a: int, b: int, c: int, d: int) -> dict[str, Peer]:
+    def ascontiguous(arrays: Sequence[np.ndarray]) -> np.ndarray:
+        x, y = arrays
+        result = np.ascontiguousarray(x[: a * b * c * d].reshape(a, b, c, d).transpose(3, 2, 1, 0))
+        return result.reshape(-1)  # a new array: compared, not stored in out
+
+    def copyto(arrays: Sequence[np.ndarray]) -> np.ndarray:
+        x, y = arrays
+        np.copyto(y[: a * b * c * d].reshape(d, c, b, a),
+                  x[: a * b * c * d].reshape(a, b, c, d).transpose(3, 2, 1, 0))
+        return y
+
+    return {"np.ascontiguousarray(x.T)": ascontiguous, "np.copyto(out, x.T)": copyto}
+
+
+# --------------------------------------------------------------------------- cases
+
+
+@dataclass
+class Case:
+    group: str  # "gemm", "contraction", "permutation"
+    name: str
+    dtype: str
+    record: dict
+    flops: float  # 0 for a permutation
+    bytes_moved: float  # read + write, for a permutation
+    peers: dict[str, Peer]
+
+
+def build_cases(quick: bool) -> list[Case]:
+    cases: list[Case] = []
+    gemm_sizes = (32, 128) if quick else (32, 64, 128)
+    contraction_sizes = (
+        [(16,) * 6, (32, 64, 32, 64, 8, 64)]
+        if quick
+        else [(8,) * 6, (16,) * 6, (32,) * 6, (32, 64, 32, 64, 8, 64)]
+    )
+    for dtype in ("FP32", "FP64"):
+        for size in gemm_sizes:
+            cases.append(Case("gemm", f"gemm {size}^3", dtype, gemm_record(size, size, size, dtype),
+                              2.0 * size ** 3, 0.0, gemm_peers(size, size, size)))
+        for p, q, r, s, t, u in contraction_sizes:
+            label = (f"trus,pqtu->pqrs all {p}" if len({p, q, r, s, t, u}) == 1
+                     else f"trus,pqtu->pqrs p{p}q{q}r{r}s{s}t{t}u{u}")
+            cases.append(Case("contraction", label, dtype,
+                              contraction_record(p, q, r, s, t, u, dtype),
+                              2.0 * p * q * r * s * t * u, 0.0,
+                              contraction_peers(p, q, r, s, t, u)))
+    e = 64
+    cases.append(Case("permutation", f"abcd->dcba {e}^4", "FP32",
+                      permutation_record(e, e, e, e, "FP32"), 0.0, 2.0 * 4 * e ** 4,
+                      permutation_peers(e, e, e, e)))
+    return cases
+
+
+# --------------------------------------------------------------------------- running
+
+
+@dataclass
+class Row:
+    case: str
+    group: str
+    dtype: str
+    threads: int
+    implementation: str  # "teir" or a peer's name
+    seconds: float
+    rate: float  # GFLOP/s or GB/s
+    unit: str
+    peak_fraction: float | None
+    vs_best_numpy: float | None  # best peer's time / this time (teir rows)
+    best_peer: str = ""
+    compile_seconds: float | None = None
+    check: str = ""
+
+
+def close(got: np.ndarray, expected: np.ndarray, dtype: str) -> bool:
+    scale = max(1.0, float(np.max(np.abs(expected)))) if expected.size else 1.0
+    rtol = 1e-4 if dtype == "FP32" else 1e-10
+    return bool(np.allclose(got, expected, rtol=rtol, atol=rtol * scale))
+
+
+def compile_fresh(record: dict):  # noqa: ANN201
+    """(kernel, seconds): records -> callable kernel with an empty kernel cache."""
+    from teir_lowering import kernel as kernel_module
+
+    with kernel_module._CACHE_LOCK:  # noqa: SLF001
+        kernel_module._CACHE.clear()  # noqa: SLF001
+    gc.collect()
+    start = time.perf_counter()
+    kernel = kernel_module.compile_kernel(record)
+    return kernel, time.perf_counter() - start
+
+
+def run_case(case: Case, peaks: dict[str, Peak], copy_gbs: float, blas: BlasThreads,
+             repeat: int, budget: float, rng: np.random.Generator) -> list[Row]:
+    kernel, compile_seconds = compile_fresh(case.record)
+    numpy_type = NP_TYPE[case.dtype]
+    inputs = [
+        rng.standard_normal(max(1, -(-spec.needed_bytes // spec.dtype.itemsize))).astype(numpy_type)
+        for spec in kernel.tensors
+    ]
+    is_copy = case.group == "permutation"
+    unit = "GB/s" if is_copy else "GFLOP/s"
+    amount = case.bytes_moved if is_copy else case.flops
+
+    def rate(seconds: float) -> float:
+        return amount / seconds / 1e9
+
+    def fraction(value: float, threads: int) -> float | None:
+        if is_copy:
+            return value / copy_gbs if copy_gbs else None
+        peak = peaks[case.dtype]
+        return value / (peak.one_thread if threads == 1 else peak.two_threads)
+
+    # Results once, checked: kernel (1 and 2 threads) against every peer.
+    results: dict[str, np.ndarray] = {}
+    for threads in (1, 2):
+        arrays = [a.copy() for a in inputs]
+        arrays[-1][...] = np.nan  # the Zero (or the copy) must overwrite everything
+        kernel(*arrays, threads=threads)
+        results[f"teir {threads}T"] = arrays[-1].copy()
+    blas.set(1)
+    peer_ok: dict[str, bool] = {}
+    reference = results["teir 1T"]
+    for name, peer in case.peers.items():
+        arrays = [a.copy() for a in inputs]
+        got = peer(arrays)
+        size = got.size if got is not arrays[-1] else reference.size
+        peer_ok[name] = close(got[:size], reference[:size], case.dtype)
+    two_thread_same = bool(np.array_equal(results["teir 2T"], reference, equal_nan=True))
+    finite = bool(np.all(np.isfinite(reference)))
+    bad = [name for name, ok in peer_ok.items() if not ok]
+    if not finite:
+        bad.insert(0, "teir: NaN left in out")
+    if not two_thread_same:
+        bad.insert(0, "teir 2T != 1T")
+    if not bad:
+        check = "ok"
+    elif len(bad) == len(case.peers):
+        check = "MISMATCH: teir vs all peers"
+    else:
+        check = "MISMATCH: " + ", ".join(bad)
+
+    # Timing order per thread count: teir, then the peers with numpy's BLAS on as
+    # many threads. 1 thread first, so no BLAS worker is still spinning while
+    # the 1-thread figures are taken. The permutation's peers are single-threaded
+    # numpy copies: timed once.
+    rows: list[Row] = []
+    for threads in (1, 2):
+        arrays = [a.copy() for a in inputs]
+        seconds = median_time(lambda arrays=arrays, threads=threads: kernel(*arrays, threads=threads),
+                              repeat, budget)
+        kernel_row = Row(case.name, case.group, case.dtype, threads, "teir", seconds,
+                         rate(seconds), unit, fraction(rate(seconds), threads), None,
+                         compile_seconds=compile_seconds, check=check)
+        if threads == 1 or not is_copy:
+            blas.set(threads)
+            peer_rows = []
+            for name, peer in case.peers.items():
+                arrays = [a.copy() for a in inputs]
+                peer_seconds = median_time(lambda peer=peer, arrays=arrays: peer(arrays),
+                                           repeat, budget)
+                peer_rows.append(Row(case.name, case.group, case.dtype, threads, name,
+                                     peer_seconds, rate(peer_seconds), unit,
+                                     fraction(rate(peer_seconds), threads), None,
+                                     check="ok" if peer_ok[name] else "MISMATCH"))
+            blas.set(1)
+        best = min(peer_rows, key=lambda row: row.seconds)
+        kernel_row.best_peer = best.implementation
+        kernel_row.vs_best_numpy = best.seconds / seconds
+        rows.append(kernel_row)
+        if threads == 1 or not is_copy:
+            rows.extend(peer_rows)
+    return rows
+
+
+# --------------------------------------------------------------------------- output
+
+
+def print_table(rows: list[Row], peaks: dict[str, Peak], copy_gbs: float,
+                peer_threads_note: str) -> None:
+    kernel_rows = [r for r in rows if r.implementation == "teir"]
+    header = (f"{'case':<32} {'type':<4} {'thr':>3} {'median':>10} {'rate':>14} "
+              f"{'%peak':>6} {'best numpy peer':>26} {'peer rate':>10} {'teir/peer':>9} "
+              f"{'compile':>8}  check")
+    print(header)
+    print("-" * len(header))
+    by_key = {(r.case, r.dtype, r.threads, r.implementation): r for r in rows}
+    for row in kernel_rows:
+        peer_row = by_key.get((row.case, row.dtype, row.threads, row.best_peer)) or by_key.get(
+            (row.case, row.dtype, 1, row.best_peer))  # permutation peers: 1 thread only
+        peer_rate = f"{peer_row.rate:10.2f}" if peer_row else f"{'-':>10}"
+        frac = f"{100 * row.peak_fraction:5.1f}%" if row.peak_fraction is not None else "   -  "
+        print(f"{row.case:<32} {row.dtype:<4} {row.threads:>3} {format_seconds(row.seconds):>10} "
+              f"{row.rate:8.2f} {row.unit:<5} {frac:>6} {row.best_peer:>26} {peer_rate} "
+              f"{row.vs_best_numpy:8.3g}x {1e3 * (row.compile_seconds or 0):6.0f}ms  {row.check}")
+    print()
+    for peak in peaks.values():
+        each = " / ".join(f"{one:.0f}, {two:.0f}" for one, two in peak.measurements)
+        print(f"peak {peak.dtype}: {peak.one_thread:8.1f} GFLOP/s 1 thread, "
+              f"{peak.two_threads:8.1f} GFLOP/s 2 threads ({peak.chains} chains of "
+              f"<{peak.lanes} x {peak.dtype}> FMA, {peak.bits}-bit; best of the runs at "
+              f"start / end: {each})")
+    print(f"copy bandwidth (np.copyto 256 MiB, 1 thread): {copy_gbs:.1f} GB/s (read + write)")
+    if any(p.two_threads < 1.3 * p.one_thread for p in peaks.values()):
+        print("NOTE: the 2-thread FMA peak is not ~2x the 1-thread peak: two threads did not "
+              "run concurrently on this host (e.g. vCPUs sharing one physical core); "
+              "2-thread figures measure that contention, not parallel scaling")
+    print("%peak: GFLOP/s over the measured FMA peak of that type and thread count; "
+          "GB/s over the copy bandwidth")
+    print("teir/peer: best numpy peer's median time / teir's (> 1: teir faster); "
+          f"{peer_threads_note}")
+
+
+def format_seconds(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} us"
+    if seconds < 1:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds:.3f} s"
+
+
+def write_csv(path: Path, rows: list[Row], peaks: dict[str, Peak], copy_gbs: float) -> None:
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["case", "group", "dtype", "threads", "implementation", "median_seconds",
+                         "rate", "unit", "peak_fraction", "best_numpy_seconds_over_teir",
+                         "best_peer", "compile_seconds", "check"])
+        for peak in peaks.values():
+            for threads, value in ((1, peak.one_thread), (2, peak.two_threads)):
+                writer.writerow([f"fma peak {peak.bits}-bit x{peak.chains}", "peak", peak.dtype,
+                                 threads, "llvmlite fma loop", "", f"{value:.3f}", "GFLOP/s", 1.0,
+                                 "", "", "", ""])
+        writer.writerow(["copy 256 MiB", "bandwidth", "", 1, "np.copyto", "", f"{copy_gbs:.3f}",
+                         "GB/s", 1.0, "", "", "", ""])
+        for r in rows:
+            writer.writerow([
+                r.case, r.group, r.dtype, r.threads, r.implementation, f"{r.seconds:.9g}",
+                f"{r.rate:.4f}", r.unit,
+                "" if r.peak_fraction is None else f"{r.peak_fraction:.4f}",
+                "" if r.vs_best_numpy is None else f"{r.vs_best_numpy:.4f}",
+                r.best_peer,
+                "" if r.compile_seconds is None else f"{r.compile_seconds:.4f}",
+                r.check,
+            ])
+
+
+def write_chart(path: Path, rows: list[Row], peaks: dict[str, Peak], copy_gbs: float) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not importable: no chart written "
+              "(pip install matplotlib to get results.png)")
+        return False
+
+    series = [("teir", 1), ("teir", 2), ("numpy", 1), ("numpy", 2)]
+    colors = {("teir", 1): "#1f77b4", ("teir", 2): "#6baed6",
+              ("numpy", 1): "#d62728", ("numpy", 2): "#fc9272"}
+
+    def value(case: str, dtype: str, kind: str, threads: int) -> float:
+        if kind == "teir":
+            found = [r.rate for r in rows if r.case == case and r.dtype == dtype
+                     and r.threads == threads and r.implementation == "teir"]
+        else:
+            found = [r.rate for r in rows if r.case == case and r.dtype == dtype
+                     and r.threads == threads and r.implementation != "teir"]
+            if not found:  # peers timed at one thread count only
+                found = [r.rate for r in rows if r.case == case and r.dtype == dtype
+                         and r.implementation != "teir"]
+        return max(found) if found else 0.0
+
+    figure, axes = plt.subplots(1, 3, figsize=(17, 5.5),
+                                gridspec_kw={"width_ratios": [4, 4, 1.3]})
+    for axis, dtype in zip(axes[:2], ("FP32", "FP64")):
+        cases = list(dict.fromkeys(r.case for r in rows if r.dtype == dtype and r.unit == "GFLOP/s"))
+        positions = np.arange(len(cases))
+        width = 0.2
+        for index, (kind, threads) in enumerate(series):
+            values = [value(c, dtype, kind, threads) for c in cases]
+            label = f"{'TEIR' if kind == 'teir' else 'best numpy peer'}, {threads} thread(s)"
+            axis.bar(positions + (index - 1.5) * width, values, width, label=label,
+                     color=colors[(kind, threads)])
+        if dtype in peaks:
+            axis.axhline(peaks[dtype].one_thread, color="k", linestyle="--", linewidth=1,
+                         label=f"FMA peak 1T {peaks[dtype].one_thread:.0f}")
+            axis.axhline(peaks[dtype].two_threads, color="k", linestyle=":", linewidth=1,
+                         label=f"FMA peak 2T {peaks[dtype].two_threads:.0f}")
+        axis.set_xticks(positions)
+        axis.set_xticklabels([c.replace("trus,pqtu->pqrs ", "trus,pqtu->pqrs\n") for c in cases],
+                             rotation=30, ha="right", fontsize=8)
+        axis.set_ylabel("GFLOP/s")
+        axis.set_title(f"{dtype} contractions")
+        axis.legend(fontsize=7)
+        axis.grid(axis="y", alpha=0.3)
+    axis = axes[2]
+    perm = sorted((r for r in rows if r.unit == "GB/s"),
+                  key=lambda r: (r.implementation != "teir", r.threads))
+    labels, values, bar_colors = [], [], []
+    for r in perm:
+        labels.append(f"{'TEIR' if r.implementation == 'teir' else r.implementation} {r.threads}T")
+        values.append(r.rate)
+        bar_colors.append("#1f77b4" if r.implementation == "teir" else "#d62728")
+    axis.bar(range(len(values)), values, color=bar_colors)
+    axis.axhline(copy_gbs, color="k", linestyle="--", linewidth=1,
+                 label=f"np.copyto {copy_gbs:.0f} GB/s")
+    axis.set_xticks(range(len(values)))
+    axis.set_xticklabels(labels, rotation=40, ha="right", fontsize=7)
+    axis.set_ylabel("GB/s (read + write)")
+    axis.set_title(perm[0].case if perm else "permutation")
+    axis.legend(fontsize=7)
+    figure.suptitle(f"TEIR benchmarks on {platform.node() or 'this host'} "
+                    f"({os.cpu_count()} cores)")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return True
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer sizes and repetitions (under a minute)")
+    parser.add_argument("--out", type=Path, default=HERE / "results",
+                        help="folder for results.csv and results.png (default: %(default)s)")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    repeat, budget = (5, 0.15) if args.quick else (15, 0.6)
+
+    import teir_lowering  # noqa: F401  (imports xDSL once, before any timing)
+
+    blas = BlasThreads()
+    peaks = {}
+    for dtype in ("FP32", "FP64"):
+        peaks[dtype] = measure_peak(dtype, args.quick)
+        peak = peaks[dtype]
+        print(f"[{time.perf_counter() - started:5.1f}s] FMA peak {dtype}: "
+              f"{peak.one_thread:.1f} GFLOP/s (1T), {peak.two_threads:.1f} GFLOP/s (2T)",
+              flush=True)
+    copy_gbs = measure_copy_bandwidth(args.quick)
+    print(f"[{time.perf_counter() - started:5.1f}s] copy bandwidth: {copy_gbs:.1f} GB/s", flush=True)
+
+    # One throw-away compile so that the compile times below exclude one-time warm-up
+    # (xDSL contexts, LLVM initialization, libgomp loading).
+    compile_fresh(gemm_record(4, 4, 4, "FP64"))
+    compile_fresh(permutation_record(2, 2, 2, 2, "FP64"))
+
+    rng = np.random.default_rng(0)
+    rows: list[Row] = []
+    for case in build_cases(args.quick):
+        rows.extend(run_case(case, peaks, copy_gbs, blas, repeat, budget, rng))
+        kernel_rows = [r for r in rows if r.case == case.name and r.dtype == case.dtype
+                       and r.implementation == "teir"]
+        summary = ", ".join(f"{r.threads}T {r.rate:.1f} {r.unit}" for r in kernel_rows)
+        print(f"[{time.perf_counter() - started:5.1f}s] {case.name} {case.dtype}: {summary} "
+              f"({kernel_rows[0].check})", flush=True)
+
+    # The peaks again at the end: the host may give more (or less) than at the start.
+    for dtype in ("FP32", "FP64"):
+        again = measure_peak(dtype, args.quick)
+        peaks[dtype] = peaks[dtype].merge(again)
+        print(f"[{time.perf_counter() - started:5.1f}s] FMA peak {dtype} again: "
+              f"{again.one_thread:.1f} GFLOP/s (1T), {again.two_threads:.1f} GFLOP/s (2T)",
+              flush=True)
+    for row in rows:
+        if row.unit == "GFLOP/s":
+            peak = peaks[row.dtype]
+            row.peak_fraction = row.rate / (peak.one_thread if row.threads == 1
+                                            else peak.two_threads)
+
+    if blas.setter is not None:
+        peer_note = (f"numpy's BLAS set to the row's thread count ({blas.library}); "
+                     "permutation peers are single-threaded numpy copies")
+    else:
+        peer_note = "numpy's BLAS thread count could not be set: peers run with its default"
+    if _opt_einsum() is None:
+        peer_note += "; opt_einsum not importable (not measured)"
+    print()
+    print_table(rows, peaks, copy_gbs, peer_note)
+    csv_path = args.out / "results.csv"
+    write_csv(csv_path, rows, peaks, copy_gbs)
+    written = [str(csv_path)]
+    png_path = args.out / "results.png"
+    if write_chart(png_path, rows, peaks, copy_gbs):
+        written.append(str(png_path))
+    print(f"wrote {', '.join(written)}; total {time.perf_counter() - started:.0f} s")
+    failed = any(r.check != "ok" for r in rows)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
