@@ -164,6 +164,17 @@ class Kernel:
                     f"its bytes up to {spec.needed_bytes}"
                 )
             checked.append(array)
+        out = checked[-1]
+        out_start = out.ctypes.data
+        for spec, array in zip(self.tensors[:-1], checked[:-1]):
+            start = array.ctypes.data
+            if array.nbytes and out.nbytes and (
+                start < out_start + out.nbytes and out_start < start + array.nbytes
+            ):
+                raise ValueError(
+                    f"out overlaps {spec.name} in memory; the kernel reads its inputs "
+                    "while it writes out, so they must be separate buffers"
+                )
         return checked
 
     def __call__(self, *arrays: np.ndarray, threads: int | None = None) -> np.ndarray:

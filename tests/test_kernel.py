@@ -208,3 +208,12 @@ def test_contraction_k_axis_offsets_on_out_count() -> None:
     out = np.zeros(3, dtype=np.float32)
     kernel(a, b, out)
     np.testing.assert_array_equal(out, [0, 0, 3])
+
+
+def test_out_overlapping_an_input_is_rejected(brgemm) -> None:  # noqa: ANN001
+    arrays = _exact(brgemm)
+    shared = np.zeros(max(a.size for a in arrays) * 2, np.float32)
+    in0 = shared[: arrays[0].size]
+    out = shared[arrays[0].size // 2 : arrays[0].size // 2 + arrays[2].size]
+    with pytest.raises(ValueError, match=r"out overlaps in0 in memory"):
+        brgemm(in0, arrays[1], out)
