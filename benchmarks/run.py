@@ -224,6 +224,47 @@ def measure_peak(dtype: str, quick: bool) -> Peak:
     return Peak(dtype, bits, chains, lanes, one, two, [(one, two)])
 
 
+class CoreProbe:
+    """How many cores the host gives two threads right now (1.0 to 2.0).
+
+    Runs the FP64 FMA loop for ~20 ms on one thread and on two threads at once;
+    cores = 2 * (best 1-thread time) / (2-thread wall time). Some hosts (VMs
+    whose vCPUs share a physical core at times) swing between 1 and 2.
+    """
+
+    def __init__(self) -> None:
+        bits = _vector_lanes_bits()
+        self.function, _, self._keep = build_fma_loop("FP64", bits, 16 if bits == 512 else 12)
+        self.ios = [np.ones((18) * 8, np.float64) for _ in range(2)]
+        self.function(1 << 16, self.ios[0].ctypes.data)
+        start = time.perf_counter()
+        self.function(1 << 18, self.ios[0].ctypes.data)
+        self.n = max(1 << 18, int(0.02 / (time.perf_counter() - start) * (1 << 18)))
+        self.one = min(self._time_one() for _ in range(3))
+
+    def _time_one(self) -> float:
+        start = time.perf_counter()
+        self.function(self.n, self.ios[0].ctypes.data)
+        return time.perf_counter() - start
+
+    def cores(self) -> float:
+        self.one = min(self.one, self._time_one())
+        barrier = threading.Barrier(3)
+
+        def worker(io: np.ndarray) -> None:
+            barrier.wait()
+            self.function(self.n, io.ctypes.data)
+
+        threads = [threading.Thread(target=worker, args=(io,)) for io in self.ios]
+        for thread in threads:
+            thread.start()
+        barrier.wait()
+        start = time.perf_counter()
+        for thread in threads:
+            thread.join()
+        return min(2.0, 2 * self.one / (time.perf_counter() - start))
+
+
 def measure_copy_bandwidth(quick: bool) -> float:
     """GB/s of np.copyto on 256 MiB (bytes read + bytes written per second)."""
     size = 256 << 20
@@ -509,6 +550,7 @@ class Row:
     best_peer: str = ""
     compile_seconds: float | None = None
     check: str = ""
+    host_cores: float | None = None  # 2-thread rows: CoreProbe before and after (the lower)
 
 
 def close(got: np.ndarray, expected: np.ndarray, dtype: str) -> bool:
@@ -530,7 +572,8 @@ def compile_fresh(record: dict):  # noqa: ANN201
 
 
 def run_case(case: Case, peaks: dict[str, Peak], copy_gbs: float, blas: BlasThreads,
-             repeat: int, budget: float, rng: np.random.Generator) -> list[Row]:
+             probe: CoreProbe, repeat: int, budget: float,
+             rng: np.random.Generator) -> list[Row]:
     kernel, compile_seconds = compile_fresh(case.record)
     numpy_type = NP_TYPE[case.dtype]
     inputs = [
@@ -585,12 +628,15 @@ def run_case(case: Case, peaks: dict[str, Peak], copy_gbs: float, blas: BlasThre
     # numpy copies: timed once.
     rows: list[Row] = []
     for threads in (1, 2):
+        cores_before = probe.cores() if threads == 2 else None
         arrays = [a.copy() for a in inputs]
         seconds = median_time(lambda arrays=arrays, threads=threads: kernel(*arrays, threads=threads),
                               repeat, budget)
         kernel_row = Row(case.name, case.group, case.dtype, threads, "teir", seconds,
                          rate(seconds), unit, fraction(rate(seconds), threads), None,
                          compile_seconds=compile_seconds, check=check)
+        if cores_before is not None:
+            kernel_row.host_cores = min(cores_before, probe.cores())
         if threads == 1 or not is_copy:
             blas.set(threads)
             peer_rows = []
@@ -620,7 +666,7 @@ def print_table(rows: list[Row], peaks: dict[str, Peak], copy_gbs: float,
     kernel_rows = [r for r in rows if r.implementation == "teir"]
     header = (f"{'case':<32} {'type':<4} {'thr':>3} {'median':>10} {'rate':>14} "
               f"{'%peak':>6} {'best numpy peer':>26} {'peer rate':>10} {'teir/peer':>9} "
-              f"{'compile':>8}  check")
+              f"{'compile':>8} {'cores':>5}  check")
     print(header)
     print("-" * len(header))
     by_key = {(r.case, r.dtype, r.threads, r.implementation): r for r in rows}
@@ -629,9 +675,11 @@ def print_table(rows: list[Row], peaks: dict[str, Peak], copy_gbs: float,
             (row.case, row.dtype, 1, row.best_peer))  # permutation peers: 1 thread only
         peer_rate = f"{peer_row.rate:10.2f}" if peer_row else f"{'-':>10}"
         frac = f"{100 * row.peak_fraction:5.1f}%" if row.peak_fraction is not None else "   -  "
+        cores = f"{row.host_cores:.2f}" if row.host_cores is not None else ""
         print(f"{row.case:<32} {row.dtype:<4} {row.threads:>3} {format_seconds(row.seconds):>10} "
               f"{row.rate:8.2f} {row.unit:<5} {frac:>6} {row.best_peer:>26} {peer_rate} "
-              f"{row.vs_best_numpy:8.3g}x {1e3 * (row.compile_seconds or 0):6.0f}ms  {row.check}")
+              f"{row.vs_best_numpy:8.3g}x {1e3 * (row.compile_seconds or 0):6.0f}ms "
+              f"{cores:>5}  {row.check}")
     print()
     for peak in peaks.values():
         each = " / ".join(f"{one:.0f}, {two:.0f}" for one, two in peak.measurements)
@@ -646,6 +694,8 @@ def print_table(rows: list[Row], peaks: dict[str, Peak], copy_gbs: float,
               "2-thread figures measure that contention, not parallel scaling")
     print("%peak: GFLOP/s over the measured FMA peak of that type and thread count; "
           "GB/s over the copy bandwidth")
+    print("cores (2-thread rows): cores the host gave two threads around that measurement, "
+          "from a 20 ms FMA probe before and after (the lower; 2.00 = two full cores)")
     print("teir/peer: best numpy peer's median time / teir's (> 1: teir faster); "
           f"{peer_threads_note}")
 
@@ -663,7 +713,7 @@ def write_csv(path: Path, rows: list[Row], peaks: dict[str, Peak], copy_gbs: flo
         writer = csv.writer(handle)
         writer.writerow(["case", "group", "dtype", "threads", "implementation", "median_seconds",
                          "rate", "unit", "peak_fraction", "best_numpy_seconds_over_teir",
-                         "best_peer", "compile_seconds", "check"])
+                         "best_peer", "compile_seconds", "check", "host_cores"])
         for peak in peaks.values():
             for threads, value in ((1, peak.one_thread), (2, peak.two_threads)):
                 writer.writerow([f"fma peak {peak.bits}-bit x{peak.chains}", "peak", peak.dtype,
@@ -680,6 +730,7 @@ def write_csv(path: Path, rows: list[Row], peaks: dict[str, Peak], copy_gbs: flo
                 r.best_peer,
                 "" if r.compile_seconds is None else f"{r.compile_seconds:.4f}",
                 r.check,
+                "" if r.host_cores is None else f"{r.host_cores:.3f}",
             ])
 
 
@@ -789,10 +840,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     compile_fresh(gemm_record(4, 4, 4, "FP64"))
     compile_fresh(permutation_record(2, 2, 2, 2, "FP64"))
 
+    probe = CoreProbe()
     rng = np.random.default_rng(0)
     rows: list[Row] = []
     for case in build_cases(args.quick):
-        rows.extend(run_case(case, peaks, copy_gbs, blas, repeat, budget, rng))
+        rows.extend(run_case(case, peaks, copy_gbs, blas, probe, repeat, budget, rng))
         kernel_rows = [r for r in rows if r.case == case.name and r.dtype == case.dtype
                        and r.implementation == "teir"]
         summary = ", ".join(f"{r.threads}T {r.rate:.1f} {r.unit}" for r in kernel_rows)
