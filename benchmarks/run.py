@@ -68,14 +68,13 @@ def median_time(function: Callable[[], object], repeat: int, budget: float) -> f
 
 def _vector_lanes_bits() -> int:
     import llvmlite.binding as llvm
-
-    from teir_lowering.jit import _host_features  # noqa: PLC2701
+    from teir_lowering.jit import _host_features
 
     llvm.initialize_native_target()
     return 512 if _host_features().get("avx512f", False) else 256
 
 
-def build_fma_loop(dtype: str, bits: int, chains: int):  # noqa: ANN201
+def build_fma_loop(dtype: str, bits: int, chains: int):
     """`void peak(i64 n, ptr io)`: n iterations of `chains` independent vector FMAs.
 
     io holds [x, y, acc_0 ... acc_{chains-1}] as vectors; each iteration does
@@ -85,7 +84,6 @@ def build_fma_loop(dtype: str, bits: int, chains: int):  # noqa: ANN201
     """
     import llvmlite.binding as llvm
     from llvmlite import ir
-
     from teir_lowering.jit import host_target_machine
 
     element = ir.FloatType() if dtype == "FP32" else ir.DoubleType()
@@ -166,7 +164,7 @@ class Peak:
     two_threads: float  # GFLOP/s, two Python threads calling the loop concurrently
     measurements: list[tuple[float, float]] = field(default_factory=list)  # (1T, 2T) each time
 
-    def merge(self, other: "Peak") -> "Peak":
+    def merge(self, other: Peak) -> Peak:
         """Measured again (at the end of the run): keep the highest of each."""
         return Peak(self.dtype, self.bits, self.chains, self.lanes,
                     max(self.one_thread, other.one_thread),
@@ -227,9 +225,10 @@ def measure_peak(dtype: str, quick: bool) -> Peak:
 class CoreProbe:
     """How many cores the host gives two threads right now (1.0 to 2.0).
 
-    Runs the FP64 FMA loop for ~20 ms on one thread and on two threads at once;
-    cores = 2 * (best 1-thread time) / (2-thread wall time). Some hosts (VMs
-    whose vCPUs share a physical core at times) swing between 1 and 2.
+    Runs the FP64 FMA loop for ~50 ms on one thread and on two threads at once;
+    cores = 2 * (best 1-thread time) / (2-thread wall time), the better of two
+    tries. Some hosts (VMs whose vCPUs share a physical core at times) swing
+    between 1 and 2.
     """
 
     def __init__(self) -> None:
@@ -239,7 +238,7 @@ class CoreProbe:
         self.function(1 << 16, self.ios[0].ctypes.data)
         start = time.perf_counter()
         self.function(1 << 18, self.ios[0].ctypes.data)
-        self.n = max(1 << 18, int(0.02 / (time.perf_counter() - start) * (1 << 18)))
+        self.n = max(1 << 18, int(0.05 / (time.perf_counter() - start) * (1 << 18)))
         self.one = min(self._time_one() for _ in range(3))
 
     def _time_one(self) -> float:
@@ -248,6 +247,10 @@ class CoreProbe:
         return time.perf_counter() - start
 
     def cores(self) -> float:
+        """The better of two 2-thread runs."""
+        return max(self._cores_once(), self._cores_once())
+
+    def _cores_once(self) -> float:
         self.one = min(self.one, self._time_one())
         barrier = threading.Barrier(3)
 
@@ -399,7 +402,7 @@ def permutation_record(a: int, b: int, c: int, d: int, dtype: str) -> dict:
 Peer = Callable[[Sequence[np.ndarray]], np.ndarray]
 
 
-def _opt_einsum():  # noqa: ANN202
+def _opt_einsum():
     try:
         import opt_einsum  # type: ignore[import-not-found]
     except ImportError:
@@ -410,7 +413,7 @@ def _opt_einsum():  # noqa: ANN202
 def gemm_peers(m: int, n: int, k: int) -> dict[str, Peer]:
     # Column-major A (m,k), B (k,n), C (m,n) are row-major A^T (k,m), B^T (n,k), C^T (n,m):
     # C^T = B^T A^T.
-    def views(arrays: Sequence[np.ndarray]):  # noqa: ANN202
+    def views(arrays: Sequence[np.ndarray]):
         a, b, c = arrays
         return a[: m * k].reshape(k, m), b[: k * n].reshape(n, k), c[: m * n].reshape(n, m)
 
@@ -441,7 +444,7 @@ def gemm_peers(m: int, n: int, k: int) -> dict[str, Peer]:
 
 
 def contraction_peers(p: int, q: int, r: int, s: int, t: int, u: int) -> dict[str, Peer]:
-    def views(arrays: Sequence[np.ndarray]):  # noqa: ANN202
+    def views(arrays: Sequence[np.ndarray]):
         a, b, c = arrays
         return (
             a[: t * r * u * s].reshape(t, r, u, s),
@@ -479,7 +482,7 @@ def contraction_peers(p: int, q: int, r: int, s: int, t: int, u: int) -> dict[st
 
 def permutation_peers(a: int, b: int, c: int, d: int) -> dict[str, Peer]:
     def ascontiguous(arrays: Sequence[np.ndarray]) -> np.ndarray:
-        x, y = arrays
+        x = arrays[0]
         result = np.ascontiguousarray(x[: a * b * c * d].reshape(a, b, c, d).transpose(3, 2, 1, 0))
         return result.reshape(-1)  # a new array: compared, not stored in out
 
@@ -559,12 +562,12 @@ def close(got: np.ndarray, expected: np.ndarray, dtype: str) -> bool:
     return bool(np.allclose(got, expected, rtol=rtol, atol=rtol * scale))
 
 
-def compile_fresh(record: dict):  # noqa: ANN201
+def compile_fresh(record: dict):
     """(kernel, seconds): records -> callable kernel with an empty kernel cache."""
     from teir_lowering import kernel as kernel_module
 
-    with kernel_module._CACHE_LOCK:  # noqa: SLF001
-        kernel_module._CACHE.clear()  # noqa: SLF001
+    with kernel_module._CACHE_LOCK:
+        kernel_module._CACHE.clear()
     gc.collect()
     start = time.perf_counter()
     kernel = kernel_module.compile_kernel(record)
@@ -695,7 +698,7 @@ def print_table(rows: list[Row], peaks: dict[str, Peak], copy_gbs: float,
     print("%peak: GFLOP/s over the measured FMA peak of that type and thread count; "
           "GB/s over the copy bandwidth")
     print("cores (2-thread rows): cores the host gave two threads around that measurement, "
-          "from a 20 ms FMA probe before and after (the lower; 2.00 = two full cores)")
+          "from 50 ms FMA probes before and after (the lower; 2.00 = two full cores)")
     print("teir/peer: best numpy peer's median time / teir's (> 1: teir faster); "
           f"{peer_threads_note}")
 
@@ -820,7 +823,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    repeat, budget = (5, 0.15) if args.quick else (15, 0.6)
+    repeat, budget = (5, 0.15) if args.quick else (25, 1.0)
 
     import teir_lowering  # noqa: F401  (imports xDSL once, before any timing)
 

@@ -287,7 +287,7 @@ class _Emitter:
         zero_first: bool = False,
     ) -> bool:
         """A register-blocked GEMM/BRGEMM for matched tiles with column-major A and C."""
-        from teir_lowering.microkernel import GemmEmitter, GemmShape, vector_bytes
+        from teir_lowering.microkernel import MIN_LANES, GemmEmitter, GemmShape
         from teir_passes.match_gemm import match_contraction
 
         if not self.microkernels:
@@ -297,7 +297,7 @@ class _Emitter:
         width = prim.element_width
         if kind not in ("gemm", "brgemm") or kernel.trans.data[0] + kernel.trans.data[2] != "NN":
             return False
-        if kernel.get("m") < vector_bytes() // width:
+        if kernel.get("m") < MIN_LANES:
             return False
         shape = GemmShape(
             m=kernel.get("m"), n=kernel.get("n"), k=kernel.get("k"),

@@ -50,6 +50,17 @@ def vector_bytes() -> int:
     return 16
 
 
+MIN_LANES = 4
+
+
+def lanes_for(m: int, width: int) -> int:
+    """Vector lanes along M: the host's full width, narrower (down to 4) for short tiles."""
+    lanes = vector_bytes() // width
+    while lanes > MIN_LANES and lanes > m:
+        lanes //= 2
+    return lanes
+
+
 @dataclass(frozen=True)
 class GemmShape:
     """A tile product C(m, n) += sum over batches of A(m, k) B(k, n), in elements."""
@@ -75,7 +86,7 @@ class GemmEmitter:
         self.zero_first = zero_first  # a fused Zero of the tile: start from 0 (beta = 0)
         self.shape = shape
         self.element = element
-        self.lanes = vector_bytes() // width
+        self.lanes = lanes_for(shape.m, width)
         self.vector_type = VectorType(element, [self.lanes])
         self.a, self.b, self.c = a, b, c
 
