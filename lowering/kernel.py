@@ -140,15 +140,15 @@ class Kernel:
         self._function = prototype(address)  # ctypes releases the GIL during calls
         self._set_threads = _omp_set_num_threads() if parallel else None
 
-    def check(self, arrays: Sequence[object]) -> list[np.ndarray]:
-        """The arrays if a call with them is safe, else a ValueError/TypeError."""
+    def check(self, arrays: Sequence[object]) -> list[int]:
+        """The arrays' data addresses if a call with them is safe, else a ValueError/TypeError."""
         names = ", ".join(t.name for t in self.tensors)
         if len(arrays) != len(self.tensors):
             raise TypeError(
                 f"kernel '{self.name}' takes {len(self.tensors)} arrays ({names}), "
                 f"got {len(arrays)}"
             )
-        checked: list[np.ndarray] = []
+        addresses: list[int] = []
         for spec, array in zip(self.tensors, arrays):
             if not isinstance(array, np.ndarray):
                 raise TypeError(f"{spec.name} must be a numpy array, got {type(array).__name__}")
@@ -163,26 +163,24 @@ class Kernel:
                     f"{spec.name} has {array.nbytes} bytes but the configuration touches "
                     f"its bytes up to {spec.needed_bytes}"
                 )
-            checked.append(array)
-        out = checked[-1]
-        out_start = out.ctypes.data
-        for spec, array in zip(self.tensors[:-1], checked[:-1]):
-            start = array.ctypes.data
-            if array.nbytes and out.nbytes and (
-                start < out_start + out.nbytes and out_start < start + array.nbytes
+            addresses.append(array.ctypes.data)
+        out, out_start = arrays[-1], addresses[-1]
+        for spec, array, start in zip(self.tensors[:-1], arrays[:-1], addresses[:-1]):
+            if array.nbytes and out.nbytes and (  # pyright: ignore
+                start < out_start + out.nbytes and out_start < start + array.nbytes  # pyright: ignore
             ):
                 raise ValueError(
                     f"out overlaps {spec.name} in memory; the kernel reads its inputs "
                     "while it writes out, so they must be separate buffers"
                 )
-        return checked
+        return addresses
 
     def __call__(self, *arrays: np.ndarray, threads: int | None = None) -> np.ndarray:
-        checked = self.check(arrays)
+        addresses = self.check(arrays)
         if self._set_threads is not None:
             self._set_threads(threads or self.threads)
-        self._function(*(a.ctypes.data for a in checked))
-        return checked[-1]
+        self._function(*addresses)
+        return arrays[-1]
 
     def __repr__(self) -> str:
         args = ", ".join(f"{t.name}: {t.dtype}[>={t.needed_bytes}B]" for t in self.tensors)
