@@ -17,10 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from teir_passes.primitives import erase_unused, with_roles
 from xdsl.context import Context
 from xdsl.dialects import builtin
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr
-from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -29,36 +28,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from teir_dialect.dialect import InvokeOp, IterOp, PrimitiveOp, id_text
-
-
-def _fresh_id(taken: set[str], base: str) -> str:
-    candidate, suffix = base, 1
-    while candidate in taken:
-        candidate, suffix = f"{base}_{suffix}", suffix + 1
-    return candidate
-
-
-def brgemm_primitive(gemm: PrimitiveOp, batch_axis: Attribute) -> PrimitiveOp:
-    """The primitive with `batch_axis` prepended to K, reusing an identical one if any."""
-    config = gemm.config
-    roles: dict[str, list[Attribute]] = {
-        "M": list(gemm.role_ids("M")),
-        "N": list(gemm.role_ids("N")),
-        "K": [batch_axis, *gemm.role_ids("K")],
-    }
-    wanted = {role: [id_text(a) for a in axes] for role, axes in roles.items()}
-    for prim in config.primitives:
-        if prim.kind == "Contraction" and prim.metadata == gemm.metadata and all(
-            [id_text(a) for a in prim.role_ids(role)] == axes for role, axes in wanted.items()
-        ):
-            return prim
-    axes = "".join(wanted["M"] + wanted["N"] + wanted["K"])
-    name = _fresh_id({p.primitive_id for p in config.primitives}, f"brgemm_{axes}")
-    new = PrimitiveOp(name, "Contraction", {}, gemm.metadata)
-    new.properties["roles"] = DictionaryAttr({r: ArrayAttr(a) for r, a in roles.items()})
-    config.body.block.insert_op_after(new, gemm)
-    return new
+from teir_dialect.dialect import InvokeOp, IterOp, id_text
 
 
 class LiftBrgemm(RewritePattern):
@@ -81,22 +51,13 @@ class LiftBrgemm(RewritePattern):
             return
         if any(id_text(a) == axis.axis_id for a in gemm.role_ids("K")):
             return
-        brgemm = brgemm_primitive(gemm, op.axis)
+        config = op.config
+        brgemm = with_roles(gemm, {"K": [op.axis]}, "brgemm")
         invoke = InvokeOp(0, 0)
         invoke.properties["id"] = child.id
         invoke.properties["primitive"] = brgemm.id
         rewriter.replace_op(op, invoke, [])
-        _erase_if_unused(gemm)
-
-
-def _erase_if_unused(prim: PrimitiveOp) -> None:
-    config = prim.config
-    if not any(
-        isinstance(node, InvokeOp) and node.primitive_id == prim.primitive_id
-        for node in config.schedule.walk_nodes()
-    ):
-        prim.detach()
-        prim.erase()
+        erase_unused(config, [gemm])
 
 
 @dataclass(frozen=True)

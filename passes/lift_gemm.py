@@ -26,14 +26,13 @@ pattern makes (m, n) -> out address injective). Hence the conditions:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import permutations
 
 from teir_passes.match_gemm import gemm_layout
+from teir_passes.primitives import erase_unused, with_roles
 from xdsl.context import Context
 from xdsl.dialects import builtin
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -74,34 +73,6 @@ def _element_local(invoke: InvokeOp, config: ConfigOp, used: set[str]) -> bool:
     return False
 
 
-def _with_roles(prim: PrimitiveOp, extra: dict[str, Sequence[Attribute]], kind: str) -> PrimitiveOp:
-    """A primitive like `prim` with `extra` axes prepended to its roles (shared when equal)."""
-    config = prim.config
-    roles = {
-        role: [*extra.get(role, ()), *prim.role_ids(role)]
-        for role in ("M", "N", "K")
-        if role in prim.roles.data or extra.get(role)
-    }
-    wanted = {role: [id_text(a) for a in axes] for role, axes in roles.items()}
-    for other in config.primitives:
-        if (
-            other.kind == prim.kind
-            and other.metadata == prim.metadata
-            and set(other.roles.data) == set(wanted)
-            and all([id_text(a) for a in other.role_ids(r)] == ids for r, ids in wanted.items())
-        ):
-            return other
-    base = f"{kind}_" + "".join(ids for axes in wanted.values() for ids in axes)
-    taken = {p.primitive_id for p in config.primitives}
-    name, suffix = base, 1
-    while name in taken:
-        name, suffix = f"{base}_{suffix}", suffix + 1
-    new = PrimitiveOp(name, prim.kind, {}, prim.metadata)
-    new.properties["roles"] = DictionaryAttr({r: ArrayAttr(a) for r, a in roles.items()})
-    config.body.block.insert_op_after(new, prim)
-    return new
-
-
 def _splice(node: IterOp) -> None:
     children = node.children
     for child in children:
@@ -111,14 +82,6 @@ def _splice(node: IterOp) -> None:
 
 def _retarget(invoke: InvokeOp, prim: PrimitiveOp) -> None:
     invoke.properties["primitive"] = prim.id
-
-
-def _erase_unused(config: ConfigOp, prims: Sequence[PrimitiveOp]) -> None:
-    used = {n.primitive_id for n in config.schedule.walk_nodes() if isinstance(n, InvokeOp)}
-    for prim in prims:
-        if prim.primitive_id not in used and prim.parent is not None:
-            prim.detach()
-            prim.erase()
 
 
 def lift_gemm(op: InvokeOp) -> bool:
@@ -158,7 +121,7 @@ def _rewrite(
     m_node, n_node, k_node = nodes
     config = op.config
     old = [prim]
-    gemm = _with_roles(prim, {"M": [m_node.axis], "N": [n_node.axis], "K": [k_node.axis]}, "gemm")
+    gemm = with_roles(prim, {"M": [m_node.axis], "N": [n_node.axis], "K": [k_node.axis]}, "gemm")
     _retarget(op, gemm)
     for inv in others:
         extra: dict[str, list[Attribute]] = {"M": [], "N": []}
@@ -169,10 +132,10 @@ def _rewrite(
             extra["N"].append(n_node.axis)
         source = inv.primitive_op()
         old.append(source)
-        _retarget(inv, _with_roles(source, extra, source.kind.lower()))
+        _retarget(inv, with_roles(source, extra, source.kind.lower()))
     for node in (k_node, n_node, m_node):
         _splice(node)
-    _erase_unused(config, old)
+    erase_unused(config, old)
 
 
 @dataclass(frozen=True)
