@@ -35,6 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
+from teir_tools.timing import median_time as _median_time
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -42,25 +44,8 @@ HERE = Path(__file__).resolve().parent
 
 
 def median_time(function: Callable[[], object], repeat: int, budget: float) -> float:
-    """Median seconds per call: `repeat` timed batches after a warm-up call.
-
-    Calls shorter than ~5 ms are batched so that a batch lasts ~5 ms; stops
-    early once `budget` seconds have passed and at least 3 batches are in.
-    """
-    start = time.perf_counter()
-    function()  # warm-up (page faults, caches, libgomp/BLAS thread start)
-    once = max(time.perf_counter() - start, 1e-7)
-    inner = max(1, min(10_000, int(0.005 / once)))
-    samples: list[float] = []
-    deadline = time.perf_counter() + budget
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(inner):
-            function()
-        samples.append((time.perf_counter() - start) / inner)
-        if len(samples) >= 3 and time.perf_counter() > deadline:
-            break
-    return float(np.median(samples))
+    """teir-run's timing with ~5 ms batches (up to 10,000 calls) for short calls."""
+    return _median_time(function, repeat, budget, batch_seconds=0.005, max_batch=10_000)
 
 
 # --------------------------------------------------------------------------- FMA peak

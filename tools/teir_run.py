@@ -15,12 +15,13 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from teir_dialect.dialect import ConfigOp
 from teir_dialect.records import TeirError, find_configs
+from teir_tools.timing import median_time
 
 
 REFERENCE_LIMIT = 5e7
@@ -33,25 +34,6 @@ def make_inputs(kernel, rng: np.random.Generator) -> list[np.ndarray]:  # noqa: 
         count = max(1, -(-spec.needed_bytes // spec.dtype.itemsize))
         arrays.append(rng.standard_normal(count).astype(spec.dtype))
     return arrays
-
-
-def median_time(function: Callable[[], object], repeat: int, budget: float = 2.0) -> float:
-    """Median seconds per call over `repeat` timed batches (warm-up first)."""
-    function()
-    start = time.perf_counter()
-    function()
-    once = max(time.perf_counter() - start, 1e-7)
-    inner = max(1, min(1000, int(0.01 / once)))
-    samples = []
-    deadline = time.perf_counter() + budget
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(inner):
-            function()
-        samples.append((time.perf_counter() - start) / inner)
-        if time.perf_counter() > deadline and len(samples) >= 3:
-            break
-    return float(np.median(samples))
 
 
 def work(config: ConfigOp) -> tuple[float, float]:
