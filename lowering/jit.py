@@ -87,7 +87,14 @@ class JitModule:
     `llvm_ir` the optimized LLVM IR and `assembly()` the host assembly.
     """
 
-    def __init__(self, module: ModuleOp, *, opt_level: int = 3):
+    def __init__(
+        self,
+        module: ModuleOp,
+        *,
+        opt_level: int = 3,
+        extend: Callable[[ir.Module], None] | None = None,
+    ):
+        """`extend` may add functions (e.g. entry points) to the translated LLVM module."""
         _initialize_llvm()
         self._target_machine = host_target_machine(opt_level)
         triple = llvm.get_default_triple()
@@ -99,6 +106,8 @@ class JitModule:
                 f"cannot translate the module to LLVM IR: {error} "
                 "(lower it with teir_lowering.llvm_pipeline.lower_to_llvm_dialect)"
             ) from error
+        if extend is not None:
+            extend(ir_module)
         self.defined_functions: tuple[str, ...] = tuple(
             f.name for f in ir_module.functions if not f.is_declaration
         )

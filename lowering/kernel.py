@@ -25,6 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from llvmlite import ir
+from teir_lowering.convert_teir_to_scf import TeirToScfPass
+from teir_lowering.ndarray_entry import ENTRY_SUFFIX, add_ndarray_entry, data_offset
+from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, ModuleOp
@@ -36,12 +40,10 @@ from xdsl.transforms.common_subexpression_elimination import (
 )
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from teir_dialect.analysis import footprint
 from teir_dialect import teir_context
+from teir_dialect.analysis import footprint
 from teir_dialect.dialect import ConfigOp
 from teir_dialect.records import TeirError, find_configs, from_json
-from teir_lowering.convert_teir_to_scf import TeirToScfPass
-from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass
 
 NUMPY_DTYPES = {Float32Type(): np.dtype(np.float32), Float64Type(): np.dtype(np.float64)}
 
@@ -126,6 +128,7 @@ class Kernel:
         tensors: Sequence[TensorSpec],
         address: int,
         engine: object,
+        entry_address: int | None,
         parallel: bool,
         threads: int,
         stages: dict[str, str],
@@ -138,48 +141,68 @@ class Kernel:
         self._engine = engine  # keeps the machine code alive
         prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * len(tensors)))
         self._function = prototype(address)  # ctypes releases the GIL during calls
+        self._entry = None
+        if entry_address is not None:
+            # Arrays go in as id(array), which is the object's address in CPython.
+            entry_prototype = ctypes.CFUNCTYPE(
+                ctypes.c_int32, *([ctypes.c_void_p] * len(tensors))
+            )
+            self._entry = entry_prototype(entry_address)
         self._set_threads = _omp_set_num_threads() if parallel else None
 
     def check(self, arrays: Sequence[object]) -> list[int]:
         """The arrays' data addresses if a call with them is safe, else a ValueError/TypeError."""
-        names = ", ".join(t.name for t in self.tensors)
+        self.check_arrays(arrays)
+        addresses = [_data_address(array) for array in arrays]  # pyright: ignore
+        out, out_start = self.tensors[-1], addresses[-1]
+        for spec, start in zip(self.tensors[:-1], addresses[:-1]):
+            if _overlap(start, spec.needed_bytes, out_start, out.needed_bytes):
+                raise self._overlap_error(spec)
+        return addresses
+
+    def check_arrays(self, arrays: Sequence[object]) -> None:
+        """Raises TypeError/ValueError unless each array fits its tensor (all but overlap).
+
+        This runs on every call, so it reads only cheap attributes.
+        """
         if len(arrays) != len(self.tensors):
+            names = ", ".join(t.name for t in self.tensors)
             raise TypeError(
                 f"kernel '{self.name}' takes {len(self.tensors)} arrays ({names}), "
                 f"got {len(arrays)}"
             )
-        addresses: list[int] = []
         for spec, array in zip(self.tensors, arrays):
             if not isinstance(array, np.ndarray):
                 raise TypeError(f"{spec.name} must be a numpy array, got {type(array).__name__}")
             if array.dtype != spec.dtype:
                 raise TypeError(f"{spec.name} must hold {spec.dtype} elements, got {array.dtype}")
-            if not array.flags.c_contiguous:
+            flags = array.flags
+            if not flags.c_contiguous:
                 raise ValueError(f"{spec.name} must be C-contiguous")
-            if spec.written and not array.flags.writeable:
+            if spec.written and not flags.writeable:
                 raise ValueError(f"{spec.name} is written by the kernel but is read-only")
             if array.nbytes < spec.needed_bytes:
                 raise ValueError(
                     f"{spec.name} has {array.nbytes} bytes but the configuration touches "
                     f"its bytes up to {spec.needed_bytes}"
                 )
-            addresses.append(array.ctypes.data)
-        out, out_start = arrays[-1], addresses[-1]
-        for spec, array, start in zip(self.tensors[:-1], arrays[:-1], addresses[:-1]):
-            if array.nbytes and out.nbytes and (  # pyright: ignore
-                start < out_start + out.nbytes and out_start < start + array.nbytes  # pyright: ignore
-            ):
-                raise ValueError(
-                    f"out overlaps {spec.name} in memory; the kernel reads its inputs "
-                    "while it writes out, so they must be separate buffers"
-                )
-        return addresses
+
+    def _overlap_error(self, spec: TensorSpec) -> ValueError:
+        return ValueError(
+            f"out overlaps {spec.name} in memory where the kernel works (their first "
+            f"{self.tensors[-1].needed_bytes} and {spec.needed_bytes} bytes); it reads "
+            "its inputs while it writes out, so they must be separate buffers"
+        )
 
     def __call__(self, *arrays: np.ndarray, threads: int | None = None) -> np.ndarray:
-        addresses = self.check(arrays)
         if self._set_threads is not None:
-            self._set_threads(threads or self.threads)
-        self._function(*addresses)
+            _set_omp_threads(self._set_threads, threads or self.threads)
+        if self._entry is None:
+            self._function(*self.check(arrays))
+            return arrays[-1]
+        self.check_arrays(arrays)
+        if self._entry(*map(id, arrays)):
+            self.check(arrays)  # raises the overlap error
         return arrays[-1]
 
     def __repr__(self) -> str:
@@ -187,11 +210,29 @@ class Kernel:
         return f"<teir Kernel {self.name}({args}) threads={self.threads}>"
 
 
+def _data_address(array: np.ndarray) -> int:
+    return array.ctypes.data
+
+
+def _overlap(start: int, size: int, out_start: int, out_size: int) -> bool:
+    return bool(size and out_size and start < out_start + out_size and out_start < start + size)
+
+
+_OMP_THREADS = threading.local()
+"""The thread count last given to omp_set_num_threads on this OS thread (a per-thread ICV)."""
+
+
+def _set_omp_threads(setter, count: int) -> None:
+    if getattr(_OMP_THREADS, "count", None) != count:
+        setter(count)
+        _OMP_THREADS.count = count
+
+
 _OMP_LOCK = threading.Lock()
 _OMP_SET: object | None = None
 
 
-def _omp_set_num_threads():  # noqa: ANN202
+def _omp_set_num_threads():
     global _OMP_SET
     with _OMP_LOCK:
         if _OMP_SET is None:
@@ -271,12 +312,19 @@ def compile_kernel(
 
     if parallel:
         JitModule.load_library("libgomp.so.1")
-    engine = JitModule(module)
+    offset = data_offset()
+
+    def add_entry(ir_module: ir.Module) -> None:
+        if offset is not None:
+            add_ndarray_entry(ir_module, kernel_name, [t.needed_bytes for t in tensors], offset)
+
+    engine = JitModule(module, extend=add_entry)
     kernel = Kernel(
         kernel_name,
         tensors,
         engine.address(kernel_name),
         engine,
+        None if offset is None else engine.address(kernel_name + ENTRY_SUFFIX),
         parallel,
         threads or default_threads(),
         stages,
@@ -304,4 +352,4 @@ def _tensor_specs(config: ConfigOp) -> list[TensorSpec]:
     return specs
 
 
-__all__ = ["Kernel", "compile_kernel", "load_module", "default_threads"]
+__all__ = ["Kernel", "compile_kernel", "default_threads", "load_module"]

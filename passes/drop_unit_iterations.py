@@ -63,7 +63,7 @@ class DropUnitIteration(RewritePattern):
         for child in children:
             set_guard(child, conjoin(op.guard, child.guard))
             child.detach()
-        rewriter.replace_op(op, children, [])
+        rewriter.replace(op, children, [])
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ class LiftBrgemm(RewritePattern):
         invoke = InvokeOp(0, 0)
         invoke.properties["id"] = child.id
         invoke.properties["primitive"] = brgemm.id
-        rewriter.replace_op(op, invoke, [])
+        rewriter.replace(op, invoke, [])
         erase_unused(config, [gemm])
 
 

@@ -12,18 +12,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-
 from conftest import FLAT_EXAMPLES, SPEC_EXAMPLES, TREE_EXAMPLES
+from hypothesis import HealthCheck, given, settings
 from strategies import configs, random_arrays
-from teir_dialect import TeirError, from_json
-from teir_dialect.interpreter import run_reference
-from teir_dialect.records import find_configs
 from teir_lowering.kernel import compile_kernel
 from teir_lowering.numpy_peer import numpy_peer
 
+from teir_dialect import TeirError, from_json
+from teir_dialect.interpreter import run_reference
+from teir_dialect.records import find_configs
 
-def _inputs(kernel, seed: int = 0) -> list[np.ndarray]:  # noqa: ANN001
+
+def _inputs(kernel, seed: int = 0) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     return [
         rng.standard_normal(max(1, -(-t.needed_bytes // t.dtype.itemsize)) + 3).astype(t.dtype)
@@ -64,7 +64,7 @@ def test_numpy_peers_exist_for_the_contractions_and_permutations() -> None:
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(configs())
-def test_fuzzed_configuration_matches_reference(generated) -> None:  # noqa: ANN001
+def test_fuzzed_configuration_matches_reference(generated) -> None:
     kernel = compile_kernel(generated.record)
     rng = np.random.default_rng(1)
     inputs = random_arrays(generated.record, rng, fill=7.0)
@@ -87,21 +87,21 @@ def brgemm():
     return compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json")
 
 
-def _exact(kernel) -> list[np.ndarray]:  # noqa: ANN001
+def _exact(kernel) -> list[np.ndarray]:
     return [np.zeros(t.needed_bytes // t.dtype.itemsize, t.dtype) for t in kernel.tensors]
 
 
-def test_exact_sizes_are_accepted(brgemm) -> None:  # noqa: ANN001
+def test_exact_sizes_are_accepted(brgemm) -> None:
     brgemm(*_exact(brgemm))
 
 
-def test_wrong_array_count(brgemm) -> None:  # noqa: ANN001
+def test_wrong_array_count(brgemm) -> None:
     with pytest.raises(TypeError, match=r"takes 3 arrays \(in0, in1, out\), got 2"):
         brgemm(*_exact(brgemm)[:2])
 
 
 @pytest.mark.parametrize("index", [0, 1, 2])
-def test_one_element_too_small(brgemm, index: int) -> None:  # noqa: ANN001
+def test_one_element_too_small(brgemm, index: int) -> None:
     arrays = _exact(brgemm)
     arrays[index] = arrays[index][:-1]
     name = ("in0", "in1", "out")[index]
@@ -109,41 +109,41 @@ def test_one_element_too_small(brgemm, index: int) -> None:  # noqa: ANN001
         brgemm(*arrays)
 
 
-def test_byte_short_buffer_as_wrong_dtype(brgemm) -> None:  # noqa: ANN001
+def test_byte_short_buffer_as_wrong_dtype(brgemm) -> None:
     arrays = _exact(brgemm)
     arrays[2] = np.zeros(arrays[2].nbytes - 1, np.uint8)
     with pytest.raises(TypeError, match=r"out must hold float32 elements, got uint8"):
         brgemm(*arrays)
 
 
-def test_wrong_dtype(brgemm) -> None:  # noqa: ANN001
+def test_wrong_dtype(brgemm) -> None:
     arrays = _exact(brgemm)
     arrays[0] = arrays[0].astype(np.float64)
     with pytest.raises(TypeError, match=r"in0 must hold float32 elements, got float64"):
         brgemm(*arrays)
 
 
-def test_non_contiguous(brgemm) -> None:  # noqa: ANN001
+def test_non_contiguous(brgemm) -> None:
     arrays = _exact(brgemm)
     arrays[1] = np.zeros(arrays[1].size * 2, np.float32)[::2]
     with pytest.raises(ValueError, match=r"in1 must be C-contiguous"):
         brgemm(*arrays)
 
 
-def test_read_only_out(brgemm) -> None:  # noqa: ANN001
+def test_read_only_out(brgemm) -> None:
     arrays = _exact(brgemm)
     arrays[2].flags.writeable = False
     with pytest.raises(ValueError, match=r"out is written by the kernel but is read-only"):
         brgemm(*arrays)
 
 
-def test_not_an_array(brgemm) -> None:  # noqa: ANN001
+def test_not_an_array(brgemm) -> None:
     arrays = _exact(brgemm)
     with pytest.raises(TypeError, match=r"in0 must be a numpy array, got list"):
         brgemm(list(arrays[0]), arrays[1], arrays[2])
 
 
-def test_multidimensional_arrays_are_addressed_by_bytes(brgemm) -> None:  # noqa: ANN001
+def test_multidimensional_arrays_are_addressed_by_bytes(brgemm) -> None:
     arrays = [a.reshape(-1, 2) if a.size % 2 == 0 else a for a in _exact(brgemm)]
     brgemm(*arrays)
 
@@ -166,7 +166,7 @@ def test_kernels_are_cached() -> None:
     assert compile_kernel(path) is compile_kernel(path)
 
 
-def test_concurrent_calls_from_python_threads(brgemm) -> None:  # noqa: ANN001
+def test_concurrent_calls_from_python_threads(brgemm) -> None:
     """Calls release the GIL and share no state: results equal a serial call."""
     inputs = _inputs(brgemm, seed=3)
     expected = [a.copy() for a in inputs]
@@ -210,10 +210,54 @@ def test_contraction_k_axis_offsets_on_out_count() -> None:
     np.testing.assert_array_equal(out, [0, 0, 3])
 
 
-def test_out_overlapping_an_input_is_rejected(brgemm) -> None:  # noqa: ANN001
+def test_out_overlapping_an_input_is_rejected(brgemm) -> None:
     arrays = _exact(brgemm)
     shared = np.zeros(max(a.size for a in arrays) * 2, np.float32)
     in0 = shared[: arrays[0].size]
     out = shared[arrays[0].size // 2 : arrays[0].size // 2 + arrays[2].size]
     with pytest.raises(ValueError, match=r"out overlaps in0 in memory"):
         brgemm(in0, arrays[1], out)
+
+
+def test_buffers_may_share_bytes_the_kernel_does_not_touch(brgemm) -> None:
+    """Overlap is judged on footprints: an input's untouched tail may hold out."""
+    inputs = _inputs(brgemm, seed=5)
+    sizes = [t.needed_bytes // 4 for t in brgemm.tensors]
+    expected = [a[:n].copy() for a, n in zip(inputs, sizes)]
+    brgemm(*expected)
+    shared = np.concatenate([inputs[0][: sizes[0]], inputs[2][: sizes[2]]])
+    in0, out = shared, shared[sizes[0]:]  # in0 spans out's bytes, beyond its footprint
+    brgemm(in0, inputs[1][: sizes[1]].copy(), out)
+    np.testing.assert_array_equal(out, expected[-1])
+
+
+def test_calls_go_through_the_ndarray_entry_with_the_same_results(brgemm) -> None:
+    """The fast entry (data pointers read natively) and the ctypes-address path agree,
+    and both refuse overlapping buffers."""
+    from teir_lowering.ndarray_entry import data_offset
+
+    assert data_offset() == 16  # CPython's object header; numpy's data field follows it
+    assert brgemm._entry is not None
+    inputs = _inputs(brgemm, seed=6)
+    fast = [a.copy() for a in inputs]
+    brgemm(*fast)
+    entry, brgemm._entry = brgemm._entry, None
+    try:
+        slow = [a.copy() for a in inputs]
+        brgemm(*slow)
+        shared = np.zeros(sum(a.size for a in inputs), np.float32)
+        with pytest.raises(ValueError, match=r"out overlaps in0 in memory"):
+            brgemm(shared, inputs[1], shared[1:])
+    finally:
+        brgemm._entry = entry
+    np.testing.assert_array_equal(fast[-1], slow[-1])
+
+
+def test_read_only_inputs_are_accepted(brgemm) -> None:
+    inputs = _inputs(brgemm, seed=7)
+    expected = [a.copy() for a in inputs]
+    brgemm(*expected)
+    for array in inputs[:-1]:
+        array.flags.writeable = False
+    brgemm(*inputs)
+    np.testing.assert_array_equal(inputs[-1], expected[-1])
