@@ -22,6 +22,9 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "teir-convert-func-to-llvm": _lazy("convert_func_to_llvm", "ConvertFuncToLLVMPass"),
     "teir-convert-cf-to-llvm": _lazy("convert_cf_to_llvm", "ConvertCfToLLVMPass"),
     "teir-convert-vector-to-llvm": _lazy("convert_vector_to_llvm", "ConvertVectorToLLVMPass"),
+    "teir-fence-nontemporal-stores": _lazy(
+        "fence_nontemporal", "FenceNontemporalStoresPass"
+    ),
     "teir-convert-ptr-addressing-to-llvm": _lazy(
         "llvm_pipeline", "ConvertPtrAddressingToLLVMPass"
     ),

@@ -11,9 +11,20 @@ semantics, one op at a time, in the style of MLIR's dialect conversion:
   the patterns and passes run in. `reconcile-unrealized-casts` removes the casts once
   producers and users are all converted.
 
-Ops with no faithful LLVM counterpart in xDSL's dialect (e.g. `arith.cmpf` on vectors,
-`arith.select` with a vector condition, `arith.floordivsi`) are left alone, so that
+Ops with no faithful LLVM counterpart in xDSL's dialect (e.g. `arith.floordivsi`, or
+`arith.cmpf` with the `false`/`true` predicates on vectors) are left alone, so that
 `teir_lowering.llvm_pipeline` can report them.
+
+Vector compares and lane-wise selects (the element-wise `select(x < 0, 0, x)` of
+vectorized ReLUs): in xDSL 0.74, `arith.cmpf` always has a scalar i1 result, and
+`arith.select`, `llvm.fcmp` and `llvm.select` only verify scalars or a scalar i1
+condition, while MLIR and LLVM (and xDSL's llvmlite translation, which builds them
+with the same builder calls) take vectors of floats and of i1 alike. `LaneCmpfOp` and
+`LaneSelectOp` are MLIR's vector forms of `arith.cmpf` and `arith.select` (build them
+with `lane_cmpf` and `lane_select`); they lower to `VectorFCmpOp` and
+`VectorSelectOp`, the vector forms of `llvm.fcmp` and `llvm.select`. All four are
+subclasses of xDSL's ops, with the same names and printed forms (MLIR's), that only
+change what their verifiers accept; xDSL's parser cannot read them back.
 
 The type conversion helpers at the top are shared with the func and cf conversions.
 """
@@ -43,6 +54,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.irdl import IRDLOperation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -51,7 +63,9 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.printer import Printer
 from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.type import get_element_type_or_self
 
 # --------------------------------------------------------------------------------------
@@ -353,20 +367,145 @@ class ConvertCmpiOp(RewritePattern):
         rewriter.replace(op, llvm.ICmpOp(lhs, rhs, predicate))
 
 
+def _verify_lane_compare(lhs: Attribute, rhs: Attribute, result: Attribute) -> None:
+    """Operands: one 1-D vector type of floats; result: the vector of i1 of its shape."""
+    if not (
+        isinstance(lhs, VectorType)
+        and lhs.get_num_dims() == 1
+        and isinstance(lhs.element_type, AnyFloat)
+    ):
+        raise VerifyException(f"expected a 1-D vector of floats, got {lhs}")
+    if rhs != lhs:
+        raise VerifyException(f"operand types differ: {lhs} and {rhs}")
+    if result != VectorType(i1, lhs.get_shape()):
+        raise VerifyException(f"expected result {VectorType(i1, lhs.get_shape())}, got {result}")
+
+
+def _verify_lane_select(cond: Attribute, lhs: Attribute, rhs: Attribute, result: Attribute) -> None:
+    """Operands and result: one 1-D vector type; condition: the vector of i1 of its shape."""
+    if not (isinstance(lhs, VectorType) and lhs.get_num_dims() == 1):
+        raise VerifyException(f"expected 1-D vector operands, got {lhs}")
+    if rhs != lhs or result != lhs:
+        raise VerifyException(f"operand and result types differ: {lhs}, {rhs}, {result}")
+    if cond != VectorType(i1, lhs.get_shape()):
+        raise VerifyException(f"expected condition {VectorType(i1, lhs.get_shape())}, got {cond}")
+
+
+class LaneCmpfOp(arith.CmpfOp):
+    """
+    `arith.cmpf` of 1-D float vectors with MLIR's result type, a vector of i1 (xDSL's
+    `arith.cmpf` types every result as a scalar i1). Build it with `lane_cmpf`.
+    """
+
+    def verify_(self) -> None:
+        _verify_lane_compare(self.lhs.type, self.rhs.type, self.result.type)
+
+
+def lane_cmpf(lhs: SSAValue, rhs: SSAValue, predicate: str) -> arith.CmpfOp:
+    """`arith.cmpf`, lane-wise with a vector-of-i1 result (`LaneCmpfOp`) on vectors."""
+    if not isinstance(lhs.type, VectorType):
+        return arith.CmpfOp(lhs, rhs, predicate)
+    lane = LaneCmpfOp.__new__(LaneCmpfOp)
+    IRDLOperation.__init__(
+        lane,
+        operands=[lhs, rhs],
+        result_types=[VectorType(i1, lhs.type.get_shape())],
+        properties={
+            "predicate": IntegerAttr(arith.CMPF_COMPARISON_OPERATIONS.index(predicate), i64),
+            "fastmath": arith.FastMathFlagsAttr("none"),
+        },
+    )
+    return lane
+
+
+class LaneSelectOp(arith.SelectOp):
+    """
+    `arith.select` with a 1-D vector of i1 as condition: lane i of the result is lane
+    i of `lhs` where lane i of `cond` is set, else lane i of `rhs` (MLIR's semantics).
+    Printed in MLIR's form, `arith.select %c, %a, %b : vector<8xi1>, vector<8xf32>`.
+    """
+
+    def verify_(self) -> None:
+        _verify_lane_select(self.cond.type, self.lhs.type, self.rhs.type, self.result.type)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.operands, printer.print_ssa_value)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_list((self.cond.type, self.result.type), printer.print_attribute)
+
+
+def lane_select(cond: SSAValue, lhs: SSAValue, rhs: SSAValue) -> arith.SelectOp:
+    """`arith.select`, lane-wise (`LaneSelectOp`) when `cond` is a vector of i1."""
+    if isinstance(cond.type, VectorType):
+        op = LaneSelectOp.__new__(LaneSelectOp)
+        IRDLOperation.__init__(op, operands=[cond, lhs, rhs], result_types=[lhs.type])
+        return op
+    return arith.SelectOp(cond, lhs, rhs)
+
+
+class VectorFCmpOp(llvm.FCmpOp):
+    """
+    `llvm.fcmp` on 1-D vectors of floats, giving a vector of i1 (one per lane).
+
+    xDSL's `llvm.fcmp` verifies scalar operands only. This subclass (same name, same
+    printed form) checks the vector form instead; the llvmlite translation matches
+    it as an `llvm.fcmp` and llvmlite types the result as a vector of i1.
+    """
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, predicate: str):
+        vector_type = cast(VectorType, lhs.type)
+        IRDLOperation.__init__(
+            self,
+            operands=[lhs, rhs],
+            result_types=[VectorType(i1, vector_type.get_shape())],
+            properties={
+                "predicate": IntegerAttr(llvm.FCmpPredicateFlag(predicate).to_int(), i64),
+                "fastmathFlags": llvm.FastMathAttr(None),
+            },
+        )
+
+    def verify_(self) -> None:
+        _verify_lane_compare(self.lhs.type, self.rhs.type, self.res.type)
+
+
+class VectorSelectOp(llvm.SelectOp):
+    """
+    `llvm.select` with a vector-of-i1 condition (lane-wise), as `VectorFCmpOp`:
+    xDSL's `llvm.select` verifies a scalar i1 condition only.
+    """
+
+    def __init__(self, cond: SSAValue, lhs: SSAValue, rhs: SSAValue):
+        IRDLOperation.__init__(
+            self,
+            operands=[cond, lhs, rhs],
+            result_types=[lhs.type],
+            properties={"fastmathFlags": llvm.FastMathAttr(None)},
+        )
+
+    def verify_(self) -> None:
+        _verify_lane_select(self.cond.type, self.lhs.type, self.rhs.type, self.res.type)
+
+
 @dataclass
 class ConvertCmpfOp(RewritePattern):
     """
-    `arith.cmpf` -> `llvm.fcmp` (scalars only: xDSL's `llvm.fcmp` has no vector form).
+    `arith.cmpf` -> `llvm.fcmp`; on 1-D vectors (`LaneCmpfOp`, typed with a vector of
+    i1) -> `VectorFCmpOp`.
 
     `false` and `true` become constants: the llvmlite translation has no spelling for
-    those two predicates.
+    those two predicates. Vector compares with those predicates, or typed with a
+    scalar i1 result (as xDSL's parser types them), are left alone.
     """
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.CmpfOp, rewriter: PatternRewriter, /):
-        if isinstance(op.lhs.type, VectorType):
-            return
         name = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+        if isinstance(op.lhs.type, VectorType):
+            if name not in ("false", "true") and isinstance(op.result.type, VectorType):
+                rewriter.replace(op, VectorFCmpOp(op.lhs, op.rhs, name))
+            return
         if name in ("false", "true"):
             rewriter.replace(
                 op, llvm.ConstantOp(IntegerAttr(int(name == "true"), i1), i1)
@@ -377,14 +516,21 @@ class ConvertCmpfOp(RewritePattern):
 
 @dataclass
 class ConvertSelectOp(RewritePattern):
-    """`arith.select` -> `llvm.select` (scalar conditions; the LLVM op needs one)."""
+    """
+    `arith.select` -> `llvm.select`: a scalar i1 condition picks whole values (vectors
+    too); a vector-of-i1 condition picks lane by lane (`VectorSelectOp`).
+    """
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.SelectOp, rewriter: PatternRewriter, /):
-        if op.cond.type != i1:
+        lane_wise = isinstance(op.cond.type, VectorType)
+        if lane_wise:
+            if op.cond.type.get_num_dims() != 1:
+                return
+        elif op.cond.type != i1:
             return
         cond, lhs, rhs = cast_to_llvm(op.operands, rewriter)
-        select = llvm.SelectOp(cond, lhs, rhs)
+        select = VectorSelectOp(cond, lhs, rhs) if lane_wise else llvm.SelectOp(cond, lhs, rhs)
         replace_with_llvm(op, (select,), select.results, rewriter)
 
 

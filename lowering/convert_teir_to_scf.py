@@ -8,13 +8,26 @@ divided by the tensor's element width, because tensors are 1-D memrefs of their
 element type addressed by element. Primitives become loops over their role
 axes (M..., N..., K..., outermost first) around a scalar body; a Contraction
 whose K axes all have stride 0 on `out` keeps its accumulator in a register
-across the K loops.
+across the K loops. Zero/Copy/ReLU tiles that are contiguous or transposing
+become vector code instead (teir_lowering.tile_primitives).
+
+A Contraction that teir-match-gemm's rule makes a GEMM/BRGEMM (any layout)
+becomes a register-blocked microkernel (teir_lowering.microkernel). The Zero
+and the in-place ReLU of exactly its tile fuse into it (`fuses_zero`,
+`fuses_relu`) when they are its siblings just before / after it, the
+Contraction unguarded (a guard of the Zero/ReLU becomes the condition under
+which the kernel starts from 0 / applies relu before its store), or when they
+sit just before / after a sequential K loop whose first / last node is that
+Contraction (`sunk_into`: into the loop's first / last iteration). In every
+case nothing runs between the two and the kernel writes each element of the
+tile once, so the fused code computes the same values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from xdsl.builder import Builder
 from xdsl.context import Context
@@ -49,6 +62,9 @@ from teir_dialect.dialect import (
 )
 from teir_dialect.records import TeirError
 
+if TYPE_CHECKING:
+    from teir_lowering.microkernel import GemmShape
+
 SUPPORTED_DATA_TYPES = {"FP32": Float32Type(), "TF32": Float32Type(), "FP64": Float64Type()}
 """Data types the lowering compiles (TF32 is computed as FP32)."""
 
@@ -70,6 +86,10 @@ class _Emitter:
         self.width: dict[str, int] = {}
         for name, value in self.tensors.items():
             self.width[name] = _element_width(name, value.type)
+        # Zero/ReLU nodes fused into a Contraction inside loops (see `sunk_into`),
+        # by id of the Contraction's node: (the Zero/ReLU, the loops' axis ids)
+        self.sunk_zero: dict[int, tuple[InvokeOp, tuple[str, ...]]] = {}
+        self.sunk_relu: dict[int, tuple[InvokeOp, tuple[str, ...]]] = {}
 
     # -- small builders -----------------------------------------------------
 
@@ -120,32 +140,148 @@ class _Emitter:
         index = 0
         while index < len(nodes):
             node = nodes[index]
-            following = nodes[index + 1] if index + 1 < len(nodes) else None
-            if following is not None and self.fuses_zero(node, following):
-                # Zero then GEMM/BRGEMM of the same tile: the kernel starts from 0.
-                assert isinstance(following, InvokeOp)
-                prim = following.primitive_op()
-                element = SUPPORTED_DATA_TYPES[prim.data_type]
-                if self.emit_microkernel(builder, prim, element, tile, zero_first=True):
+            after = nodes[index + 1] if index + 1 < len(nodes) else None
+            if after is not None:
+                # A Zero just before / a ReLU just after a sequential K loop whose
+                # first / last node is a GEMM/BRGEMM of its tile: fused into the
+                # kernel's first / last iteration (see `sunk_into`).
+                if (sunk := self.sunk_into(after, node, "first")) is not None:
+                    self.sunk_zero[id(sunk[0])] = (node, sunk[1])
+                    index += 1
+                    continue
+                if (sunk := self.sunk_into(node, after, "last")) is not None:
+                    self.sunk_relu[id(sunk[0])] = (after, sunk[1])
+                    self.emit_guarded(builder, node, tile, ivs)
                     index += 2
                     continue
+            # A GEMM/BRGEMM with the Zero just before and/or the ReLU just after
+            # it, of its tile, fused into the kernel (see fuses_zero, fuses_relu).
+            zero = node if after is not None and self.fuses_zero(node, after) else None
+            at = index + 1 if zero is not None else index
+            contraction = nodes[at]
+            relu = nodes[at + 1] if at + 1 < len(nodes) else None
+            if relu is not None and not self.fuses_relu(contraction, relu):
+                relu = None
+            stop = at + (2 if relu is not None else 1)
+            zero_loops: tuple[str, ...] = ()
+            relu_loops: tuple[str, ...] = ()
+            if id(contraction) in self.sunk_zero:
+                zero, zero_loops = self.sunk_zero.pop(id(contraction))
+            if id(contraction) in self.sunk_relu:
+                relu, relu_loops = self.sunk_relu.pop(id(contraction))
+            if zero is not None or relu is not None:
+                assert isinstance(contraction, InvokeOp)
+                prim = contraction.primitive_op()
+                element = SUPPORTED_DATA_TYPES.get(prim.data_type)
+                if element is not None and self.microkernel_shape(prim) is not None:
+                    self.emit_microkernel(
+                        builder, prim, element, tile,
+                        zero_first=zero is not None,
+                        zero_when=self.fused_condition(builder, zero, zero_loops, "first", ivs),
+                        relu=relu is not None,
+                        relu_when=self.fused_condition(builder, relu, relu_loops, "last", ivs),
+                    )
+                    index = stop
+                    continue
+                assert not zero_loops and not relu_loops, "sunk_into checked the kernel"
             self.emit_guarded(builder, node, tile, ivs)
             index += 1
 
+    def fused_condition(
+        self, builder: Builder, node: ScheduleNode | None, loops: tuple[str, ...], kind: str,
+        ivs: dict[str, SSAValue],
+    ) -> SSAValue | None:
+        """When a fused Zero/ReLU acts: its guard and, if it was sunk into the loops
+        `loops`, their first (kind "first") or last iteration; None: always."""
+        if node is None:
+            return None
+        result = None if node.guard is None else self.condition(builder, node.guard, ivs)
+        for axis_id in loops:
+            target = 0 if kind == "first" else self.config.axis(axis_id).size - 1
+            test = builder.insert(
+                arith.CmpiOp(ivs[axis_id], self.index(builder, target), "eq")
+            ).result
+            result = test if result is None else builder.insert(arith.AndIOp(result, test)).result
+        return result
+
+    def sunk_into(
+        self, loop: ScheduleNode, elementwise: ScheduleNode, kind: str
+    ) -> tuple[InvokeOp, tuple[str, ...]] | None:
+        """The Contraction, and the loops down to it, into whose first (kind "first",
+        `elementwise` a Zero just before `loop`) or last (kind "last", a ReLU just
+        after `loop`) iteration the Zero/ReLU fuses; else None.
+
+        `loop` must be an unguarded sequential loop over an axis with neither stride
+        nor offset on out, whose first / last child is such a loop again or a
+        Contraction that `fuses_zero` / `fuses_relu` with the Zero / ReLU and that
+        gets a microkernel. The Zero then runs exactly before the Contraction's
+        first execution and the ReLU exactly after its last one, on the same tile
+        (the loops do not move out): the inverse of teir-canonicalize-guards'
+        hoisting (rule 4), so the fused kernel starts from +0 when all the loops
+        are at their first index, and applies relu at its store when all are at
+        their last (and the Zero's / ReLU's own guard holds).
+        """
+        if not (isinstance(loop, IterOp) and not loop.parallel and loop.guard is None
+                and loop.children and isinstance(elementwise, InvokeOp)):
+            return None
+        axis = loop.axis_op()
+        if axis.stride_on("out") or axis.offset_on("out"):
+            return None
+        inner = loop.children[0 if kind == "first" else -1]
+        if isinstance(inner, InvokeOp):
+            fuses = (self.fuses_zero(elementwise, inner) if kind == "first"
+                     else self.fuses_relu(inner, elementwise))
+            if fuses and self.microkernel_shape(inner.primitive_op()) is not None:
+                return inner, (loop.axis_id,)
+            return None
+        found = self.sunk_into(inner, elementwise, kind)
+        return None if found is None else (found[0], (loop.axis_id, *found[1]))
+
     @staticmethod
-    def fuses_zero(zero: ScheduleNode, contraction: ScheduleNode) -> bool:
-        """An unguarded Zero over exactly the M, N axes of the next, unguarded Contraction."""
+    def same_tile(elementwise: PrimitiveOp, contraction: PrimitiveOp) -> bool:
+        """A Zero/ReLU covers exactly the out elements of a Contraction's tile: the
+        same M, N axes (so the same out addresses, role-axis offsets included) and
+        no K axis of the Contraction shifts out by an offset."""
+        return (
+            elementwise.data_type == contraction.data_type
+            and all(
+                [id_text(a) for a in elementwise.role_ids(role)]
+                == [id_text(a) for a in contraction.role_ids(role)]
+                for role in ("M", "N")
+            )
+            and all(axis.offset_on("out") == 0 for axis in contraction.role_axes("K"))
+        )
+
+    def fuses_zero(self, zero: ScheduleNode, contraction: ScheduleNode) -> bool:
+        """A Zero of the tile of the next, unguarded Contraction (a guarded Zero
+        fuses under its guard, evaluated at the same loop indices)."""
         if not (isinstance(zero, InvokeOp) and isinstance(contraction, InvokeOp)):
             return False
-        if zero.guard is not None or contraction.guard is not None:
+        if contraction.guard is not None:
             return False
         z, c = zero.primitive_op(), contraction.primitive_op()
-        if z.kind != "Zero" or c.kind != "Contraction" or z.data_type != c.data_type:
+        return z.kind == "Zero" and c.kind == "Contraction" and self.same_tile(z, c)
+
+    def fuses_relu(self, contraction: ScheduleNode, relu: ScheduleNode) -> bool:
+        """An (in place) ReLU of the tile of the unguarded Contraction just before it.
+
+        The rule: the ReLU is the next sibling of an unguarded Contraction in the
+        same node and covers exactly its out tile (`same_tile`). Both then run at
+        the same loop indices, nothing runs between them, and the kernel writes
+        each element of the tile once, after its final accumulation (the matched
+        GEMM/BRGEMM has distinct C addresses). So relu applied to each final value
+        before that store is exactly the ReLU pass after it; a guarded ReLU is the
+        same under the guard, evaluated at the same indices (`relu_when`). Whatever
+        the guard says (`last(k)`: the final accumulation; or anything else) the
+        two orders agree. A ReLU after a guarded Contraction is left alone; one
+        after a loop is `sunk_into` it when it can be.
+        """
+        if not (isinstance(contraction, InvokeOp) and isinstance(relu, InvokeOp)):
             return False
-        return all(
-            [id_text(a) for a in z.role_ids(role)] == [id_text(a) for a in c.role_ids(role)]
-            for role in ("M", "N")
-        )
+        if contraction.guard is not None or self.config.tensor_count != 3:
+            return False
+        c, r = contraction.primitive_op(), relu.primitive_op()
+        return c.kind == "Contraction" and r.kind == "ReLU" and self.same_tile(r, c)
 
     def emit_guarded(
         self, builder: Builder, node: ScheduleNode, tile: Tile, ivs: dict[str, SSAValue]
@@ -243,6 +379,11 @@ class _Emitter:
                 )
         if prim.kind == "Contraction" and self.emit_microkernel(builder, prim, element, tile):
             return
+        if prim.kind != "Contraction" and self.microkernels:
+            from teir_lowering.tile_primitives import emit_tile_primitive
+
+            if emit_tile_primitive(self, builder, prim, element, tile):
+                return
         free = order_for_out([*prim.role_axes("M"), *prim.role_axes("N")], prim.element_width)
         reduced = list(prim.role_axes("K")) if prim.kind == "Contraction" else []
         keep_accumulator = prim.kind == "Contraction" and bool(reduced) and all(
@@ -278,6 +419,27 @@ class _Emitter:
         else:
             self.emit_loops(builder, free + reduced, tile, tensors, scalar)
 
+    def microkernel_shape(self, prim: PrimitiveOp) -> GemmShape | None:
+        """The GemmShape of a Contraction the microkernels take (every GEMM/BRGEMM
+        that teir-match-gemm's rule accepts, in any layout), else None."""
+        from teir_lowering.microkernel import GemmShape
+        from teir_passes.match_gemm import match_contraction
+
+        if not self.microkernels or prim.data_type not in SUPPORTED_DATA_TYPES:
+            return None
+        kernel = match_contraction(prim)
+        kind = kernel.kind_name
+        if kind not in ("gemm", "brgemm"):
+            return None
+        return GemmShape(
+            m=kernel.get("m"), n=kernel.get("n"), k=kernel.get("k"),
+            lda=kernel.get("lda"), ldb=kernel.get("ldb"), ldc=kernel.get("ldc"),
+            batch=kernel.get("br_size") if kind == "brgemm" else 1,
+            batch_a=kernel.get("br_stride_a") if kind == "brgemm" else 0,
+            batch_b=kernel.get("br_stride_b") if kind == "brgemm" else 0,
+            trans=kernel.trans.data,
+        )
+
     def emit_microkernel(
         self,
         builder: Builder,
@@ -285,28 +447,17 @@ class _Emitter:
         element: Attribute,
         tile: Tile,
         zero_first: bool = False,
+        relu: bool = False,
+        relu_when: SSAValue | None = None,
+        zero_when: SSAValue | None = None,
     ) -> bool:
-        """A register-blocked GEMM/BRGEMM for matched tiles with column-major A and C."""
-        from teir_lowering.microkernel import MIN_LANES, GemmEmitter, GemmShape
-        from teir_passes.match_gemm import match_contraction
+        """A register-blocked GEMM/BRGEMM (teir_lowering.microkernel) for a matched
+        tile, with a fused Zero before / ReLU after it; False: not a matched tile."""
+        from teir_lowering.microkernel import GemmEmitter
 
-        if not self.microkernels:
+        shape = self.microkernel_shape(prim)
+        if shape is None:
             return False
-        kernel = match_contraction(prim)
-        kind = kernel.kind_name
-        width = prim.element_width
-        if kind not in ("gemm", "brgemm") or kernel.trans.data[0] + kernel.trans.data[2] != "NN":
-            return False
-        if kernel.get("m") < MIN_LANES:
-            return False
-        shape = GemmShape(
-            m=kernel.get("m"), n=kernel.get("n"), k=kernel.get("k"),
-            lda=kernel.get("lda"), ldb=kernel.get("ldb"), ldc=kernel.get("ldc"),
-            batch=kernel.get("br_size") if kind == "brgemm" else 1,
-            batch_a=kernel.get("br_stride_a") if kind == "brgemm" else 0,
-            batch_b=kernel.get("br_stride_b") if kind == "brgemm" else 0,
-            b_transposed=kernel.trans.data[1] == "T",
-        )
         bases: list[SSAValue] = []
         for tensor in ("in0", "in1", "out"):
             shift = sum(
@@ -317,11 +468,10 @@ class _Emitter:
             if shift:
                 base = builder.insert(arith.AddiOp(base, self.index(builder, shift))).result
             bases.append(base)
-        if prim.data_type not in SUPPORTED_DATA_TYPES:
-            return False
         emitter = GemmEmitter(
-            shape, element, width, self.tensors["in0"], self.tensors["in1"], self.tensors["out"],
-            zero_first=zero_first,
+            shape, element, prim.element_width,
+            self.tensors["in0"], self.tensors["in1"], self.tensors["out"],
+            zero_first=zero_first, zero_when=zero_when, relu=relu, relu_when=relu_when,
         )
         emitter.emit(builder, *bases)
         return True
@@ -452,7 +602,8 @@ class TeirToScfPass(ModulePass):
     name = "teir-to-scf"
 
     microkernels: bool = True
-    """Register-blocked vector code for matched GEMM/BRGEMM tiles (else scalar loops)."""
+    """Register-blocked vector code for matched GEMM/BRGEMM tiles, and vector code for
+    Zero/Copy/ReLU tiles (teir_lowering.tile_primitives); else scalar loops."""
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         PatternRewriteWalker(

@@ -22,6 +22,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 from llvmlite.ir.values import FunctionAttributes
 from xdsl.backend.llvm.convert import convert_module
+from xdsl.dialects import llvm as llvm_dialect
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import LLVMTranslationException
 
@@ -58,6 +59,40 @@ def _set_string_attribute(function: ir.Function, key: str, value: str) -> None:
     attributes = _FunctionAttributes(function.attributes)
     attributes.add(f'"{key}"="{value}"')
     function.attributes = attributes
+
+
+def _mark_nontemporal_stores(module: ModuleOp, ir_module: ir.Module) -> None:
+    """
+    Gives LLVM's `!nontemporal` to the stores whose `llvm.store` has `nontemporal`.
+
+    xDSL's translation drops the flag. It emits one `store` per `llvm.store` and
+    nothing else as a store, function by function and in block order, so the k-th
+    store of a function is its k-th `llvm.store`.
+    """
+    marks: dict[str, list[bool]] = {}
+    for function in module.ops:
+        if isinstance(function, llvm_dialect.FuncOp):
+            stores = [op.nontemporal is not None for op in function.walk()
+                      if isinstance(op, llvm_dialect.StoreOp)]
+            if any(stores):
+                marks[function.sym_name.data] = stores
+    if not marks:
+        return
+    node = ir_module.add_metadata([ir.Constant(ir.IntType(32), 1)])
+    for function in ir_module.functions:
+        if (flags := marks.get(function.name)) is None:
+            continue
+        stores = [instruction for block in function.blocks
+                  for instruction in block.instructions
+                  if isinstance(instruction, ir.StoreInstr)]
+        if len(stores) != len(flags):
+            raise JitCompilationError(
+                f"@{function.name}: {len(stores)} stores translated from {len(flags)} "
+                "llvm.store ops; cannot place !nontemporal"
+            )
+        for store, flag in zip(stores, flags):
+            if flag:
+                store.set_metadata("nontemporal", node)
 
 
 def _host_features() -> llvm.FeatureMap:
@@ -106,6 +141,7 @@ class JitModule:
                 f"cannot translate the module to LLVM IR: {error} "
                 "(lower it with teir_lowering.llvm_pipeline.lower_to_llvm_dialect)"
             ) from error
+        _mark_nontemporal_stores(module, ir_module)
         if extend is not None:
             extend(ir_module)
         self.defined_functions: tuple[str, ...] = tuple(

@@ -16,7 +16,9 @@ Besides xDSL's own passes and TEIR's three conversions, the list holds:
   it visible. The same pass gives loads and stores an explicit alignment, that of
   the element, as the vector loads of a memref of vectors would otherwise assume the
   vector's alignment, which numpy buffers do not have; and it sizes vector elements,
-  which `convert-ptr-type-offsets` (run after it, for scalars) does not.
+  which `convert-ptr-type-offsets` (run after it, for scalars) does not. Stores marked
+  non-temporal (see `teir-convert-vector-to-llvm`) keep the flag, aligned to the whole
+  vector; `memref.extract_aligned_pointer_as_index` becomes a `ptrtoint`.
 """
 
 from dataclasses import dataclass
@@ -24,11 +26,13 @@ from dataclasses import dataclass
 from teir_lowering.convert_arith_to_llvm import ConvertArithToLLVMPass
 from teir_lowering.convert_cf_to_llvm import ConvertCfToLLVMPass
 from teir_lowering.convert_func_to_llvm import ConvertFuncToLLVMPass
-from teir_lowering.convert_vector_to_llvm import ConvertVectorToLLVMPass
+from teir_lowering.convert_vector_to_llvm import NONTEMPORAL, ConvertVectorToLLVMPass
+from teir_lowering.fence_nontemporal import FenceNontemporalStoresPass
 from xdsl.context import Context
-from xdsl.dialects import arith, llvm, ptr
+from xdsl.dialects import arith, llvm, memref, ptr
 from xdsl.dialects.builtin import (
     FixedBitwidthType,
+    IndexType,
     IntegerAttr,
     ModuleOp,
     StringAttr,
@@ -67,6 +71,31 @@ def _element_alignment(typ: Attribute) -> int | None:
         return None
     size = max(1, element.size)
     return 1 << (size - 1).bit_length()
+
+
+def _value_size(typ: Attribute) -> int | None:
+    """The bytes of a scalar or 1-D vector of fixed-width elements."""
+    element = get_element_type_or_self(typ)
+    if not isinstance(element, FixedBitwidthType):
+        return None
+    lanes = typ.get_shape()[0] if isinstance(typ, VectorType) else 1
+    return lanes * element.size
+
+
+@dataclass
+class ConvertExtractAlignedPointer(RewritePattern):
+    """`memref.extract_aligned_pointer_as_index` -> the base pointer as an integer
+    (`ptrtoint`), for code that checks alignment at run time."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: memref.ExtractAlignedPointerAsIndexOp, rewriter: PatternRewriter, /
+    ):
+        base = ptr.ToPtrOp(op.source)
+        address = UnrealizedConversionCastOp.get((base.res,), (llvm.LLVMPointerType(),))
+        integer = llvm.PtrToIntOp(address.results[0], i64)
+        index = arith.IndexCastOp(integer.results[0], IndexType())
+        rewriter.replace(op, (base, address, integer, index))
 
 
 @dataclass
@@ -122,18 +151,28 @@ class ConvertAlignedLoad(RewritePattern):
 
 @dataclass
 class ConvertAlignedStore(RewritePattern):
-    """`ptr_xdsl.store` -> `llvm.store` aligned to the element (see the module doc)."""
+    """
+    `ptr_xdsl.store` -> `llvm.store` aligned to the element (see the module doc).
+
+    A store marked `nontemporal` (teir_lowering.convert_vector_to_llvm) keeps the flag
+    and is aligned to its whole value: x86 only streams aligned vectors, and the code
+    that emits such stores puts them at aligned addresses.
+    """
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ptr.StoreOp, rewriter: PatternRewriter, /):
         if op.syncscope or op.ordering:
             return
+        nontemporal = NONTEMPORAL in op.attributes
         address = UnrealizedConversionCastOp.get((op.addr,), (llvm.LLVMPointerType(),))
         store = llvm.StoreOp(
             op.value,
             address.results[0],
-            alignment=_element_alignment(op.value.type),
+            alignment=(
+                _value_size(op.value.type) if nontemporal else _element_alignment(op.value.type)
+            ),
             volatile=op.volatile is not None,
+            nontemporal=nontemporal,
         )
         rewriter.replace(op, (address, store))
 
@@ -152,6 +191,7 @@ class ConvertPtrAddressingToLLVMPass(ModulePass):
             GreedyRewritePatternApplier(
                 [
                     ConvertVectorTypeOffset(),
+                    ConvertExtractAlignedPointer(),
                     ConvertPtrAddToGEP(),
                     ConvertAlignedLoad(),
                     ConvertAlignedStore(),
@@ -162,9 +202,10 @@ class ConvertPtrAddressingToLLVMPass(ModulePass):
 
 LOWER_TO_LLVM_PASSES: tuple[ModulePass, ...] = (
     ConvertScfToCf(),
+    # before convert-vector-to-ptr, which would drop the nontemporal flag of stores
+    ConvertVectorToLLVMPass(),
     # vector.load/store on memrefs -> ptr loads/stores (xDSL), before memrefs go
     ConvertVectorToPtrPass(),
-    ConvertVectorToLLVMPass(),
     # memref arguments become bare pointers (see teir_lowering.convert_func_to_llvm)
     ConvertMemRefToPtr(lower_func=True),
     ConvertPtrAddressingToLLVMPass(),
@@ -174,6 +215,7 @@ LOWER_TO_LLVM_PASSES: tuple[ModulePass, ...] = (
     ConvertFuncToLLVMPass(),
     ConvertCfToLLVMPass(),
     ReconcileUnrealizedCastsPass(),
+    FenceNontemporalStoresPass(),
 )
 """The passes of `lower_to_llvm_dialect`, in order."""
 

@@ -1,17 +1,85 @@
 """Register-blocked GEMM/BRGEMM microkernels in scf/arith/memref/vector.
 
-For a Contraction that `teir-match-gemm`'s rule classifies as GEMM or BRGEMM
-with A and C column-major (`trans` = "N?N": M has unit stride on in0 and out),
-the tile is computed in blocks of MR x NR elements of C held in vector
-registers (MR = MV vectors of VL lanes along M, NR columns): for each batch
-and each k, MV vector loads of A, one broadcast of B per column, MV * NR FMAs;
-C is loaded once before the batch-reduce loop and stored once after it.
+Every Contraction that `teir-match-gemm` classifies as GEMM or BRGEMM, in any
+of the 8 layouts `trans = "ABC"` and any m, n, k, runs here. The tile is
+C(m, n) [+]= sum over batches of A(m, k) B(k, n), with the element strides the
+kernel attribute gives (`GemmShape`). `plan_gemm` picks one of two kernels by
+a small cost model and `GemmEmitter` emits it.
 
-The tile is cut into row segments (MV = 2, then MV = 1, then the scalar rows
-left over when M is not a multiple of VL) and column segments (NR columns,
-then one block of the remaining columns), so any M, N, K runs; the scalar
-rows use plain loops with the same per-element order of accumulation.
-Vector width follows the host: 512-bit with AVX-512, else 256-bit.
+Outer-product kernel, vectors along V (m or n). C = A B and C^T = B^T A^T are
+the same sums, so the kernel is written once for an operand X that carries V
+and k, an operand Y that carries the other free dimension U and k, and C(V, U):
+V = m takes X = A, Y = B; V = n swaps the roles of (A, m) and (B, n). C is cut
+into blocks of MV vectors of L lanes along V by NR columns along U, held in
+MV * NR vector accumulators; per batch and k: MV vector loads of X, one
+broadcast of Y per column, MV * NR FMAs (the batch-reduce loop is inside).
+C is read once before the batch-reduce loop and written once after it. Loads
+and stores along V have the operand's stride along V: unit stride gives
+`vector.load`/`vector.store`, any other stride gathers the lanes from scalar
+loads (`vector.insert`) or scatters them to scalar stores (`vector.extract`):
+
+- X is contiguous along V when A is "N" (V = m) or B is "T" (V = n): so "N?N"
+  runs with V = m as before, "?TT" with V = n (vectors along n, broadcast A).
+- "NNT" (V = m) and "TTN" (V = n) keep X contiguous while C is contiguous along
+  U instead of V: each L x L square of accumulators is transposed in registers
+  (`transpose`: log2 L stages of L shuffles) and C is read and written by vector
+  rows along U, once per block. This needs NR a multiple of L, hence one vector
+  per block when two would not fit (MV = 1, NR = L with 16 lanes: about 4%
+  slower at k = 128 than the MV = 2 blocks of "NNN", faster for short k, and
+  half the code of per-lane accesses). Columns left over (< L) and other
+  strided C access C lane by lane.
+- A gathered X costs L loads and inserts per vector and k step, shared by the NR
+  columns: the planner takes it when nothing better fits (e.g. "TN?" with short
+  k, where the dot kernel's reduction would dominate).
+
+V is cut into row segments: blocks of 2 vectors of the widest L (the host's
+width, narrower for short extents), then 1, then one block of each narrower
+power of two the remainder needs (L/2, ..., 2) and a last scalar row (L = 1:
+memref.load, math.fma), so every extent runs with the widest vectors that fit;
+U is cut into NR columns, then one block of the remaining columns.
+
+Dot kernel, vectors along k, for "TN?" (A rows and B columns k-contiguous, so
+neither operand is contiguous along m or n). Blocks of MR x NR elements of C,
+one vector accumulator each: per k step of L, MR vector loads of A rows, NR of
+B columns, MR * NR FMAs; the k remainder is one more step with vectors gathered
+from the remaining elements (-0.0 in A's other lanes, +0 in B's: their product
+-0.0 changes no sum). The accumulators start at -0.0, the identity of IEEE
+addition, so that a sum of -0.0 products stays -0.0 as in the reference. After
+the batch-reduce loop the MR * NR accumulators are reduced together by a
+transposing tree (`reduce_lanes`: about 3 shuffles/adds per accumulator in all,
+instead of 2 log2 L each) and each sum is added to its element of C.
+
+The planner (`plan_gemm`) estimates instructions per multiply-add of a main
+block of each applicable kernel: outer along m and along n when that extent is
+at least 2 (`_outer_cost`: X loads or gathers, broadcasts, FMAs, C traffic per
+k * batch), dot when A and B are k-contiguous and k >= 4 (`_dot_cost`: loads,
+FMAs, gathered remainder, reduction and C update per k * batch), and takes the
+cheapest. Scalar code (L = 1, still register-blocked and with the fused
+epilogues) is kept only where every vector kernel is estimated no better than
+scalar loops (`SCALAR_COST`): m = n = 1 without k-contiguous A and B (a dot
+product of strided operands), or tiles that are too small for any vector
+reuse (e.g. a gathered X with one column). Those have no contiguous vector
+dimension to exploit.
+
+Code size: a kernel is a few hundred to about 1300 scf ops for tiles up to
+37 x 37 (every segment and column remainder is one unrolled loop nest), which
+dominates compile time (xDSL's passes: 1-4 s on this machine).
+
+Fused epilogues (`GemmEmitter`): `zero_first` is a Zero of the tile just before
+(the accumulators start at +0 and C is not read: beta = 0), or, with
+`zero_when`, only when that i1 holds (C is read and replaced by +0 by a select);
+`relu` is a ReLU of the tile just after, select(x < 0, +0, x) on each final
+value before its one store (`relu`, below: an ordered compare, so -0.0 and NaN
+pass unchanged), or, with `relu_when`, only when that i1 holds. When they may
+be fused is the caller's rule (teir_lowering.convert_teir_to_scf: siblings of
+the Contraction, or sunk into the first / last iteration of the K loops around
+it).
+
+Numerics: products are accumulated with fused multiply-adds; the outer kernel
+adds them in k order per batch, the dot kernel in L interleaved partial sums
+reduced by the tree. Both differ from the reference's float64 loop-order sums
+by rounding only. Vector width follows the host: 512-bit with AVX-512, else
+256-bit, and the accumulator budget its register count.
 """
 
 from __future__ import annotations
@@ -19,21 +87,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from typing import cast
 
+from teir_lowering.convert_arith_to_llvm import lane_cmpf, lane_select
 from xdsl.builder import Builder
-from xdsl.dialects import arith, memref, scf, vector
+from xdsl.dialects import arith, math, memref, scf, vector
 from xdsl.dialects.builtin import (
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
     IntegerAttr,
     VectorType,
+    i64,
 )
 from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.rewriter import InsertPoint
 
 ACCUMULATOR_REGISTERS = 24
-"""Vector registers for C blocks (of 32 with AVX-512: A vectors and a broadcast need the rest)."""
+"""Vector registers for C blocks with 32 architectural vector registers (AVX-512):
+the loaded vectors of A (or B) and a broadcast need the rest."""
 
 
 @cache
@@ -50,20 +123,32 @@ def vector_bytes() -> int:
     return 16
 
 
+def accumulator_budget() -> int:
+    """Accumulators per block: 24 of the 32 registers with AVX-512, 12 of 16 without."""
+    return ACCUMULATOR_REGISTERS if vector_bytes() == 64 else ACCUMULATOR_REGISTERS // 2
+
+
 MIN_LANES = 4
 
 
-def lanes_for(m: int, width: int) -> int:
-    """Vector lanes along M: the host's full width, narrower (down to 4) for short tiles."""
+def lanes_for(extent: int, width: int, minimum: int = MIN_LANES) -> int:
+    """Vector lanes along a dimension: the host's full width, narrower (down to
+    `minimum`) for short extents."""
     lanes = vector_bytes() // width
-    while lanes > MIN_LANES and lanes > m:
+    while lanes > minimum and lanes > extent:
         lanes //= 2
     return lanes
 
 
 @dataclass(frozen=True)
 class GemmShape:
-    """A tile product C(m, n) += sum over batches of A(m, k) B(k, n), in elements."""
+    """A tile product C(m, n) += sum over batches of A(m, k) B(k, n), in elements.
+
+    `trans` is the kernel attribute's: A "N" = m unit-stride (element (i, p) at
+    i + p * lda), "T" = k unit-stride (p + i * lda); B "N" = k unit-stride
+    ((p, j) at p + j * ldb), "T" = n unit-stride (j + p * ldb); C "N" = m
+    unit-stride ((i, j) at i + j * ldc), "T" = n unit-stride (j + i * ldc).
+    """
 
     m: int
     n: int
@@ -74,21 +159,150 @@ class GemmShape:
     batch: int
     batch_a: int
     batch_b: int
-    b_transposed: bool  # B stored n-major (element (k, j) at j + k * ldb)
+    trans: str = "NNN"
+
+    @property
+    def a_strides(self) -> tuple[int, int]:
+        """(m stride, k stride) of A."""
+        return (1, self.lda) if self.trans[0] == "N" else (self.lda, 1)
+
+    @property
+    def b_strides(self) -> tuple[int, int]:
+        """(k stride, n stride) of B."""
+        return (1, self.ldb) if self.trans[1] == "N" else (self.ldb, 1)
+
+    @property
+    def c_strides(self) -> tuple[int, int]:
+        """(m stride, n stride) of C."""
+        return (1, self.ldc) if self.trans[2] == "N" else (self.ldc, 1)
+
+
+# -- the planner -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GemmPlan:
+    """The kernel chosen for a tile: `outer` with vectors along `vector` ("m" or
+    "n"; lanes = 1 is register-blocked scalar code) or `dot` (vectors along k)."""
+
+    kernel: str
+    vector: str
+    lanes: int
+    cost: float  # estimated instructions per multiply-add
+
+
+SCALAR_COST = 3.0
+"""Instructions per multiply-add of plain scalar loops (two loads and an FMA)."""
+
+
+def dot_block(budget: int) -> tuple[int, int]:
+    """MR x NR of the dot kernel: MR * NR accumulators, MR loaded A rows, one B column."""
+    return (4, 6) if budget >= 24 else (3, 4)
+
+
+def _outer_cost(nv: int, nu: int, steps: int, x_unit: bool, c_unit: bool, c_across: bool,
+                lanes: int, budget: int, zero_first: bool) -> float:
+    """Per multiply-add, a main block: loads of X (gathered: a load and an insert per
+    lane), one broadcast per column, the FMAs, and C's load and store spread over
+    the k * batch steps: per vector 1 (unit stride), 1 + log2 L (contiguous along
+    u: transposed in registers, `c_across`) or 2 L (strided: per lane)."""
+    vectors = 2 if nv >= 2 * lanes else 1
+    if c_across and not c_unit:
+        vectors = 1 if 2 * lanes * lanes > budget else vectors
+        nr = max(1, min(nu, lanes * max(1, budget // (vectors * lanes))))
+        per_vector = 1 + lanes.bit_length() - 1
+    else:
+        nr = max(1, min(nu, budget // vectors))
+        per_vector = 1 if c_unit else 2 * lanes
+    x = vectors * (1 if x_unit else 2 * lanes)
+    c = (1 if zero_first else 2) * vectors * nr * per_vector
+    return (x + nr + vectors * nr + c / steps) / (vectors * lanes * nr)
+
+
+def _dot_cost(m: int, n: int, k: int, batch: int, lanes: int, budget: int) -> float:
+    """Per multiply-add, a main block: per k step MR + NR vector loads and MR * NR
+    FMAs; the gathered k remainder; the reduction (about 3 ops per accumulator) and
+    the update of C (about 4 per element) once per block."""
+    mr, nr = (min(e, b) for e, b in zip((m, n), dot_block(budget)))
+    steps, rest = divmod(k, lanes)
+    per_batch = steps * (mr + nr + mr * nr) + (2 * rest * (mr + nr) + mr * nr if rest else 0)
+    return (batch * per_batch + 7 * mr * nr) / (mr * nr * k * batch)
+
+
+def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False) -> GemmPlan:
+    """The cheapest kernel for `shape` by the estimates above (see the module doc)."""
+    s = shape
+    budget = accumulator_budget()
+    steps = s.k * s.batch
+    a_m, a_k = s.a_strides
+    b_k, b_n = s.b_strides
+    c_m, c_n = s.c_strides
+    plans: list[GemmPlan] = []
+    for along, nv, nu, x_unit, c_unit, c_across in (
+        ("m", s.m, s.n, a_m == 1, c_m == 1, c_n == 1),
+        ("n", s.n, s.m, b_n == 1, c_n == 1, c_m == 1),
+    ):
+        if nv >= 2:
+            lanes = lanes_for(nv, width, 2)
+            cost = _outer_cost(nv, nu, steps, x_unit, c_unit,
+                               c_across and GemmEmitter.transpose_c, lanes, budget, zero_first)
+            plans.append(GemmPlan("outer", along, lanes, cost))
+    if a_k == 1 and b_k == 1 and s.k >= MIN_LANES:
+        lanes = lanes_for(s.k, width)
+        plans.append(GemmPlan("dot", "k", lanes, _dot_cost(s.m, s.n, s.k, s.batch, lanes, budget)))
+    best = min(plans, key=lambda plan: plan.cost, default=None)
+    if best is None or best.cost >= SCALAR_COST:
+        # Scalar code, register-blocked: scalars along the shorter free dimension,
+        # so that NR columns share each loaded element of the other operand.
+        return GemmPlan("outer", "m" if s.m <= s.n else "n", 1, SCALAR_COST)
+    return best
+
+
+# -- the emitter -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A strided view of an outer-product operand: the element at (free index f,
+    k index p, batch t) is at base + f * free + p * k + t * batch of `memory`."""
+
+    memory: SSAValue
+    base: SSAValue
+    free: int
+    k: int
+    batch: int
 
 
 class GemmEmitter:
-    """Emits the blocked loops of one GEMM/BRGEMM tile at given base indices."""
+    """Emits the blocked loops of one GEMM/BRGEMM tile at given base indices.
+
+    `zero_first`: a fused Zero of the tile (the accumulation starts from +0 and C
+    is not read), with `zero_when` (an i1) only when that holds (else from C).
+    `relu`: a fused ReLU of the tile, select(x < 0, +0, x) applied to each final
+    value before its store; with `relu_when` only when that holds. `plan`
+    defaults to `plan_gemm`'s.
+    """
+
+    transpose_c = True
+    """Transpose L x L blocks of a C contiguous along u in registers (else per lane)."""
 
     def __init__(self, shape: GemmShape, element: Attribute, width: int,
                  a: SSAValue, b: SSAValue, c: SSAValue,
-                 zero_first: bool = False):
-        self.zero_first = zero_first  # a fused Zero of the tile: start from 0 (beta = 0)
+                 zero_first: bool = False, relu: bool = False,
+                 relu_when: SSAValue | None = None, plan: GemmPlan | None = None,
+                 zero_when: SSAValue | None = None):
         self.shape = shape
         self.element = element
-        self.lanes = lanes_for(shape.m, width)
-        self.vector_type = VectorType(element, [self.lanes])
+        self.width = width
         self.a, self.b, self.c = a, b, c
+        self.zero_first = zero_first
+        self.zero_when = zero_when if zero_first else None
+        self.relu = relu
+        self.relu_when = relu_when
+        self.plan = plan or plan_gemm(shape, width, zero_first and zero_when is None)
+        self.budget = accumulator_budget()
+
+    # -- small builders ----------------------------------------------------------
 
     @staticmethod
     def index(builder: Builder, value: int) -> SSAValue:
@@ -101,6 +315,8 @@ class GemmEmitter:
                 return base
             term = self.index(builder, value * scale)
         else:
+            if scale == 0:
+                return base
             term = value if scale == 1 else builder.insert(
                 arith.MuliOp(value, self.index(builder, scale))
             ).result
@@ -121,78 +337,207 @@ class GemmEmitter:
         ))
         return list(op.results)
 
-    # -- the tile --------------------------------------------------------------
+    def typ(self, lanes: int) -> Attribute:
+        return self.element if lanes == 1 else VectorType(self.element, [lanes])
+
+    def zero(self, builder: Builder, lanes: int, value: float = 0.0) -> SSAValue:
+        """+0 (or `value`, e.g. -0.0) as a scalar or splat vector constant."""
+        if lanes == 1:
+            attr = FloatAttr(value, self.element)  # pyright: ignore
+        else:
+            attr = DenseIntOrFPElementsAttr.from_list(self.typ(lanes), [value])  # pyright: ignore
+        return builder.insert(arith.ConstantOp(attr)).result
+
+    def load(self, builder: Builder, memory: SSAValue, at: SSAValue, stride: int, lanes: int,
+             valid: int | None = None, fill: float = 0.0) -> SSAValue:
+        """`lanes` elements at `at`, `at + stride`, ...: a scalar, a vector load (unit
+        stride), or a gather of scalar loads; only the first `valid` lanes are read
+        when given (the others hold `fill`)."""
+        if lanes == 1:
+            return builder.insert(memref.LoadOp.get(memory, [at])).res
+        if stride == 1 and valid is None:
+            return builder.insert(vector.LoadOp(memory, [at], self.typ(lanes))).result
+        value = self.zero(builder, lanes, fill)
+        for lane in range(lanes if valid is None else valid):
+            element = builder.insert(memref.LoadOp.get(memory, [self.add(builder, at, lane * stride)])).res
+            value = builder.insert(vector.InsertOp(element, value, [lane])).result
+        return value
+
+    def store(self, builder: Builder, value: SSAValue, memory: SSAValue, at: SSAValue,
+              stride: int, lanes: int) -> None:
+        """The inverse of `load`: a scalar, a vector store, or one store per lane."""
+        if lanes == 1:
+            builder.insert(memref.StoreOp.get(value, memory, [at]))
+        elif stride == 1:
+            builder.insert(vector.StoreOp(value, memory, [at]))
+        else:
+            for lane in range(lanes):
+                element = builder.insert(vector.ExtractOp(value, [lane], self.element)).result
+                builder.insert(memref.StoreOp.get(element, memory, [self.add(builder, at, lane * stride)]))
+
+    def splat(self, builder: Builder, scalar: SSAValue, lanes: int) -> SSAValue:
+        if lanes == 1:
+            return scalar
+        return builder.insert(vector.BroadcastOp(scalar, self.typ(lanes))).vector
+
+    @staticmethod
+    def fma(builder: Builder, x: SSAValue, y: SSAValue, acc: SSAValue) -> SSAValue:
+        if isinstance(x.type, VectorType):
+            return builder.insert(vector.FMAOp(x, y, acc)).res
+        return builder.insert(math.FmaOp(x, y, acc)).result
+
+    def start(self, builder: Builder, loaded: list[SSAValue]) -> list[SSAValue]:
+        """The initial accumulators from C's `loaded` values under a conditional Zero."""
+        if self.zero_when is None:
+            return loaded
+        return [builder.insert(arith.SelectOp(
+                    self.zero_when, self.zero(builder, _lanes(value.type)), value)).result
+                for value in loaded]
+
+    def finish(self, builder: Builder, value: SSAValue) -> SSAValue:
+        """The value stored to C: with a fused ReLU, relu(value) (when `relu_when`)."""
+        if not self.relu:
+            return value
+        result = relu(builder, value)
+        if self.relu_when is not None:
+            result = builder.insert(arith.SelectOp(self.relu_when, result, value)).result
+        return result
+
+    # -- the tile ------------------------------------------------------------------
 
     def emit(self, builder: Builder, a0: SSAValue, b0: SSAValue, c0: SSAValue) -> None:
-        s = self.shape
-        rows: list[tuple[int, int, int]] = []  # (start, stop, vectors per block)
+        s, plan = self.shape, self.plan
+        a_m, a_k = s.a_strides
+        b_k, b_n = s.b_strides
+        c_m, c_n = s.c_strides
+        if plan.kernel == "dot":
+            self.emit_dot(builder, a0, b0, c0, plan.lanes)
+            return
+        a = Operand(self.a, a0, a_m, a_k, s.batch_a)
+        b = Operand(self.b, b0, b_n, b_k, s.batch_b)
+        if plan.vector == "m":
+            self.emit_outer(builder, s.m, s.n, a, b, c0, c_m, c_n, plan.lanes)
+        else:  # C^T = B^T A^T: the roles of (A, m) and (B, n) swap
+            self.emit_outer(builder, s.n, s.m, b, a, c0, c_n, c_m, plan.lanes)
+
+    # -- outer-product kernel ------------------------------------------------------
+
+    @staticmethod
+    def row_segments(extent: int, lanes: int, most: int = 2) -> list[tuple[int, int, int, int]]:
+        """(start, stop, lanes, vectors per block) covering [0, extent): blocks of
+        `most` (2 or 1) then 1 vectors of `lanes`, then one block of each narrower
+        power of two that the remainder needs, down to scalars."""
+        shapes = [(lanes, most), (lanes, 1)]
+        narrower = lanes // 2
+        while narrower >= 1:
+            shapes.append((narrower, 1))
+            narrower //= 2
+        if lanes == 1:
+            shapes = [(1, 1)]
+        segments: list[tuple[int, int, int, int]] = []
         start = 0
-        for vectors in (2, 1):
-            size = vectors * self.lanes
-            stop = start + (s.m - start) // size * size
+        for width, vectors in shapes:
+            size = width * vectors
+            stop = start + (extent - start) // size * size
             if stop > start:
-                rows.append((start, stop, vectors))
+                segments.append((start, stop, width, vectors))
             start = stop
-        for row_start, row_stop, vectors in rows:
-            nr = max(1, min(s.n, ACCUMULATOR_REGISTERS // vectors))
-            full = s.n // nr * nr
-            if full:
-                self.blocks(builder, a0, b0, c0, (row_start, row_stop, vectors), (0, full, nr))
-            if full < s.n:
-                self.blocks(builder, a0, b0, c0, (row_start, row_stop, vectors),
-                            (full, s.n, s.n - full))
-        if start < s.m:
-            self.scalar_rows(builder, a0, b0, c0, start)
+        return segments
 
-    def blocks(self, builder: Builder, a0: SSAValue, b0: SSAValue, c0: SSAValue,
-               rows: tuple[int, int, int], cols: tuple[int, int, int]) -> None:
-        row_start, row_stop, vectors = rows
+    def emit_outer(self, builder: Builder, nv: int, nu: int, x: Operand, y: Operand,
+                   c0: SSAValue, cv: int, cu: int, lanes: int) -> None:
+        """C(v, u) at c0 + v * cv + u * cu += sum X(v, p) Y(u, p), vectors along v.
+
+        When C is contiguous along u instead (cv != 1, cu == 1), blocks of L x L
+        elements of C are transposed in registers (`transpose`): each block then
+        takes one vector load and store per L elements instead of L scalar ones.
+        That needs NR a multiple of L, so the widest segment has one vector per
+        block when 2 * L * L accumulators do not fit; column remainders narrower
+        than L use scalar accesses per lane.
+        """
+        transposing = self.transpose_c and cv != 1 and cu == 1 and lanes > 1
+        most = 1 if transposing and 2 * lanes * lanes > self.budget else 2
+        for segment in self.row_segments(nv, lanes, most):
+            width, vectors = segment[2:]
+            cuts: list[int] = []
+            if transposing and width > 1:
+                nr = width * max(1, self.budget // (vectors * width))
+                cuts = [nu // nr * nr]
+                cuts.append(cuts[0] + (nu - cuts[0]) // width * width)
+            else:
+                nr = max(1, min(nu, self.budget // vectors))
+                cuts = [nu // nr * nr]
+            start = 0
+            for stop in [*cuts, nu]:
+                if stop > start:
+                    block = nr if start == 0 and stop == cuts[0] else stop - start
+                    self.outer_blocks(builder, x, y, c0, cv, cu, segment, (start, stop, block))
+                start = max(start, stop)
+
+    def outer_blocks(self, builder: Builder, x: Operand, y: Operand, c0: SSAValue, cv: int,
+                     cu: int, rows: tuple[int, int, int, int], cols: tuple[int, int, int]) -> None:
+        row_start, row_stop, lanes, vectors = rows
         col_start, col_stop, nr = cols
-        s, lanes = self.shape, self.lanes
+        s = self.shape
+        # C contiguous along u: L x L squares (vector v, first column g) transposed
+        transposed = self.transpose_c and cv != 1 and cu == 1 and lanes > 1 and nr % lanes == 0
+        squares = [(v, g) for v in range(vectors) for g in range(0, nr, lanes)]
 
-        def column_block(cb: Builder, j0: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-            def row_block(rb: Builder, i0: SSAValue, __: list[SSAValue]) -> list[SSAValue]:
-                c_block = self.add(rb, self.add(rb, c0, i0), j0, s.ldc)
-                c_at = [[self.add(rb, c_block, v * lanes + j * s.ldc) for v in range(vectors)]
+        def column_block(cb: Builder, u0: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+            y_block = self.add(cb, y.base, u0, y.free)
+            c_column = self.add(cb, c0, u0, cu)
+
+            def row_block(rb: Builder, v0: SSAValue, __: list[SSAValue]) -> list[SSAValue]:
+                c_block = self.add(rb, c_column, v0, cv)
+                c_at = [[self.add(rb, c_block, v * lanes * cv + j * cu) for v in range(vectors)]
                         for j in range(nr)]
-                if self.zero_first:
-                    zero = rb.insert(arith.ConstantOp(
-                        DenseIntOrFPElementsAttr.from_list(self.vector_type, [0.0]))).result
-                    accs = [zero] * (nr * vectors)
+                if self.zero_first and self.zero_when is None:
+                    accs = [self.zero(rb, lanes)] * (nr * vectors)
+                elif transposed:
+                    accs = [self.zero(rb, lanes)] * (nr * vectors)
+                    for v, g in squares:  # rows of C along u, transposed to columns
+                        rows = [self.load(rb, self.c, self.add(rb, c_at[g][v], lane * cv), 1, lanes)
+                                for lane in range(lanes)]
+                        for j, column in enumerate(self.transpose(rb, rows), start=g):
+                            accs[j * vectors + v] = column
                 else:
-                    accs = [rb.insert(vector.LoadOp(self.c, [c_at[j][v]], self.vector_type)).result
+                    accs = [self.load(rb, self.c, c_at[j][v], cv, lanes)
                             for j in range(nr) for v in range(vectors)]
-                a_block = self.add(rb, a0, i0)
-                b_block = self.add(rb, b0, j0, 1 if s.b_transposed else s.ldb)
+                accs = self.start(rb, accs)
+                x_block = self.add(rb, x.base, v0, x.free)
 
                 def batch(bb: Builder, t: SSAValue, acc: list[SSAValue]) -> list[SSAValue]:
-                    a_batch = self.add(bb, a_block, t, s.batch_a)
-                    b_batch = self.add(bb, b_block, t, s.batch_b)
+                    x_batch = self.add(bb, x_block, t, x.batch)
+                    y_batch = self.add(bb, y_block, t, y.batch)
 
                     def step(kb: Builder, kk: SSAValue, acc: list[SSAValue]) -> list[SSAValue]:
-                        a_k = self.add(kb, a_batch, kk, s.lda)
-                        a_vectors = [
-                            kb.insert(vector.LoadOp(self.a, [self.add(kb, a_k, v * lanes)],
-                                                    self.vector_type)).result
-                            for v in range(vectors)
-                        ]
-                        b_k = self.add(kb, b_batch, kk, s.ldb if s.b_transposed else 1)
+                        x_k = self.add(kb, x_batch, kk, x.k)
+                        x_vectors = [self.load(kb, x.memory, self.add(kb, x_k, v * lanes * x.free),
+                                               x.free, lanes)
+                                     for v in range(vectors)]
+                        y_k = self.add(kb, y_batch, kk, y.k)
                         out: list[SSAValue] = []
                         for j in range(nr):
-                            offset = j if s.b_transposed else j * s.ldb
-                            value = kb.insert(memref.LoadOp.get(self.b, [self.add(kb, b_k, offset)])).res
-                            splat = kb.insert(vector.BroadcastOp(value, self.vector_type)).vector
+                            value = kb.insert(memref.LoadOp.get(
+                                y.memory, [self.add(kb, y_k, j * y.free)])).res
+                            splat = self.splat(kb, value, lanes)
                             for v in range(vectors):
-                                out.append(kb.insert(vector.FMAOp(
-                                    a_vectors[v], splat, acc[j * vectors + v])).res)
+                                out.append(self.fma(kb, x_vectors[v], splat, acc[j * vectors + v]))
                         return out
 
                     return self.loop(bb, 0, s.k, 1, step, acc)
 
                 accs = self.loop(rb, 0, s.batch, 1, batch, accs)
+                values = [self.finish(rb, acc) for acc in accs]
+                if transposed:
+                    for v, g in squares:
+                        rows = self.transpose(rb, [values[j * vectors + v] for j in range(g, g + lanes)])
+                        for lane, row in enumerate(rows):
+                            self.store(rb, row, self.c, self.add(rb, c_at[g][v], lane * cv), 1, lanes)
+                    return []
                 for j in range(nr):
                     for v in range(vectors):
-                        rb.insert(vector.StoreOp(accs[j * vectors + v], self.c, [c_at[j][v]]))
+                        self.store(rb, values[j * vectors + v], self.c, c_at[j][v], cv, lanes)
                 return []
 
             self.loop(cb, row_start, row_stop, vectors * lanes, row_block)
@@ -200,39 +545,165 @@ class GemmEmitter:
 
         self.loop(builder, col_start, col_stop, nr, column_block)
 
-    def scalar_rows(self, builder: Builder, a0: SSAValue, b0: SSAValue, c0: SSAValue,
-                    first_row: int) -> None:
-        """Rows [first_row, m) with scalar loops, accumulating in the same order."""
-        s = self.shape
+    def transpose(self, builder: Builder, rows: list[SSAValue]) -> list[SSAValue]:
+        """The L x L transpose of L vectors of L lanes: log2(L) stages; the stage of
+        distance g pairs vectors r and r + g and, within each 2g-lane segment,
+        gathers their low g lanes into r and their high g lanes into r + g."""
+        lanes = len(rows)
+        typ = rows[0].type
+        vectors = list(rows)
+        g = lanes // 2
+        while g >= 1:
+            low = [q * 2 * g + lane + side for q in range(lanes // (2 * g))
+                   for side in (0, lanes) for lane in range(g)]
+            high = [index + g for index in low]
+            for r in range(lanes):
+                if r & g:
+                    continue
+                vectors[r], vectors[r + g] = (
+                    builder.insert(vector.ShuffleOp(
+                        vectors[r], vectors[r + g], DenseArrayBase.from_list(i64, mask),
+                        result_type=typ)).result  # pyright: ignore
+                    for mask in (low, high)
+                )
+            g //= 2
+        return vectors
 
-        def column(cb: Builder, j: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-            def row(rb: Builder, i: SSAValue, __: list[SSAValue]) -> list[SSAValue]:
-                c_at = self.add(rb, self.add(rb, c0, i), j, s.ldc)
-                if self.zero_first:
-                    start = rb.insert(arith.ConstantOp(FloatAttr(0.0, self.element))).result  # pyright: ignore
-                else:
-                    start = rb.insert(memref.LoadOp.get(self.c, [c_at])).res
-                a_row = self.add(rb, a0, i)
-                b_col = self.add(rb, b0, j, 1 if s.b_transposed else s.ldb)
+    # -- dot kernel ------------------------------------------------------------------
+
+    def emit_dot(self, builder: Builder, a0: SSAValue, b0: SSAValue, c0: SSAValue,
+                 lanes: int) -> None:
+        """C(i, j) += sum A(i, p) B(p, j) with A rows and B columns k-contiguous."""
+        s = self.shape
+        mr, nr = (min(e, b) for e, b in zip((s.m, s.n), dot_block(self.budget)))
+        row_cuts = [(0, s.m // mr * mr, mr), (s.m // mr * mr, s.m, s.m % mr)]
+        col_cuts = [(0, s.n // nr * nr, nr), (s.n // nr * nr, s.n, s.n % nr)]
+        for cols in col_cuts:
+            for rows in row_cuts:
+                if rows[2] and cols[2] and rows[1] > rows[0] and cols[1] > cols[0]:
+                    self.dot_blocks(builder, a0, b0, c0, rows, cols, lanes)
+
+    def dot_blocks(self, builder: Builder, a0: SSAValue, b0: SSAValue, c0: SSAValue,
+                   rows: tuple[int, int, int], cols: tuple[int, int, int], lanes: int) -> None:
+        s = self.shape
+        a_m, _ = s.a_strides
+        _, b_n = s.b_strides
+        c_m, c_n = s.c_strides
+        row_start, row_stop, mr = rows
+        col_start, col_stop, nr = cols
+        whole = s.k // lanes * lanes
+        rest = s.k - whole
+
+        def column_block(cb: Builder, j0: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+            b_block = self.add(cb, b0, j0, b_n)
+            c_column = self.add(cb, c0, j0, c_n)
+
+            def row_block(rb: Builder, i0: SSAValue, __: list[SSAValue]) -> list[SSAValue]:
+                a_block = self.add(rb, a0, i0, a_m)
+                c_block = self.add(rb, c_column, i0, c_m)
+                # (i, j) at i * nr + j; from -0.0, the identity of IEEE addition,
+                # so that a sum of -0.0 products stays -0.0 as in the reference
+                accs = [self.zero(rb, lanes, -0.0)] * (mr * nr)
 
                 def batch(bb: Builder, t: SSAValue, acc: list[SSAValue]) -> list[SSAValue]:
-                    a_batch = self.add(bb, a_row, t, s.batch_a)
-                    b_batch = self.add(bb, b_col, t, s.batch_b)
+                    a_batch = self.add(bb, a_block, t, s.batch_a)
+                    b_batch = self.add(bb, b_block, t, s.batch_b)
 
-                    def step(kb: Builder, kk: SSAValue, acc: list[SSAValue]) -> list[SSAValue]:
-                        x = kb.insert(memref.LoadOp.get(self.a, [self.add(kb, a_batch, kk, s.lda)])).res
-                        y = kb.insert(memref.LoadOp.get(
-                            self.b, [self.add(kb, b_batch, kk, s.ldb if s.b_transposed else 1)])).res
-                        product = kb.insert(arith.MulfOp(x, y)).result
-                        return [kb.insert(arith.AddfOp(acc[0], product)).result]
+                    def step(kb: Builder, p: SSAValue | int, acc: list[SSAValue],
+                             valid: int | None = None) -> list[SSAValue]:
+                        a_p, b_p = self.add(kb, a_batch, p), self.add(kb, b_batch, p)
+                        a_rows = [self.load(kb, self.a, self.add(kb, a_p, i * a_m), 1, lanes, valid,
+                                            -0.0) for i in range(mr)]
+                        out = list(acc)
+                        for j in range(nr):
+                            b_column = self.load(kb, self.b, self.add(kb, b_p, j * b_n), 1, lanes, valid)
+                            for i in range(mr):
+                                out[i * nr + j] = self.fma(kb, a_rows[i], b_column, out[i * nr + j])
+                        return out
 
-                    return self.loop(bb, 0, s.k, 1, step, acc)
+                    if whole:
+                        acc = self.loop(bb, 0, whole, lanes, step, acc)
+                    if rest:  # the k remainder: lanes past it add -0.0 * +0.0 = -0.0
+                        acc = step(bb, whole, acc, rest)
+                    return acc
 
-                (total,) = self.loop(rb, 0, s.batch, 1, batch, [start])
-                rb.insert(memref.StoreOp.get(total, self.c, [c_at]))
+                accs = self.loop(rb, 0, s.batch, 1, batch, accs)
+                sums = self.reduce_lanes(rb, accs)
+                for i in range(mr):
+                    for j in range(nr):
+                        at = self.add(rb, c_block, i * c_m + j * c_n)
+                        if self.zero_first and self.zero_when is None:
+                            start = self.zero(rb, 1)
+                        else:
+                            (start,) = self.start(rb, [rb.insert(memref.LoadOp.get(self.c, [at])).res])
+                        total = rb.insert(arith.AddfOp(start, sums[i * nr + j])).result
+                        rb.insert(memref.StoreOp.get(self.finish(rb, total), self.c, [at]))
                 return []
 
-            self.loop(cb, first_row, s.m, 1, row)
+            self.loop(cb, row_start, row_stop, mr, row_block)
             return []
 
-        self.loop(builder, 0, s.n, 1, column)
+        self.loop(builder, col_start, col_stop, nr, column_block)
+
+    def reduce_lanes(self, builder: Builder, vectors: list[SSAValue]) -> list[SSAValue]:
+        """The lane sums of `vectors` (one vector type), reduced together.
+
+        A vector here holds segments of equal width, each a part of one accumulator's
+        lanes. Two vectors of the same width and segment width combine into one: the
+        low halves of all their segments shuffled into one vector, the high halves
+        into another, and the two added, which halves the segment width. A vector
+        without a partner folds into one of half the width the same way. Once the
+        segments are single lanes, the lanes are the sums.
+        """
+        # (value, vector width, segment width, owner of each segment)
+        lanes = cast(VectorType, vectors[0].type).get_shape()[0]
+        work = [(v, lanes, lanes, [i]) for i, v in enumerate(vectors)]
+        done: list[tuple[SSAValue, list[int]]] = []
+        while work:
+            value, width, segment, owners = work.pop(0)
+            if segment == 1:
+                done.append((value, owners))
+                continue
+            half = segment // 2
+            partner = next((w for w in work if w[1] == width and w[2] == segment), None)
+            count = width // segment
+            if partner is not None:
+                work.remove(partner)
+                other, result_width, result_owners = partner[0], width, owners + partner[3]
+                starts = [q * segment for q in range(count)] + [width + q * segment for q in range(count)]
+            else:
+                other, result_width, result_owners = value, width // 2, owners
+                starts = [q * segment for q in range(count)]
+            result_type = VectorType(self.element, [result_width])
+            low, high = (
+                builder.insert(vector.ShuffleOp(
+                    value, other,
+                    DenseArrayBase.from_list(i64, [s + shift + lane for s in starts for lane in range(half)]),
+                    result_type=result_type,
+                )).result
+                for shift in (0, half)
+            )
+            summed = builder.insert(arith.AddfOp(low, high)).result
+            work.append((summed, result_width, half, result_owners))
+        sums: list[SSAValue | None] = [None] * len(vectors)
+        for value, owners in done:
+            for lane, owner in enumerate(owners):
+                sums[owner] = builder.insert(vector.ExtractOp(value, [lane], self.element)).result
+        return [s for s in sums if s is not None]
+
+
+def _lanes(typ: Attribute) -> int:
+    return typ.get_shape()[0] if isinstance(typ, VectorType) else 1
+
+
+def relu(builder: Builder, value: SSAValue) -> SSAValue:
+    """The reference ReLU of a scalar or 1-D vector of floats: select(x < 0, +0, x),
+    an ordered compare, so -0.0 and NaN pass unchanged (a max would not). Vectors
+    use `lane_cmpf`/`lane_select` (teir_lowering.convert_arith_to_llvm)."""
+    typ = value.type
+    if isinstance(typ, VectorType):
+        zero = builder.insert(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(typ, [0.0]))).result  # pyright: ignore
+    else:
+        zero = builder.insert(arith.ConstantOp(FloatAttr(0.0, typ))).result  # pyright: ignore
+    negative = builder.insert(lane_cmpf(value, zero, "olt")).result
+    return builder.insert(lane_select(negative, zero, value)).result

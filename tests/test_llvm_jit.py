@@ -717,8 +717,8 @@ def test_pass_list_is_exposed_and_registered():
     # tests/filecheck/lowering/lower-to-llvm.mlir replays this list with teir-opt -p
     assert [p.name for p in LOWER_TO_LLVM_PASSES] == [
         "convert-scf-to-cf",
-        "convert-vector-to-ptr",
         "teir-convert-vector-to-llvm",
+        "convert-vector-to-ptr",
         "convert-memref-to-ptr",
         "teir-convert-ptr-addressing-to-llvm",
         "convert-ptr-type-offsets",

@@ -1,17 +1,31 @@
 """Register-blocked GEMM/BRGEMM microkernels against the reference interpreter.
 
-Shapes cover every row segment (two vectors, one vector, scalar rows), column
-remainders against the block width, both orientations of B, BRGEMM batch
-strides, role-axis offsets, FP32 and FP64.
+Shapes cover every row segment (two vectors, one vector, narrower vectors,
+scalar rows), column remainders against the block width, all 8 layouts
+(`trans`) of GEMM and BRGEMM with leading dimensions above the extents, batch
+strides, role-axis offsets, FP32 and FP64; every element outside A, B and C
+(padding between columns, slack around the footprint) holds a NaN sentinel
+that must neither leak into C nor be overwritten. Fused epilogues: a Zero and
+a ReLU of the tile, as direct siblings (guarded or not) and sunk into the
+first/last iteration of the K loop around the kernel, with negative results,
+-0.0, NaN and -inf reaching the ReLU.
 """
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
+from teir_lowering.convert_teir_to_scf import TeirToScfPass
+from teir_lowering.kernel import compile_kernel, load_module
+from teir_lowering.microkernel import GemmShape, plan_gemm
+from teir_passes.pipeline import OptimizePass
+from xdsl.dialects import arith, memref, vector
 
+from teir_dialect import teir_context
+from teir_dialect.flat import flat_to_tree
 from teir_dialect.interpreter import run_reference
-from teir_lowering.kernel import compile_kernel
 
 
 def gemm_record(m: int, n: int, k: int, *, batch: int = 0, b_transposed: bool = False,
@@ -89,3 +103,335 @@ def test_microkernel_is_used_and_vectorized() -> None:
     kernel = compile_kernel(gemm_record(64, 24, 8))
     assert "vector.fma" in kernel.stages["scf"]
     assert "vector<" in kernel.stages["scf"]
+
+
+# -- every layout ---------------------------------------------------------------------
+
+LAYOUTS = ["".join(t) for t in itertools.product("NT", repeat=3)]
+"""trans = "ABC": A "N" m unit-stride / "T" k; B "N" k / "T" n; C "N" m / "T" n."""
+
+AWKWARD = [
+    (37, 29, 17), (5, 33, 3), (1, 23, 9), (19, 1, 37), (33, 7, 1), (2, 3, 2), (17, 16, 15),
+    (9, 36, 4), (31, 18, 5), (3, 35, 30), (24, 5, 11), (1, 1, 7), (36, 37, 6), (13, 2, 33),
+    (7, 9, 1), (16, 31, 23),
+]
+"""(m, n, k) in 1..37: below, at and above the lane counts, never all multiples."""
+
+WIDTH = {"FP32": 4, "FP64": 8}
+
+
+def layout_record(trans: str, m: int, n: int, k: int, *, dtype: str = "FP32", batch: int = 0,
+                  pads: tuple[int, int, int] = (1, 2, 3), offsets: bool = False,
+                  zero: bool = False, relu: bool = False, relu_guard: list[str] | None = None,
+                  zero_guard: list[str] | None = None, outer: int = 0) -> dict:
+    """C(m, n) [+]= sum_b A_b(m, k) B_b(k, n) in layout `trans`, ld = extent + pad.
+
+    `outer` > 0 puts the invocations in a sequential loop over an extra K axis w
+    (stride 0 on out) of that extent, which splits the K sum into `outer` parts.
+    """
+    w = WIDTH[dtype]
+
+    def operand(letter: str, normal: tuple[str, int], other: tuple[str, int], pad: int):
+        unit, lead = (normal, other) if letter == "N" else (other, normal)
+        ld = unit[1] + pad
+        return {unit[0]: 1, lead[0]: ld}, ld * lead[1]
+
+    a, a_size = operand(trans[0], ("m", m), ("k", k), pads[0])
+    b, b_size = operand(trans[1], ("k", k), ("n", n), pads[1])
+    c, _ = operand(trans[2], ("m", m), ("n", n), pads[2])
+    axes = [
+        {"id": axis, "extent": extent,
+         "strides": [a.get(axis, 0) * w, b.get(axis, 0) * w, c.get(axis, 0) * w],
+         "offsets": [0, 0, 0]}
+        for axis, extent in (("m", m), ("n", n), ("k", k))
+    ]
+    if offsets:
+        axes[0]["offsets"] = [w, 0, 2 * w]
+        axes[1]["offsets"] = [0, 3 * w, w]
+    k_roles = ["k"]
+    if batch:
+        axes.append({"id": "b", "extent": batch,
+                     "strides": [(a_size + 5) * w, (b_size + 2) * w, 0], "offsets": [0, 0, 0]})
+        a_size, b_size = (a_size + 5) * batch, (b_size + 2) * batch
+        k_roles = ["b", "k"]
+    if outer:
+        axes.append({"id": "w", "extent": outer,
+                     "strides": [(a_size + 1) * w, (b_size + 3) * w, 0], "offsets": [0, 0, 0]})
+    meta = {"data_type": dtype}
+    primitives = [{"id": "mm", "operation": "Contraction",
+                   "axes": {"M": ["m"], "N": ["n"], "K": k_roles}, "metadata": meta}]
+    invocations = [{"id": "c", "primitive": "mm", "guard": None}]
+    if zero:
+        primitives.append({"id": "zero", "operation": "Zero", "axes": {"M": ["m"], "N": ["n"]},
+                           "metadata": meta})
+        invocations.insert(0, {"id": "z", "primitive": "zero", "guard": zero_guard})
+    if relu:
+        primitives.append({"id": "relu", "operation": "ReLU", "axes": {"M": ["m"], "N": ["n"]},
+                           "metadata": meta})
+        invocations.append({"id": "r", "primitive": "relu", "guard": relu_guard})
+    ids = [i["id"] for i in invocations]
+    iterations = []
+    if outer:
+        iterations = [{"id": "w", "axis": "w", "policy": "sequential", "children": ids,
+                       "guard": None}]
+        ids = ["w"]
+    return {
+        "tensors": ["in0", "in1", "out"],
+        "axes": axes,
+        "primitives": primitives,
+        "schedule": {"roots": ids, "iterations": iterations, "invocations": invocations},
+    }
+
+
+def element_indices(record: dict, tensor: int) -> np.ndarray:
+    """The element index of every (role-axis index tuple) of `tensor`, as in §10.4."""
+    w = WIDTH[record["primitives"][0]["metadata"]["data_type"]]
+    index = np.zeros(1, dtype=np.int64)
+    for axis in record["axes"]:
+        stride, offset = axis["strides"][tensor] // w, axis["offsets"][tensor] // w
+        index = (index[:, None] + offset + stride * np.arange(axis["extent"])[None, :]).ravel()
+    return index
+
+
+def sentinel_arrays(record: dict, kernel, rng: np.random.Generator) -> list[np.ndarray]:
+    """NaN everywhere (3 elements of slack), random values at A's, B's and C's elements."""
+    arrays = []
+    for tensor, spec in enumerate(kernel.tensors):
+        array = np.full(spec.needed_bytes // spec.dtype.itemsize + 3, np.nan, spec.dtype)
+        where = np.unique(element_indices(record, tensor))
+        array[where] = rng.standard_normal(where.size)
+        arrays.append(array)
+    return arrays
+
+
+def check_against_reference(record: dict, arrays: list[np.ndarray], optimize: bool = True):
+    """Run the kernel and the reference on copies; compare every element of every
+    array (sentinels included: NaN must stay NaN, so nothing outside C changes)."""
+    kernel = compile_kernel(record, optimize=optimize)
+    got = [a.copy() for a in arrays]
+    kernel(*got, threads=1)
+    want = [a.copy() for a in arrays]
+    run_reference(record, want)
+    tolerance = 1e-5 if got[-1].dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got[-1], want[-1], rtol=tolerance, atol=tolerance)
+    np.testing.assert_array_equal(np.isnan(got[-1]), np.isnan(want[-1]))
+    for before, after in zip(arrays[:-1], got[:-1]):
+        np.testing.assert_array_equal(before, after)
+    return kernel, got[-1], want[-1]
+
+
+def layout_cases() -> list[tuple[str, str, str, tuple[int, int, int], int]]:
+    """Every layout x GEMM/BRGEMM x FP32/FP64, each with two shapes of AWKWARD."""
+    cases = []
+    for number, (trans, kind, dtype) in enumerate(
+        itertools.product(LAYOUTS, ("gemm", "brgemm"), ("FP32", "FP64"))
+    ):
+        for shape in (AWKWARD[number % 16], AWKWARD[(5 * number + 3) % 16]):
+            cases.append((trans, kind, dtype, shape, number))
+    return cases
+
+
+@pytest.mark.parametrize(
+    "trans, kind, dtype, shape, number", layout_cases(),
+    ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v),
+)
+def test_every_layout_matches_reference(trans: str, kind: str, dtype: str,
+                                        shape: tuple[int, int, int], number: int) -> None:
+    m, n, k = shape
+    pads = (number % 4, (number // 2) % 3 + 1, (number // 4) % 4)
+    record = layout_record(trans, m, n, k, dtype=dtype, batch=2 + number % 3 if kind == "brgemm" else 0,
+                           pads=pads, offsets=number % 3 == 1, zero=number % 4 == 2)
+    kernel = compile_kernel(record)
+    arrays = sentinel_arrays(record, kernel, np.random.default_rng(number))
+    kernel, _, _ = check_against_reference(record, arrays)
+    batch = 2 + number % 3 if kind == "brgemm" else 1
+    lda, ldb, ldc = ((m if trans[0] == "N" else k) + pads[0], (k if trans[1] == "N" else n) + pads[1],
+                     (m if trans[2] == "N" else n) + pads[2])
+    plan = plan_gemm(GemmShape(m, n, k, lda, ldb, ldc, batch, 1, 1, trans), WIDTH[dtype])
+    assert ("vector.fma" in kernel.stages["scf"]) == (plan.lanes > 1)
+    assert "math.fma" in kernel.stages["scf"] or plan.lanes > 1
+
+
+@pytest.mark.parametrize("trans", LAYOUTS)
+def test_every_layout_gets_vector_code(trans: str) -> None:
+    """Moderate sizes: each layout runs vector FMAs, in the kernel its layout calls
+    for, and no scalar multiply-add loops are left. (For "TN?" with a shorter k the
+    gathered outer-product kernel is cheaper than the dot kernel.)"""
+    k = 80 if trans.startswith("TN") else 18
+    record = layout_record(trans, 21, 19, k, dtype="FP32", zero=True)
+    kernel = compile_kernel(record)
+    scf = kernel.stages["scf"]
+    assert "vector.fma" in scf
+    assert "arith.mulf" not in scf
+    if trans.startswith("TN"):  # dot kernel: vectors along k, reduced by shuffles
+        assert "vector.shuffle" in scf and "vector.extract" in scf
+    elif trans in ("NNT", "TTN"):  # C contiguous along the broadcast dimension: transposed
+        assert "vector.shuffle" in scf
+    else:
+        assert "vector.shuffle" not in scf and "vector.insert" not in scf
+    check_against_reference(record, sentinel_arrays(record, kernel, np.random.default_rng(1)))
+
+
+def test_plans_by_layout() -> None:
+    """The planner's choices for a square tile: vectors along C's unit dimension
+    where X allows it, C strided (transposed) for NNT/TTN, the dot kernel for TN?."""
+    expected = {"NNN": ("outer", "m"), "NTN": ("outer", "m"), "NNT": ("outer", "m"),
+                "TTT": ("outer", "n"), "NTT": ("outer", "n"), "TTN": ("outer", "n"),
+                "TNN": ("dot", "k"), "TNT": ("dot", "k")}
+    for trans, (kernel, along) in expected.items():
+        plan = plan_gemm(GemmShape(128, 128, 128, 128, 128, 128, 1, 0, 0, trans), 4)
+        assert (plan.kernel, plan.vector) == (kernel, along), trans
+        assert plan.lanes > 1
+
+
+def test_scalar_code_only_without_a_vector_dimension() -> None:
+    """m = n = 1 with A and B strided along k: no vector kernel can win."""
+    plan = plan_gemm(GemmShape(1, 1, 40, 3, 40, 2, 1, 0, 0, "NNN"), 4)
+    assert plan.lanes == 1
+    record = layout_record("NNN", 1, 1, 40, pads=(2, 0, 1), zero=True, relu=True)
+    kernel = compile_kernel(record)
+    assert "vector.fma" not in kernel.stages["scf"]
+    check_against_reference(record, sentinel_arrays(record, kernel, np.random.default_rng(2)))
+
+
+# -- fused ReLU ---------------------------------------------------------------------------
+
+
+def elements_with(record: dict, tensor: int, **fixed: int) -> np.ndarray:
+    """Element indices of `tensor` with the given axes fixed (e.g. m=1, k=0)."""
+    w = WIDTH[record["primitives"][0]["metadata"]["data_type"]]
+    axes = [dict(a, extent=1) if a["id"] in fixed else a for a in record["axes"]]
+    shift = sum(a["strides"][tensor] // w * fixed[a["id"]] for a in axes if a["id"] in fixed)
+    return element_indices(dict(record, axes=axes), tensor) + shift
+
+
+def special_values(record: dict, arrays: list[np.ndarray], zero: bool) -> None:
+    """B > 0 and A row 0 = -0.0, so C row 0 is C0 + (-0.0 products): -0.0 where C0
+    is -0.0; A(1, 0) = NaN in the first batch, so C row 1 is NaN; C0 row 2 = -inf;
+    A row 3 > 0 (a positive C row 3 unless C0 is very negative)."""
+    m = record["axes"][0]["extent"]
+    in0, in1, out = arrays
+    b_elements = np.unique(element_indices(record, 1))
+    in1[b_elements] = np.abs(in1[b_elements]) + 0.25
+    in0[elements_with(record, 0, m=0)] = -0.0
+    first = {axis["id"]: 0 for axis in record["axes"] if axis["id"] in ("k", "b", "w")}
+    if m > 1:
+        in0[elements_with(record, 0, m=1, **first)] = np.nan
+    if m > 3:  # row 3 positive (so the other rows decide nothing about positives)
+        in0[elements_with(record, 0, m=3)] = np.abs(in0[elements_with(record, 0, m=3)]) + 1.0
+    if not zero:
+        out[elements_with(record, 2, m=0)] = -0.0
+        if m > 2:
+            out[elements_with(record, 2, m=2)] = -np.inf
+
+
+def check_relu(record: dict, trans: str, zero: bool, seed: int, optimize: bool = True) -> None:
+    kernel = compile_kernel(record, optimize=optimize)
+    arrays = sentinel_arrays(record, kernel, np.random.default_rng(seed))
+    special_values(record, arrays, zero)
+    _, got, want = check_against_reference(record, arrays, optimize)
+    c = np.unique(element_indices(record, 2))
+    assert (want[c] == 0).any() and (want[c] > 0).any()
+    zeros = want[c] == 0
+    np.testing.assert_array_equal(np.signbit(got[c][zeros]), np.signbit(want[c][zeros]))
+    if not zero:  # -0.0 passes the ReLU unchanged
+        assert np.signbit(want[c][zeros]).any()
+    assert np.isnan(want[c]).any() == (record["axes"][0]["extent"] > 1)
+    assert relu_operand_producers(record, optimize), "the ReLU was not fused"
+
+
+def relu_operand_producers(record: dict, optimize: bool = True) -> list[str]:
+    """The ops whose results the ReLU compares with 0, in teir-to-scf's output; empty
+    when some comparison reads a value just loaded (a separate ReLU pass over C)."""
+    module = load_module(record)
+    if optimize:
+        OptimizePass().apply(teir_context(), module)
+    TeirToScfPass().apply(teir_context(), module)
+    producers = [op.lhs.owner for op in module.walk() if isinstance(op, arith.CmpfOp)
+                 and op.predicate.value.data == arith.CMPF_COMPARISON_OPERATIONS.index("olt")]
+    if any(isinstance(p, (memref.LoadOp, vector.LoadOp)) for p in producers):
+        return []
+    return [p.name for p in producers]  # pyright: ignore
+
+
+@pytest.mark.parametrize("number, trans", list(enumerate(LAYOUTS)))
+def test_fused_relu_matches_reference(number: int, trans: str) -> None:
+    m, n, k = [(37, 29, 17), (5, 33, 3), (19, 6, 37), (33, 7, 1), (17, 16, 15), (9, 36, 4),
+               (31, 18, 5), (6, 35, 30)][number]
+    dtype = ("FP32", "FP64")[number % 2]
+    zero = number % 3 == 0
+    record = layout_record(trans, m, n, k, dtype=dtype, batch=number % 2 * 3, zero=zero,
+                           relu=True, pads=(1, 0, 2), offsets=number % 4 == 1)
+    check_relu(record, trans, zero, number)
+
+
+@pytest.mark.parametrize("optimize", [False, True], ids=["siblings", "optimized"])
+@pytest.mark.parametrize("trans", ["NNN", "TNT", "NNT"])
+def test_relu_guarded_by_last_of_the_k_loop(trans: str, optimize: bool) -> None:
+    """A K loop w around Zero [first(w)], GEMM, ReLU [last(w)] (the flat form's
+    schedule): fused as guarded siblings (optimize=False), and, after
+    teir-canonicalize-guards hoists the Zero before and the ReLU after the loop,
+    sunk back into the loop's first/last iteration (optimize=True)."""
+    record = layout_record(trans, 20, 17, 9, batch=2, outer=3, zero=True, relu=True,
+                           zero_guard=["first(w)"], relu_guard=["last(w)"])
+    check_relu(record, trans, True, 7, optimize)
+    scf = compile_kernel(record, optimize=optimize).stages["scf"]
+    assert "scf.if" not in scf  # no separately guarded Zero or ReLU
+
+
+def test_relu_guarded_by_first_of_the_k_loop() -> None:
+    """Any guard fuses under the guard: a ReLU after the first partial sum only."""
+    record = layout_record("NTN", 18, 11, 5, outer=2, relu=True, relu_guard=["first(w)"])
+    check_relu(record, "NTN", False, 8)
+
+
+def test_relu_of_another_tile_is_not_fused() -> None:
+    """A ReLU over the tile's M axis only (N not a role) is a different tile."""
+    record = layout_record("NNN", 16, 3, 4, relu=True)
+    record["primitives"][-1]["axes"] = {"M": ["m"], "N": []}
+    kernel = compile_kernel(record)
+    arrays = sentinel_arrays(record, kernel, np.random.default_rng(3))
+    check_against_reference(record, arrays)
+    assert not relu_operand_producers(record)
+
+
+def test_relu_after_a_guarded_contraction_is_not_fused() -> None:
+    record = layout_record("NNN", 16, 3, 4, outer=2, relu=True)
+    record["schedule"]["invocations"][0]["guard"] = ["last(w)"]
+    check_against_reference(record, sentinel_arrays(record, compile_kernel(record),
+                                                    np.random.default_rng(4)))
+    assert not relu_operand_producers(record, optimize=False)
+
+
+def test_zero_is_not_fused_when_a_k_axis_shifts_out() -> None:
+    """A K axis with an offset on out moves the Contraction's C off the Zero's tile."""
+    record = layout_record("NNN", 16, 3, 4, zero=True, relu=True)
+    record["axes"][2]["offsets"] = [0, 0, 4]
+    kernel = compile_kernel(record)
+    check_against_reference(record, sentinel_arrays(record, kernel, np.random.default_rng(5)))
+    assert not relu_operand_producers(record)
+
+
+def test_flat_form_zero_brgemm_relu_with_a_k_loop() -> None:
+    """The flat form's prim_first Zero / BRGEMM / prim_last ReLU under a scheduled
+    K axis w: the import guards them with first(w) / last(w), teir-optimize hoists
+    them out of the w loop, and both are sunk back into the kernel."""
+    p, w, t, s, q, u = 3, 3, 2, 20, 9, 7
+    flat = {
+        "dim_ids": ["p", "w", "t", "s", "q", "u"],
+        "dim_types": ["N", "K", "K", "M", "N", "K"],
+        "exec_types": ["seq", "seq", "prim", "prim", "prim", "prim"],
+        "dim_sizes": [p, w, t, s, q, u],
+        "strides": [[0, s * u * t, s * u, 1, 0, s],
+                    [u * q * t * w, u * q * t, u * q, 0, u, 1],
+                    [s * q, 0, 0, 1, s, 0]],
+        "data_type": "FP32", "prim_first": "Zero", "prim_main": "BRGEMM", "prim_last": "ReLU",
+    }
+    record = flat_to_tree(flat)
+    kernel = compile_kernel(record)
+    _, _, want = check_against_reference(
+        record, sentinel_arrays(record, kernel, np.random.default_rng(9)))
+    assert (want == 0).any() and (want > 0).any()
+    assert relu_operand_producers(record)
+    assert "scf.if" not in kernel.stages["scf"]
+    assert "%out[" not in kernel.stages["scf"].split("scf.for %w")[0]  # no Zero pass before w

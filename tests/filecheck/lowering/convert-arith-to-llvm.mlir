@@ -1,4 +1,5 @@
 // RUN: teir-opt %s --split-input-file -p teir-convert-arith-to-llvm | filecheck %s
+// RUN: teir-opt %s --split-input-file -p teir-to-scf,teir-convert-arith-to-llvm | filecheck %s --check-prefix=LANES
 
 // arith (and one-intrinsic math ops) -> llvm; index is i64, with unrealized casts
 // where a value changes type (reconcile-unrealized-casts removes them later).
@@ -255,3 +256,36 @@ func.func @unsupported(%a: i32, %b: i32, %v: vector<4xf32>) -> (i32, i1) {
 // CHECK-LABEL: func.func @unsupported
 // CHECK-NEXT:    %0 = arith.ceildivsi %a, %b : i32
 // CHECK-NEXT:    %1 = arith.cmpf olt, %v, %v : vector<4xf32>
+
+// -----
+
+// Lane-wise compare and select on vectors, as the vectorized ReLU makes them
+// (xDSL's parser types a vector arith.cmpf as i1, as in @unsupported above, so
+// they come from teir-to-scf here): a GEMM with its ReLU fused applies
+// select(x < 0, 0, x) to each vector of C before the store. The vector forms of
+// llvm.fcmp and llvm.select take them (a vector of i1 per lane); a scalar i1
+// condition still selects whole vectors.
+func.func @lane_compare_select(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis w extent 2 strides [256, 256, 0] offsets [0, 0, 0]
+    teir.axis m extent 16 strides [4, 0, 4] offsets [0, 0, 0]
+    teir.axis n extent 1 strides [0, 16, 64] offsets [0, 0, 0]
+    teir.axis k extent 4 strides [64, 4, 0] offsets [0, 0, 0]
+    teir.primitive mm Contraction {M = [m], N = [n], K = [k]} {data_type = "FP32"}
+    teir.primitive act ReLU {M = [m], N = [n]} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter w over w {
+        teir.invoke c -> mm
+        teir.invoke r -> act [last(w)]
+      }
+    }
+  }
+  func.return
+}
+
+// LANES-LABEL: func.func @lane_compare_select
+// LANES:         %[[LAST:.*]] = llvm.icmp "eq" %{{.*}}, %{{.*}} : i64
+// LANES:         %[[NEG:.*]] = llvm.fcmp "olt" %[[X:.*]], %[[ZERO:.*]] : vector<{{[0-9]+}}xf32>
+// LANES-NEXT:    %[[RELU:.*]] = llvm.select %[[NEG]], %[[ZERO]], %[[X]] : vector<{{[0-9]+}}xi1>, vector<{{[0-9]+}}xf32>
+// LANES-NEXT:    %[[V:.*]] = llvm.select %[[LAST]], %[[RELU]], %[[X]] : i1, vector<{{[0-9]+}}xf32>
+// LANES-NEXT:    vector.store %[[V]], %out

@@ -32,3 +32,150 @@ func.func @brgemm(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>)
 // CHECK-NEXT:        vector.broadcast %{{.*}} : f32 to vector<{{[0-9]+}}xf32>
 // CHECK-NEXT:        vector.fma
 // CHECK:         vector.store %{{.*}}, %out[%{{.*}}] : memref<?xf32>, vector<{{[0-9]+}}xf32>
+
+// "TTT" (A k-contiguous, B and C n-contiguous): C^T = B^T A^T, so the same
+// kernel runs with the roles of (A, m) and (B, n) swapped: vector loads of B
+// along n, broadcasts of A, vector.fma, vector stores of C along n.
+
+func.func @gemm_ttt(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis m extent 8 strides [16, 0, 128] offsets [0, 0, 0]
+    teir.axis n extent 32 strides [0, 4, 4] offsets [0, 0, 0]
+    teir.axis k extent 4 strides [4, 128, 0] offsets [0, 0, 0]
+    teir.primitive mm Contraction {M = [m], N = [n], K = [k]} {data_type = "FP32"}
+    teir.schedule {
+      teir.invoke c -> mm
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @gemm_ttt
+// CHECK:         vector.load %out[%{{.*}}] : memref<?xf32>, vector<{{[0-9]+}}xf32>
+// CHECK:         scf.for {{.*}} iter_args(
+// CHECK:           vector.load %in1[%{{.*}}] : memref<?xf32>, vector<{{[0-9]+}}xf32>
+// CHECK:           memref.load %in0[%{{.*}}] : memref<?xf32>
+// CHECK-NEXT:      vector.broadcast %{{.*}} : f32 to vector<{{[0-9]+}}xf32>
+// CHECK-NEXT:      vector.fma
+// CHECK:         vector.store %{{.*}}, %out[%{{.*}}] : memref<?xf32>, vector<{{[0-9]+}}xf32>
+// CHECK-LABEL: func.func @gemm_nnt
+
+// "NNT" (C n-contiguous, A m-contiguous): vectors along m as for "NNN", and each
+// L x L block of accumulators is transposed in registers (vector.shuffle) so
+// that C is stored by rows along n. The fused Zero: no load of C.
+
+func.func @gemm_nnt(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis m extent 16 strides [4, 0, 64] offsets [0, 0, 0]
+    teir.axis n extent 16 strides [0, 16, 4] offsets [0, 0, 0]
+    teir.axis k extent 4 strides [64, 4, 0] offsets [0, 0, 0]
+    teir.primitive zero Zero {M = [m], N = [n]} {data_type = "FP32"}
+    teir.primitive mm Contraction {M = [m], N = [n], K = [k]} {data_type = "FP32"}
+    teir.schedule {
+      teir.invoke z -> zero
+      teir.invoke c -> mm
+    }
+  }
+  func.return
+}
+
+// CHECK-NOT:     load %out
+// CHECK:         scf.for {{.*}} iter_args(
+// CHECK:           vector.load %in0[%{{.*}}] : memref<?xf32>, vector<{{[0-9]+}}xf32>
+// CHECK:           vector.broadcast
+// CHECK-NEXT:      vector.fma
+// CHECK:         vector.shuffle %{{.*}}, %{{.*}} [0, {{.*}}] : vector<{{[0-9]+}}xf32>, vector<{{[0-9]+}}xf32>
+// CHECK:         vector.store %{{.*}}, %out[%{{.*}}] : memref<?xf32>, vector<{{[0-9]+}}xf32>
+// CHECK-LABEL: func.func @gemm_tnn
+
+// "TNN" (A and B k-contiguous): the dot kernel. Vector accumulators along k,
+// vector loads of A rows and B columns, then the accumulators are reduced
+// together by shuffles and adds and each sum is added to its element of C.
+
+func.func @gemm_tnn(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis m extent 4 strides [128, 0, 4] offsets [0, 0, 0]
+    teir.axis n extent 6 strides [0, 128, 16] offsets [0, 0, 0]
+    teir.axis k extent 32 strides [4, 4, 0] offsets [0, 0, 0]
+    teir.primitive mm Contraction {M = [m], N = [n], K = [k]} {data_type = "FP32"}
+    teir.schedule {
+      teir.invoke c -> mm
+    }
+  }
+  func.return
+}
+
+// CHECK:         %[[NEG0:.*]] = arith.constant dense<-0.000000e+00> : vector<{{[0-9]+}}xf32>
+// CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %[[NEG0]]
+// CHECK:           vector.load %in0[%{{.*}}] : memref<?xf32>, vector<{{[0-9]+}}xf32>
+// CHECK:           vector.load %in1[%{{.*}}] : memref<?xf32>, vector<{{[0-9]+}}xf32>
+// CHECK-NEXT:      vector.fma
+// CHECK:         vector.shuffle
+// CHECK:         arith.addf %{{.*}}, %{{.*}} : vector<{{[0-9]+}}xf32>
+// CHECK:         %[[SUM:.*]] = vector.extract %{{.*}}[0] : f32 from vector<{{[0-9]+}}xf32>
+// CHECK:         %[[C:.*]] = memref.load %out[%{{.*}}] : memref<?xf32>
+// CHECK-NEXT:    %[[NEW:.*]] = arith.addf %[[C]], %[[SUM]] : f32
+// CHECK-NEXT:    memref.store %[[NEW]], %out[%{{.*}}] : memref<?xf32>
+// CHECK-LABEL: func.func @gemm_relu
+
+// Zero, GEMM and ReLU of the same tile: one kernel. The accumulators start at 0,
+// and select(x < 0, 0, x) (lane-wise) applies to each before its one store; no
+// second pass reads C.
+
+func.func @gemm_relu(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis m extent 32 strides [4, 0, 4] offsets [0, 0, 0]
+    teir.axis n extent 4 strides [0, 32, 128] offsets [0, 0, 0]
+    teir.axis k extent 8 strides [128, 4, 0] offsets [0, 0, 0]
+    teir.primitive zero Zero {M = [m], N = [n]} {data_type = "FP32"}
+    teir.primitive mm Contraction {M = [m], N = [n], K = [k]} {data_type = "FP32"}
+    teir.primitive act ReLU {M = [m], N = [n]} {data_type = "FP32"}
+    teir.schedule {
+      teir.invoke z -> zero
+      teir.invoke c -> mm
+      teir.invoke r -> act
+    }
+  }
+  func.return
+}
+
+// CHECK-NOT:     load %out
+// CHECK:         %[[ACC:[0-9]+]], %{{.*}} = scf.for
+// CHECK:           vector.fma
+// CHECK:         %[[NEG:.*]] = arith.cmpf olt, %[[ACC]], %[[Z:.*]] : vector<{{[0-9]+}}xf32>
+// CHECK-NEXT:    %[[R:.*]] = arith.select %[[NEG]], %[[Z]], %[[ACC]] : vector<{{[0-9]+}}xi1>, vector<{{[0-9]+}}xf32>
+// CHECK:         vector.store %[[R]], %out[%{{.*}}] : memref<?xf32>, vector<{{[0-9]+}}xf32>
+// CHECK-NOT:     load %out
+// CHECK-LABEL: func.func @relu_after_k_loop
+
+// A ReLU after a sequential K loop (w: no stride on out) whose last child is the
+// GEMM of its tile runs in the loop's last iteration: applied to the values
+// stored when w is at its last index, selected by that condition.
+
+func.func @relu_after_k_loop(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis w extent 3 strides [1024, 1024, 0] offsets [0, 0, 0]
+    teir.axis m extent 32 strides [4, 0, 4] offsets [0, 0, 0]
+    teir.axis n extent 4 strides [0, 32, 128] offsets [0, 0, 0]
+    teir.axis k extent 8 strides [128, 4, 0] offsets [0, 0, 0]
+    teir.primitive mm Contraction {M = [m], N = [n], K = [k]} {data_type = "FP32"}
+    teir.primitive act ReLU {M = [m], N = [n]} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter w over w {
+        teir.invoke c -> mm
+      }
+      teir.invoke r -> act
+    }
+  }
+  func.return
+}
+
+// CHECK:         scf.for %w = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           %[[LAST:.*]] = arith.cmpi eq, %w, %{{.*}} : index
+// CHECK:           %[[ACC:[0-9]+]], %{{.*}} = scf.for
+// CHECK:           %[[NEG:.*]] = arith.cmpf olt, %[[ACC]], %[[Z:.*]] : vector<{{[0-9]+}}xf32>
+// CHECK-NEXT:      %[[R:.*]] = arith.select %[[NEG]], %[[Z]], %[[ACC]] : vector<{{[0-9]+}}xi1>, vector<{{[0-9]+}}xf32>
+// CHECK-NEXT:      %[[V:.*]] = arith.select %[[LAST]], %[[R]], %[[ACC]] : vector<{{[0-9]+}}xf32>
+// CHECK:           vector.store %[[V]], %out[%{{.*}}] : memref<?xf32>, vector<{{[0-9]+}}xf32>
+// CHECK-NOT:     load %out
+// CHECK:         func.return

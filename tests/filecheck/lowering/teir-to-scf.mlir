@@ -57,7 +57,9 @@ func.func @zero_copy_relu(%in0: memref<?xf32>, %out: memref<?xf32>) {
 // A Contraction whose K axes have stride 0 on out keeps its accumulator in
 // iter_args across the K loops; a parallel node over p with a parallel only
 // child r becomes one two-dimensional scf.parallel; the in-place ReLU of a
-// three-tensor configuration reads out.
+// three-tensor configuration reads out. (With M = [m, n] and no N axis the
+// Contraction is not a GEMM/BRGEMM, so it gets these scalar loops rather than
+// a microkernel, which would also fuse the ReLU: see teir-to-scf-microkernel.mlir.)
 
 func.func @brgemm(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>) {
   teir.config(%in0, %in1, %out) : (memref<?xf64>, memref<?xf64>, memref<?xf64>) {
@@ -67,7 +69,7 @@ func.func @brgemm(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>)
     teir.axis n extent 2 strides [0, 32, 32] offsets [0, 0, 0]
     teir.axis t extent 2 strides [384, 16, 0] offsets [0, 0, 0]
     teir.axis k extent 2 strides [16, 8, 0] offsets [0, 0, 0]
-    teir.primitive mm Contraction {M = [m], N = [n], K = [t, k]} {data_type = "FP64"}
+    teir.primitive mm Contraction {M = [m, n], N = [], K = [t, k]} {data_type = "FP64"}
     teir.primitive act ReLU {M = [m], N = [n]} {data_type = "FP64"}
     teir.schedule {
       teir.iter p over p parallel {

@@ -1,0 +1,76 @@
+// RUN: teir-opt %s --split-input-file -p teir-to-scf,canonicalize,cse | filecheck %s
+
+// Zero/Copy/ReLU tiles become vector code (teir_lowering.tile_primitives).
+// A transposing Copy (r has unit stride on out, c on in0) of 4 x 4 f32 in a
+// parallel loop: four rows of in0 loaded as vectors, two stages of shuffles
+// (interleave 32-bit lanes, then 64-bit pairs), four rows of out stored. Every
+// host has 16-byte vectors, so this is the same everywhere.
+
+func.func @transpose(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis t extent 3 strides [96, 112] offsets [0, 0]
+    teir.axis r extent 4 strides [24, 4] offsets [0, 0]
+    teir.axis c extent 4 strides [4, 28] offsets [0, 0]
+    teir.primitive copy Copy {M = [c], N = [r]} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter t over t parallel {
+        teir.invoke x -> copy
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @transpose
+// CHECK:         ^bb0(%t: index):
+// CHECK:           %[[IN:.*]] = arith.muli %t, %{{.*}} : index
+// CHECK:           %[[OUT:.*]] = arith.muli %t, %{{.*}} : index
+// CHECK:           %[[R0:.*]] = vector.load %in0[%[[IN]]] : memref<?xf32>, vector<4xf32>
+// CHECK-NEXT:      %[[R1:.*]] = vector.load %in0[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// CHECK-NEXT:      %[[R2:.*]] = vector.load %in0[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// CHECK-NEXT:      %[[R3:.*]] = vector.load %in0[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// CHECK-NEXT:      %[[A:.*]] = vector.shuffle %[[R0]], %[[R1]] [0, 4, 1, 5] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:      %[[B:.*]] = vector.shuffle %[[R0]], %[[R1]] [2, 6, 3, 7] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:      %[[C:.*]] = vector.shuffle %[[R2]], %[[R3]] [0, 4, 1, 5] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:      %[[D:.*]] = vector.shuffle %[[R2]], %[[R3]] [2, 6, 3, 7] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:      %[[C0:.*]] = vector.shuffle %[[A]], %[[C]] [0, 1, 4, 5] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:      %[[C1:.*]] = vector.shuffle %[[A]], %[[C]] [2, 3, 6, 7] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:      %[[C2:.*]] = vector.shuffle %[[B]], %[[D]] [0, 1, 4, 5] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:      %[[C3:.*]] = vector.shuffle %[[B]], %[[D]] [2, 3, 6, 7] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:      vector.store %[[C0]], %out[%[[OUT]]] : memref<?xf32>, vector<4xf32>
+// CHECK:           vector.store %[[C1]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// CHECK:           vector.store %[[C2]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// CHECK:           vector.store %[[C3]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// CHECK-NEXT:      scf.reduce
+
+// -----
+
+// A ReLU over 20 contiguous f32: full vectors of the host's width, then one
+// vector of 4 (on hosts with 32- or 64-byte vectors); select(x < 0, 0, x) lane
+// by lane (-0.0 and NaN pass unchanged).
+
+func.func @relu(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis k extent 2 strides [80, 96] offsets [0, 0]
+    teir.axis i extent 20 strides [4, 4] offsets [0, 0]
+    teir.primitive relu ReLU {M = [i], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter k over k {
+        teir.invoke x -> relu
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @relu
+// CHECK:         scf.for %k = {{.*}} {
+// CHECK:           %[[X:.*]] = vector.load %in0[%{{.*}}] : memref<?xf32>, vector<[[L:[0-9]+]]xf32>
+// CHECK-NEXT:      %[[NEG:.*]] = arith.cmpf olt, %[[X]], %[[Z:.*]] : vector<[[L]]xf32>
+// CHECK-NEXT:      %[[R:.*]] = arith.select %[[NEG]], %[[Z]], %[[X]] : vector<[[L]]xi1>, vector<[[L]]xf32>
+// CHECK-NEXT:      vector.store %[[R]], %out[%{{.*}}] : memref<?xf32>, vector<[[L]]xf32>
+// CHECK:           %[[Y:.*]] = vector.load %in0[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// CHECK-NEXT:      %[[NEG4:.*]] = arith.cmpf olt, %[[Y]], %[[Z4:.*]] : vector<4xf32>
+// CHECK-NEXT:      %[[R4:.*]] = arith.select %[[NEG4]], %[[Z4]], %[[Y]] : vector<4xi1>, vector<4xf32>
+// CHECK-NEXT:      vector.store %[[R4]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// CHECK-NEXT:    }

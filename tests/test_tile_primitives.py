@@ -1,0 +1,312 @@
+"""Vector code for Zero/Copy/ReLU tiles (teir_lowering.tile_primitives) against the reference.
+
+Every case runs the compiled kernel (1 and 2 threads) and the reference
+interpreter on the same buffers, whose bytes outside the footprint hold a
+sentinel, and compares all bytes: values, -0.0 and NaN payloads included, and
+nothing written outside the footprint. Each case also checks that the vector
+path was taken, so that a silent fallback to scalar loops fails the test.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from strategies import random_arrays
+from teir_lowering import kernel as kernel_module
+from teir_lowering import tile_primitives
+from teir_lowering.kernel import compile_kernel
+from teir_lowering.microkernel import vector_bytes
+from teir_lowering.tile_primitives import transpose_network
+
+from teir_dialect.interpreter import run_reference
+
+WIDTH = {"FP32": 4, "FP64": 8}
+SENTINEL = 7.0
+
+
+def _record(tensors: list[str], axes: list[dict], kind: str, roles: dict[str, list[str]],
+            iterated: list[tuple[str, str]], dtype: str) -> dict[str, Any]:
+    """One primitive invoked under a chain of iteration nodes ((axis, policy), outermost first)."""
+    iterations = []
+    for index, (axis, policy) in enumerate(iterated):
+        child = f"i{index + 1}" if index + 1 < len(iterated) else "call"
+        iterations.append({"id": f"i{index}", "axis": axis, "policy": policy,
+                           "children": [child], "guard": None})
+    return {
+        "tensors": tensors,
+        "axes": axes,
+        "primitives": [{"id": "p", "operation": kind, "axes": roles,
+                        "metadata": {"data_type": dtype}}],
+        "schedule": {"roots": ["i0" if iterated else "call"], "iterations": iterations,
+                     "invocations": [{"id": "call", "primitive": "p", "guard": None}]},
+    }
+
+
+def _axis(name: str, extent: int, strides: list[int], offsets: list[int] | None = None) -> dict:
+    return {"id": name, "extent": extent, "strides": strides,
+            "offsets": offsets or [0] * len(strides)}
+
+
+def transpose_record(rows: int, columns: int, dtype: str = "FP32", *, kind: str = "Copy",
+                     pad: int = 3, offsets: bool = False, outer: int = 1,
+                     outer_role: int = 1, out_row: int | None = None) -> dict[str, Any]:
+    """out(r, c) = f(in0(r, c)): in0 row-major along c, out along r (a transposing tile).
+
+    `outer` iterations of a parallel node t and `outer_role` indices of an extra role
+    axis b (both stepping whole tiles), role-axis offsets, padded leading dimensions;
+    `out_row`: the out stride of c in elements (default rows + pad).
+    """
+    w = WIDTH[dtype]
+    ld_in = columns + pad
+    ld_out = out_row if out_row is not None else rows + pad
+    tile_in, tile_out = ld_in * rows, ld_out * columns
+    axes = [
+        _axis("r", rows, [ld_in * w, w], [w, 2 * w] if offsets else None),
+        _axis("c", columns, [w, ld_out * w], [0, w] if offsets else None),
+        _axis("b", outer_role, [tile_in * w, tile_out * w]),
+        _axis("t", outer, [outer_role * tile_in * w + 8 * w, outer_role * tile_out * w],
+              [3 * w, 5 * w] if offsets else None),
+    ]
+    return _record(["in0", "out"], axes, kind, {"M": ["c", "b"], "N": ["r"]},
+                   [("t", "parallel")], dtype)
+
+
+def contiguous_record(kind: str, run: int, rows: int = 3, dtype: str = "FP32", *,
+                      tensors: int = 2, pad: int = 2, split: bool = False) -> dict[str, Any]:
+    """Rows of `run` contiguous elements on out (and the source), padded apart; with
+    `split`, the run is two role axes that merge (i fast, j over blocks of i)."""
+    w = WIDTH[dtype]
+    count = tensors
+    ld = run + pad
+    unit = [w] * count
+    if split and run % 2 == 0:
+        inner = [_axis("i", 2, unit), _axis("j", run // 2, [2 * w] * count)]
+        role = ["j", "i"]
+    else:
+        inner = [_axis("i", run, unit)]
+        role = ["i"]
+    axes = [*inner, _axis("k", rows, [ld * w] * count, [w] * count)]
+    names = ["in0", "out"] if tensors == 2 else ["in0", "in1", "out"]
+    return _record(names, axes, kind, {"M": role, "N": []}, [("k", "sequential")], dtype)
+
+
+def _like(array: np.ndarray) -> np.ndarray:
+    """A copy of `array` at the same address modulo 64 (the kernels' stores depend on it)."""
+    backing = np.empty(array.size + 64 // array.itemsize, array.dtype)
+    start = ((array.ctypes.data - backing.ctypes.data) % 64) // array.itemsize
+    copy = backing[start:start + array.size]
+    copy[:] = array
+    assert (copy.ctypes.data - array.ctypes.data) % 64 == 0
+    return copy
+
+
+def _bits(array: np.ndarray) -> np.ndarray:
+    return array.view(np.uint32 if array.dtype == np.float32 else np.uint64)
+
+
+def _check(record: dict[str, Any], expect: str, special: bool = False,
+           arrays: list[np.ndarray] | None = None) -> Any:
+    """Compiled kernel == reference on every byte, for 1 and 2 threads; `expect` must
+    appear in the scf stage. Returns the kernel."""
+    kernel = compile_kernel(record)
+    assert expect in kernel.stages["scf"], f"{expect} not emitted:\n{kernel.stages['scf']}"
+    if arrays is None:
+        arrays = random_arrays(record, np.random.default_rng(0), fill=SENTINEL)
+        if special:
+            for array in arrays:
+                values = np.array([-0.0, np.nan, -np.nan, -1.5, 2.5, -np.inf, np.inf, 0.0],
+                                  array.dtype)
+                spots = np.random.default_rng(1).choice(array.size, min(array.size, 64), False)
+                array[spots] = np.resize(values, spots.size)
+    expected = [a.copy() for a in arrays]
+    run_reference(record, expected)
+    for threads in (1, 2):
+        got = [_like(a) for a in arrays]
+        kernel(*got, threads=threads)
+        for name, g, e in zip(record["tensors"], got, expected):
+            np.testing.assert_array_equal(_bits(g), _bits(e), err_msg=f"{name}, {threads} threads")
+    return kernel
+
+
+# -- the shuffle network ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lanes, width", [(16, 4), (8, 4), (4, 4), (8, 8), (4, 8), (2, 8)])
+def test_transpose_network_transposes(lanes: int, width: int) -> None:
+    stages, order = transpose_network(lanes, width)
+    assert len(stages) == lanes.bit_length() - 1
+    rows = [np.arange(lanes) + lanes * r for r in range(lanes)]
+    for stage in stages:
+        for i in range(lanes):
+            if not i & stage.distance:
+                j = i + stage.distance
+                both = np.concatenate([rows[i], rows[j]])
+                rows[i], rows[j] = both[list(stage.lo)], both[list(stage.hi)]
+    matrix = np.arange(lanes * lanes).reshape(lanes, lanes)
+    for column in range(lanes):
+        np.testing.assert_array_equal(rows[order[column]], matrix[:, column])
+
+
+# -- transposing copies -------------------------------------------------------------
+
+SHAPES = [(4, 4), (5, 7), (8, 8), (9, 40), (12, 13), (16, 16), (17, 33), (23, 6),
+          (31, 9), (32, 32), (33, 17), (40, 40), (36, 20), (7, 24)]
+
+
+@pytest.mark.parametrize("dtype", ["FP32", "FP64"])
+@pytest.mark.parametrize("rows, columns", SHAPES)
+def test_transposing_copy(rows: int, columns: int, dtype: str) -> None:
+    _check(transpose_record(rows, columns, dtype, outer=2), "vector.shuffle")
+
+
+@pytest.mark.parametrize("dtype", ["FP32", "FP64"])
+@pytest.mark.parametrize("rows, columns", [(1, 5), (3, 40), (40, 2), (2, 2), (1, 1)])
+def test_thin_transposes_stay_scalar_and_correct(rows: int, columns: int, dtype: str) -> None:
+    _check(transpose_record(rows, columns, dtype), "memref.store")
+
+
+@pytest.mark.parametrize("dtype", ["FP32", "FP64"])
+@pytest.mark.parametrize("rows, columns", [(16, 16), (21, 11), (6, 35)])
+def test_transpose_with_offsets_and_outer_axes(rows: int, columns: int, dtype: str) -> None:
+    record = transpose_record(rows, columns, dtype, offsets=True, outer=3, outer_role=2, pad=1)
+    _check(record, "vector.shuffle")
+
+
+@pytest.mark.parametrize("dtype", ["FP32", "FP64"])
+@pytest.mark.parametrize("rows, columns", [(8, 8), (19, 26)])
+def test_transposing_relu_keeps_zero_signs_and_nans(rows: int, columns: int, dtype: str) -> None:
+    _check(transpose_record(rows, columns, dtype, kind="ReLU", outer=2), "vector.shuffle",
+           special=True)
+
+
+def permutation_record(a: int, b: int, c: int, d: int, dtype: str) -> dict[str, Any]:
+    """abcd->dcba tiled as §10.7.2 (and benchmarks/run.py): b, c iterated, Copy over
+    d (M, unit stride on in0) and a (N, unit stride on out)."""
+    w = WIDTH[dtype]
+    axes = [_axis("b", b, [c * d * w, a * w]), _axis("c", c, [d * w, b * a * w]),
+            _axis("d", d, [w, c * b * a * w]), _axis("a", a, [b * c * d * w, w])]
+    return _record(["in0", "out"], axes, "Copy", {"M": ["d"], "N": ["a"]},
+                   [("b", "sequential"), ("c", "parallel")], dtype)
+
+
+@pytest.mark.parametrize("dtype", ["FP32", "FP64"])
+@pytest.mark.parametrize("extents", [(20, 3, 4, 37), (16, 2, 3, 16), (9, 2, 2, 64)])
+def test_tiled_permutation(extents: tuple[int, int, int, int], dtype: str) -> None:
+    _check(permutation_record(*extents, dtype), "vector.shuffle")
+
+
+# -- non-temporal stores ----------------------------------------------------------------
+
+
+@pytest.fixture
+def streaming(monkeypatch: pytest.MonkeyPatch):
+    """Non-temporal stores for every output size (fresh kernels, cache restored after)."""
+    if vector_bytes() != 64:
+        pytest.skip("non-temporal transposes need 64-byte vectors")
+    monkeypatch.setattr(tile_primitives, "NONTEMPORAL_MIN_BYTES", 0)
+    saved = dict(kernel_module._CACHE)
+    kernel_module._CACHE.clear()
+    yield
+    kernel_module._CACHE.clear()
+    kernel_module._CACHE.update(saved)
+
+
+def _shifted(record: dict[str, Any], shift_bytes: int) -> list[np.ndarray]:
+    """Random buffers whose out starts `shift_bytes` past a 64-byte boundary, as views
+    into a larger buffer (its sentinels outside the view are checked too)."""
+    arrays = random_arrays(record, np.random.default_rng(3), fill=SENTINEL)
+    out = arrays[-1]
+    w = out.itemsize
+    backing = np.full(out.size + 64, SENTINEL, out.dtype)
+    start = ((-backing.ctypes.data) % 64 + shift_bytes) // w
+    view = backing[start:start + out.size]
+    view[:] = out
+    arrays[-1] = view
+    return arrays
+
+
+STREAMING_SHAPES = [
+    ("FP32", 64, 16, 80),    # 256-byte rows of out: three or four whole lines each
+    ("FP32", 80, 37, 96),    # and columns after the last block
+    ("FP32", 48, 20, 1024),  # rows of out 4 KiB apart
+    ("FP64", 32, 8, 40),
+    ("FP64", 24, 13, 512),
+]
+
+
+@pytest.mark.parametrize("dtype, rows, columns, out_row, shift", [
+    (*shape, shift) for shape in STREAMING_SHAPES for shift in (0, 16, 32, 48, 4, 24)
+    if shift % WIDTH[shape[0]] == 0  # out starts on an element
+])
+def test_streaming_transpose(streaming: None, dtype: str, rows: int, columns: int,
+                             out_row: int, shift: int) -> None:
+    w = WIDTH[dtype]
+    record = transpose_record(rows, columns, dtype, out_row=out_row, outer=2)
+    arrays = _shifted(record, shift)
+    backing = arrays[-1].base
+    before = backing.copy()
+    inside = np.zeros(backing.size, bool)
+    start = (arrays[-1].ctypes.data - backing.ctypes.data) // w
+    inside[start:start + arrays[-1].size] = True
+    kernel = _check(record, "nontemporal = true", arrays=arrays)
+    assert "!nontemporal" in kernel._engine.llvm_ir
+    assert "@llvm.x86.sse.sfence()" in kernel._engine.llvm_ir  # fenced before returning
+    expected = [a.copy() for a in arrays]
+    run_reference(record, expected)
+    kernel(*arrays)
+    np.testing.assert_array_equal(_bits(arrays[-1]), _bits(expected[-1]))
+    np.testing.assert_array_equal(_bits(backing[~inside]), _bits(before[~inside]))
+
+
+def test_no_streaming_for_small_outputs() -> None:
+    kernel = compile_kernel(transpose_record(64, 16, "FP32", out_row=80))
+    assert "vector.shuffle" in kernel.stages["scf"]
+    assert "nontemporal" not in kernel.stages["scf"]
+
+
+@pytest.mark.parametrize("rows, out_row", [(70, 96), (64, 84), (32, 40)])
+def test_no_streaming_for_other_layouts(streaming: None, rows: int, out_row: int) -> None:
+    """Rows not a multiple of the lanes, rows of out not a multiple of a line apart,
+    or too few lines per row (and not 4 KiB apart): ordinary stores."""
+    kernel = _check(transpose_record(rows, 16, "FP32", out_row=out_row), "vector.shuffle")
+    assert "nontemporal" not in kernel.stages["scf"]
+
+
+# -- contiguous tiles ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["FP32", "FP64"])
+@pytest.mark.parametrize("kind", ["Zero", "Copy", "ReLU"])
+@pytest.mark.parametrize("run", [4, 5, 7, 8, 15, 16, 17, 31, 33, 40, 64, 100])
+def test_contiguous_tiles(kind: str, run: int, dtype: str) -> None:
+    _check(contiguous_record(kind, run, dtype=dtype), "vector.store", special=kind == "ReLU")
+
+
+@pytest.mark.parametrize("dtype", ["FP32", "FP64"])
+@pytest.mark.parametrize("run", [6, 18, 34])
+def test_contiguous_runs_merge_axes(run: int, dtype: str) -> None:
+    kernel = _check(contiguous_record("Copy", run, dtype=dtype, split=True), "vector.store")
+    assert "vector.load" in kernel.stages["scf"]
+
+
+@pytest.mark.parametrize("dtype", ["FP32", "FP64"])
+@pytest.mark.parametrize("run", [4, 19, 48])
+def test_in_place_relu(run: int, dtype: str) -> None:
+    _check(contiguous_record("ReLU", run, dtype=dtype, tensors=3), "vector.load", special=True)
+
+
+@pytest.mark.parametrize("run", [1, 2, 3])
+def test_short_runs_stay_scalar(run: int) -> None:
+    kernel = _check(contiguous_record("Copy", run), "memref.store")
+    assert "vector." not in kernel.stages["scf"]
+
+
+def test_aliased_out_stays_scalar() -> None:
+    """A role axis with stride 0 on out: the last write wins, as in the scalar loops."""
+    record = contiguous_record("Copy", 8)
+    record["axes"].append(_axis("z", 3, [40, 0]))
+    record["primitives"][0]["axes"]["N"] = ["z"]
+    kernel = _check(record, "memref.store")
+    assert "vector." not in kernel.stages["scf"]
