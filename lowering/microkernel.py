@@ -273,7 +273,29 @@ class Operand:
     batch: int
 
 
-class GemmEmitter:
+class IndexArithmetic:
+    """Index constants and `base + value * scale` for the emitters of vector code."""
+
+    @staticmethod
+    def index(builder: Builder, value: int) -> SSAValue:
+        return builder.insert(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
+
+    def add(self, builder: Builder, base: SSAValue, value: int | SSAValue, scale: int = 1) -> SSAValue:
+        """base + value * scale, skipping zero terms."""
+        if isinstance(value, int):
+            if value * scale == 0:
+                return base
+            term = self.index(builder, value * scale)
+        else:
+            if scale == 0:
+                return base
+            term = value if scale == 1 else builder.insert(
+                arith.MuliOp(value, self.index(builder, scale))
+            ).result
+        return builder.insert(arith.AddiOp(base, term)).result
+
+
+class GemmEmitter(IndexArithmetic):
     """Emits the blocked loops of one GEMM/BRGEMM tile at given base indices.
 
     `zero_first`: a fused Zero of the tile (the accumulation starts from +0 and C
@@ -303,24 +325,6 @@ class GemmEmitter:
         self.budget = accumulator_budget()
 
     # -- small builders ----------------------------------------------------------
-
-    @staticmethod
-    def index(builder: Builder, value: int) -> SSAValue:
-        return builder.insert(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
-
-    def add(self, builder: Builder, base: SSAValue, value: int | SSAValue, scale: int = 1) -> SSAValue:
-        """base + value * scale, skipping zero terms."""
-        if isinstance(value, int):
-            if value * scale == 0:
-                return base
-            term = self.index(builder, value * scale)
-        else:
-            if scale == 0:
-                return base
-            term = value if scale == 1 else builder.insert(
-                arith.MuliOp(value, self.index(builder, scale))
-            ).result
-        return builder.insert(arith.AddiOp(base, term)).result
 
     def loop(self, builder: Builder, lower: int, upper: int, step: int,
              body: Callable[[Builder, SSAValue, list[SSAValue]], list[SSAValue]],

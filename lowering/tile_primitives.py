@@ -38,7 +38,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from teir_lowering.convert_arith_to_llvm import lane_cmpf, lane_select
-from teir_lowering.microkernel import MIN_LANES, vector_bytes
+from teir_lowering.microkernel import MIN_LANES, IndexArithmetic, vector_bytes
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects.builtin import (
@@ -47,7 +47,6 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
-    IntegerAttr,
     VectorType,
     i64,
 )
@@ -153,7 +152,7 @@ def transpose_network(lanes: int, width: int) -> tuple[tuple[TransposeStage, ...
 # -- emission -----------------------------------------------------------------------
 
 
-class TileEmitter:
+class TileEmitter(IndexArithmetic):
     """Emits the vector loops of one Zero/Copy/ReLU tile at given base indices."""
 
     def __init__(self, kind: str, element: Attribute, width: int,
@@ -168,24 +167,6 @@ class TileEmitter:
         self.min_lanes = max(2, 16 // width)  # 16-byte vectors
 
     # -- small builders -------------------------------------------------------
-
-    @staticmethod
-    def index(builder: Builder, value: int) -> SSAValue:
-        return builder.insert(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
-
-    def add(self, builder: Builder, base: SSAValue, value: int | SSAValue, scale: int = 1) -> SSAValue:
-        """base + value * scale, skipping zero terms."""
-        if isinstance(value, int):
-            if value * scale == 0:
-                return base
-            term = self.index(builder, value * scale)
-        else:
-            if scale == 0:
-                return base
-            term = value if scale == 1 else builder.insert(
-                arith.MuliOp(value, self.index(builder, scale))
-            ).result
-        return builder.insert(arith.AddiOp(base, term)).result
 
     def loop(self, builder: Builder, lower: int | SSAValue, upper: int | SSAValue,
              step: int, body: Callable[[Builder, SSAValue], None]) -> None:
