@@ -727,6 +727,7 @@ def test_pass_list_is_exposed_and_registered():
         "teir-convert-func-to-llvm",
         "teir-convert-cf-to-llvm",
         "reconcile-unrealized-casts",
+        "teir-fence-nontemporal-stores",
     ]
     from teir_dialect.universe import TEIR_UNIVERSE
 

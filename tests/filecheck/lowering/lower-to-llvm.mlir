@@ -1,5 +1,5 @@
-// RUN: teir-opt %s -p 'convert-scf-to-cf,convert-memref-to-ptr{lower_func=true},teir-convert-ptr-addressing-to-llvm,convert-ptr-type-offsets,convert-ptr-to-llvm,teir-convert-arith-to-llvm,teir-convert-func-to-llvm,teir-convert-cf-to-llvm,reconcile-unrealized-casts' | filecheck %s
-// RUN: teir-opt %s -p 'convert-scf-to-cf,convert-memref-to-ptr{lower_func=true},teir-convert-ptr-addressing-to-llvm,convert-ptr-type-offsets,convert-ptr-to-llvm,teir-convert-arith-to-llvm,teir-convert-func-to-llvm,teir-convert-cf-to-llvm,reconcile-unrealized-casts' -t llvm | filecheck %s --check-prefix=IR
+// RUN: teir-opt %s -p 'convert-scf-to-cf,teir-convert-vector-to-llvm,convert-vector-to-ptr,convert-memref-to-ptr{lower_func=true},teir-convert-ptr-addressing-to-llvm,convert-ptr-type-offsets,convert-ptr-to-llvm,teir-convert-arith-to-llvm,teir-convert-func-to-llvm,teir-convert-cf-to-llvm,reconcile-unrealized-casts,teir-fence-nontemporal-stores' | filecheck %s
+// RUN: teir-opt %s -p 'convert-scf-to-cf,teir-convert-vector-to-llvm,convert-vector-to-ptr,convert-memref-to-ptr{lower_func=true},teir-convert-ptr-addressing-to-llvm,convert-ptr-type-offsets,convert-ptr-to-llvm,teir-convert-arith-to-llvm,teir-convert-func-to-llvm,teir-convert-cf-to-llvm,reconcile-unrealized-casts,teir-fence-nontemporal-stores' -t llvm | filecheck %s --check-prefix=IR
 
 // The whole of teir_lowering.llvm_pipeline.LOWER_TO_LLVM_PASSES: memrefs become bare
 // pointers (`void k(float *, double *, int64_t)`), elements are addressed with a
