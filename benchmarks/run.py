@@ -395,17 +395,32 @@ def _opt_einsum():
     return opt_einsum
 
 
+def einsum_peers(subscripts: str, views: Callable) -> dict[str, Peer]:
+    """np.einsum(optimize=True), and opt_einsum.contract when importable, on the
+    (in0, in1, out) numpy views that `views(arrays)` gives."""
+
+    def einsum(arrays: Sequence[np.ndarray]) -> np.ndarray:
+        x, y, z = views(arrays)
+        np.einsum(subscripts, x, y, optimize=True, out=z)
+        return arrays[-1]
+
+    peers: dict[str, Peer] = {"np.einsum": einsum}
+    if (oe := _opt_einsum()) is not None:
+        def opt(arrays: Sequence[np.ndarray]) -> np.ndarray:
+            x, y, z = views(arrays)
+            oe.contract(subscripts, x, y, out=z)
+            return arrays[-1]
+
+        peers["opt_einsum"] = opt
+    return peers
+
+
 def gemm_peers(m: int, n: int, k: int) -> dict[str, Peer]:
     # Column-major A (m,k), B (k,n), C (m,n) are row-major A^T (k,m), B^T (n,k), C^T (n,m):
     # C^T = B^T A^T.
     def views(arrays: Sequence[np.ndarray]):
         a, b, c = arrays
         return a[: m * k].reshape(k, m), b[: k * n].reshape(n, k), c[: m * n].reshape(n, m)
-
-    def einsum(arrays: Sequence[np.ndarray]) -> np.ndarray:
-        at, bt, ct = views(arrays)
-        np.einsum("km,nk->nm", at, bt, optimize=True, out=ct)
-        return arrays[-1]
 
     def tensordot(arrays: Sequence[np.ndarray]) -> np.ndarray:
         at, bt, ct = views(arrays)
@@ -417,15 +432,7 @@ def gemm_peers(m: int, n: int, k: int) -> dict[str, Peer]:
         np.matmul(bt, at, out=ct)
         return arrays[-1]
 
-    peers = {"np.einsum": einsum, "np.tensordot": tensordot, "np.matmul": matmul}
-    if (oe := _opt_einsum()) is not None:
-        def opt(arrays: Sequence[np.ndarray]) -> np.ndarray:
-            at, bt, ct = views(arrays)
-            oe.contract("km,nk->nm", at, bt, out=ct)
-            return arrays[-1]
-
-        peers["opt_einsum"] = opt
-    return peers
+    return {**einsum_peers("km,nk->nm", views), "np.tensordot": tensordot, "np.matmul": matmul}
 
 
 def contraction_peers(p: int, q: int, r: int, s: int, t: int, u: int) -> dict[str, Peer]:
@@ -436,11 +443,6 @@ def contraction_peers(p: int, q: int, r: int, s: int, t: int, u: int) -> dict[st
             b[: p * q * t * u].reshape(p, q, t, u),
             c[: p * q * r * s].reshape(p, q, r, s),
         )
-
-    def einsum(arrays: Sequence[np.ndarray]) -> np.ndarray:
-        x, y, z = views(arrays)
-        np.einsum("trus,pqtu->pqrs", x, y, optimize=True, out=z)
-        return arrays[-1]
 
     def tensordot(arrays: Sequence[np.ndarray]) -> np.ndarray:
         x, y, z = views(arrays)
@@ -454,15 +456,9 @@ def contraction_peers(p: int, q: int, r: int, s: int, t: int, u: int) -> dict[st
         np.matmul(left, right, out=z.reshape(p * q, r * s))
         return arrays[-1]
 
-    peers = {"np.einsum": einsum, "np.tensordot": tensordot, "np.matmul": matmul}
-    if (oe := _opt_einsum()) is not None:
-        def opt(arrays: Sequence[np.ndarray]) -> np.ndarray:
-            x, y, z = views(arrays)
-            oe.contract("trus,pqtu->pqrs", x, y, out=z)
-            return arrays[-1]
-
-        peers["opt_einsum"] = opt
-    return peers
+    return {
+        **einsum_peers("trus,pqtu->pqrs", views), "np.tensordot": tensordot, "np.matmul": matmul
+    }
 
 
 def permutation_peers(a: int, b: int, c: int, d: int) -> dict[str, Peer]:

@@ -522,11 +522,10 @@ class _Emitter:
             return
         if kind == "ReLU":
             source = "in0" if self.config.tensor_count == 2 else "out"
+            from teir_lowering.microkernel import relu
+
             value = builder.insert(memref.LoadOp.get(self.tensors[source], [self.address(builder, tile, source)])).res
-            zero = builder.insert(arith.ConstantOp(FloatAttr(0.0, element))).result  # pyright: ignore
-            negative = builder.insert(arith.CmpfOp(value, zero, "olt")).result
-            result = builder.insert(arith.SelectOp(negative, zero, value)).result
-            builder.insert(memref.StoreOp.get(result, out, [out_index]))
+            builder.insert(memref.StoreOp.get(relu(builder, value), out, [out_index]))
             return
         assert kind == "Contraction"
         a = builder.insert(memref.LoadOp.get(self.tensors["in0"], [self.address(builder, tile, "in0")])).res
@@ -537,22 +536,30 @@ class _Emitter:
         builder.insert(memref.StoreOp.get(total, out, [out_index]))
 
 
+def writes_out_once(axes: Sequence[tuple[int, int]], width: int) -> bool:
+    """Whether axes given as (extent, out stride) reach distinct out elements of
+    `width` units: sorted by stride, each stride of an axis with extent > 1 is at
+    least the span of the smaller ones."""
+    span = width
+    for size, stride in sorted(axes, key=lambda axis: axis[1]):
+        if size > 1:
+            if stride < span:
+                return False
+            span = stride * (size - 1) + span
+    return True
+
+
 def order_for_out(axes: list[AxisOp], width: int) -> list[AxisOp]:
     """The free axes, the one with the smallest stride on out innermost, when that is safe.
 
     Reordering the loops of an element-wise tile changes nothing when every out
-    element is written once (distinct indices, distinct addresses), which holds
-    if each stride, smallest first, exceeds the span of the smaller ones. The
-    innermost loop then walks out contiguously and vectorizes.
+    element is written once (`writes_out_once`: distinct indices, distinct
+    addresses). The innermost loop then walks out contiguously and vectorizes.
     """
+    if not writes_out_once([(axis.size, axis.stride_on("out")) for axis in axes], width):
+        return axes
     by_stride = sorted(axes, key=lambda axis: axis.stride_on("out"))
-    span = width
-    for axis in by_stride:
-        if axis.size > 1:
-            if axis.stride_on("out") < span:
-                return axes
-            span = axis.stride_on("out") * (axis.size - 1) + span
-    return list(reversed(by_stride))
+    return list(reversed(by_stride))  # ties keep their order, reversed
 
 
 def _hint(axis_id: str) -> str | None:

@@ -22,6 +22,7 @@ import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -153,7 +154,7 @@ class Kernel:
     def check(self, arrays: Sequence[object]) -> list[int]:
         """The arrays' data addresses if a call with them is safe, else a ValueError/TypeError."""
         self.check_arrays(arrays)
-        addresses = [_data_address(array) for array in arrays]  # pyright: ignore
+        addresses = [array.ctypes.data for array in arrays]  # pyright: ignore
         out, out_start = self.tensors[-1], addresses[-1]
         for spec, start in zip(self.tensors[:-1], addresses[:-1]):
             if _overlap(start, spec.needed_bytes, out_start, out.needed_bytes):
@@ -210,10 +211,6 @@ class Kernel:
         return f"<teir Kernel {self.name}({args}) threads={self.threads}>"
 
 
-def _data_address(array: np.ndarray) -> int:
-    return array.ctypes.data
-
-
 def _overlap(start: int, size: int, out_start: int, out_size: int) -> bool:
     return bool(size and out_size and start < out_start + out_size and out_start < start + size)
 
@@ -228,20 +225,12 @@ def _set_omp_threads(setter, count: int) -> None:
         _OMP_THREADS.count = count
 
 
-_OMP_LOCK = threading.Lock()
-_OMP_SET: object | None = None
-
-
+@cache
 def _omp_set_num_threads():
-    global _OMP_SET
-    with _OMP_LOCK:
-        if _OMP_SET is None:
-            library = ctypes.CDLL("libgomp.so.1")
-            function = library.omp_set_num_threads
-            function.argtypes = [ctypes.c_int]
-            function.restype = None
-            _OMP_SET = function
-        return _OMP_SET
+    function = ctypes.CDLL("libgomp.so.1").omp_set_num_threads
+    function.argtypes = [ctypes.c_int]
+    function.restype = None
+    return function
 
 
 _CACHE: dict[tuple[str, int, bool], Kernel] = {}

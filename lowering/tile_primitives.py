@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
-from teir_lowering.convert_arith_to_llvm import lane_cmpf, lane_select
-from teir_lowering.microkernel import MIN_LANES, IndexArithmetic, vector_bytes
+from teir_lowering.convert_teir_to_scf import writes_out_once
+from teir_lowering.microkernel import MIN_LANES, IndexArithmetic, relu, vector_bytes
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects.builtin import (
@@ -211,11 +211,7 @@ class TileEmitter(IndexArithmetic):
 
     def apply(self, builder: Builder, value: SSAValue) -> SSAValue:
         """The primitive's value for a loaded (vector or scalar) `value`."""
-        if self.kind != "ReLU":
-            return value
-        zero = self.zero(builder, value.type)
-        negative = builder.insert(lane_cmpf(value, zero, "olt")).result
-        return builder.insert(lane_select(negative, zero, value)).result
+        return relu(builder, value) if self.kind == "ReLU" else value
 
     def zero(self, builder: Builder, typ: Attribute) -> SSAValue:
         if isinstance(typ, VectorType):
@@ -464,17 +460,6 @@ class TileEmitter(IndexArithmetic):
 # -- the teir-to-scf hook -----------------------------------------------------------
 
 
-def injective(axes: Sequence[TileAxis]) -> bool:
-    """Distinct role indices reach distinct out elements (the rule of `order_for_out`):
-    sorted by out stride, each stride is at least the span of the smaller ones."""
-    span = 1
-    for axis in sorted(axes, key=lambda a: a.out):
-        if axis.out < span:
-            return False
-        span = axis.out * (axis.size - 1) + span
-    return True
-
-
 def emit_tile_primitive(emitter: _Emitter, builder: Builder, prim: PrimitiveOp,
                         element: Attribute, tile: Tile) -> bool:
     """Vector code for a Zero/Copy/ReLU tile (see the module doc); False: not handled."""
@@ -500,7 +485,7 @@ def emit_tile_primitive(emitter: _Emitter, builder: Builder, prim: PrimitiveOp,
         if axis.size > 1:
             source_stride = 0 if source_name is None else axis.stride_on(source_name) // width
             axes.append(TileAxis(axis.size, source_stride, axis.stride_on("out") // width))
-    if not axes or not injective(axes):
+    if not axes or not writes_out_once([(axis.size, axis.out) for axis in axes], 1):
         return False
     plan = _plan(kind, axes, source_name is None)
     if plan is None:
