@@ -9,6 +9,7 @@ every index at its last value; guards on the path pin an index to 0
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from teir_dialect.dialect import ConfigOp, InvokeOp, PrimitiveOp, ScheduleNode
@@ -25,6 +26,23 @@ class ByteRange:
         if other is None:
             return self
         return ByteRange(min(self.start, other.start), max(self.stop, other.stop))
+
+
+def disjoint_windows(axes: Iterable[tuple[int, int]], window: int) -> bool:
+    """Whether axes given as (extent, byte stride) place distinct index tuples at
+    disjoint `window`-byte windows: sorted by stride (mixed radix), each axis with
+    extent > 1 must step past the whole span of the finer ones.
+
+    A sufficient test, exact for the layouts strides describe in practice; used to
+    prove that a loop nest writes each out element once, whatever its order.
+    """
+    span = window
+    for extent, stride in sorted(axes, key=lambda axis: axis[1]):
+        if extent > 1:
+            if stride < span:
+                return False
+            span += stride * (extent - 1)
+    return True
 
 
 def index_range(axis_extent: int, guards: set[str]) -> tuple[int, int] | None:

@@ -1,0 +1,118 @@
+"""The words of the specification: policies, operations, roles, guard kinds, data types.
+
+Each is a `StrEnum` whose values are the JSON spelling (records.md), so a member
+compares equal to the string in a record and prints as it. `DataType` is the
+one table of what each data type means to the IR (element width, memref
+element type) and to numpy (storage dtype); every layer reads it from here.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from functools import cached_property
+from typing import TypeVar
+
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+)
+from xdsl.ir import Attribute
+
+
+class Policy(StrEnum):
+    SEQUENTIAL = "sequential"
+    PARALLEL = "parallel"
+
+
+class GuardKind(StrEnum):
+    FIRST = "first"
+    LAST = "last"
+
+
+class Role(StrEnum):
+    M = "M"
+    N = "N"
+    K = "K"
+
+
+class Operation(StrEnum):
+    ZERO = "Zero"
+    COPY = "Copy"
+    RELU = "ReLU"
+    CONTRACTION = "Contraction"
+
+    @property
+    def roles(self) -> tuple[Role, ...]:
+        """The role lists the operation requires (Table 10.3.2)."""
+        if self is Operation.CONTRACTION:
+            return (Role.M, Role.N, Role.K)
+        return (Role.M, Role.N)
+
+    def tensors_accessed(self, tensor_count: int) -> tuple[str, ...]:
+        """The tensors the operation reads or writes (ReLU is in place with three)."""
+        if self is Operation.ZERO or (self is Operation.RELU and tensor_count == 3):
+            return ("out",)
+        if self is Operation.CONTRACTION:
+            return ("in0", "in1", "out")
+        return ("in0", "out")
+
+
+class DataType(StrEnum):
+    FP16 = "FP16"
+    BF16 = "BF16"
+    TF32 = "TF32"
+    FP32 = "FP32"
+    FP64 = "FP64"
+
+    @property
+    def width(self) -> int:
+        """Bytes per stored element (TF32 is stored as FP32)."""
+        return _WIDTH[self]
+
+    @cached_property
+    def storage_type(self) -> Attribute:
+        """The memref element type that stores it."""
+        return {
+            DataType.FP16: Float16Type,
+            DataType.BF16: BFloat16Type,
+            DataType.TF32: Float32Type,
+            DataType.FP32: Float32Type,
+            DataType.FP64: Float64Type,
+        }[self]()
+
+    @property
+    def numpy_name(self) -> str:
+        """The numpy dtype that stores it (BF16 as raw 16-bit patterns)."""
+        return _NUMPY[self]
+
+
+_WIDTH = {"FP16": 2, "BF16": 2, "TF32": 4, "FP32": 4, "FP64": 8}
+_NUMPY = {"FP16": "float16", "BF16": "uint16", "TF32": "float32", "FP32": "float32",
+          "FP64": "float64"}
+
+TENSOR_NAMES: dict[int, tuple[str, ...]] = {
+    2: ("in0", "out"),
+    3: ("in0", "in1", "out"),
+}
+"""Tensor names by tensor count; strides and offsets follow this order."""
+
+
+E = TypeVar("E", bound=StrEnum)
+
+
+def parse_enum(enum: type[E], value: object) -> E | None:
+    """The member spelled `value`, or None (also for non-strings)."""
+    if isinstance(value, str):
+        try:
+            return enum(value)
+        except ValueError:
+            return None
+    return None
+
+
+def spelled(enum: type[StrEnum]) -> str:
+    """'a, b or c': the spellings of an enum, for diagnostics."""
+    names = [member.value for member in enum]
+    return ", ".join(names[:-1]) + " or " + names[-1]
