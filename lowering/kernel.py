@@ -23,7 +23,6 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 from llvmlite import ir
@@ -33,18 +32,17 @@ from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, ModuleOp
-from xdsl.parser import Parser
 from xdsl.passes import ModulePass
 from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.transforms.common_subexpression_elimination import (
     CommonSubexpressionElimination,
 )
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.exceptions import DiagnosticException
 
 from teir_dialect import teir_context
 from teir_dialect.analysis import footprint
 from teir_dialect.dialect import ConfigOp
-from teir_dialect.records import TeirError, find_configs, from_json
+from teir_dialect.records import TeirError, find_configs, load_module
 
 NUMPY_DTYPES = {Float32Type(): np.dtype(np.float32), Float64Type(): np.dtype(np.float64)}
 
@@ -90,24 +88,6 @@ def default_threads() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
-
-
-def load_module(config: object) -> ModuleOp:
-    """A module from a module, a record dict, JSON text, or a .json/.mlir path."""
-    if isinstance(config, ModuleOp):
-        return config.clone()
-    if isinstance(config, (str, Path)) and str(config).endswith(".mlir"):
-        try:
-            text = Path(config).read_text()
-        except OSError as err:
-            raise TeirError(f"cannot read {config}: {err.strerror}") from None
-        try:
-            module = Parser(teir_context(), text, str(config)).parse_module()
-            module.verify()
-        except (ParseError, DiagnosticException) as err:
-            raise TeirError(str(err)) from None
-        return module
-    return from_json(config)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import permutations
 
-from teir_passes.match_gemm import gemm_layout
+from teir_dialect.gemm import gemm_layout
 from teir_passes.primitives import erase_unused, with_roles
 from xdsl.context import Context
 from xdsl.dialects import builtin

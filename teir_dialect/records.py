@@ -11,6 +11,7 @@ written in depth-first order of the schedule.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -172,35 +173,106 @@ def attr_to_json(attr: Attribute) -> Any:
 _GUARD_TERM = re.compile(r"^\s*(first|last)\s*\(\s*(.+?)\s*\)\s*$")
 
 
+def read_text(path: str | os.PathLike[str]) -> str:
+    """A file's text, with a clear TeirError for a missing, unreadable or empty file."""
+    where = os.fspath(path)
+    if where == "":
+        raise TeirError("record form: empty input; expected a record, JSON text or a path")
+    try:
+        data = Path(where).read_bytes()
+    except IsADirectoryError:
+        raise TeirError(f"cannot read {where}: it is a directory, not a file") from None
+    except OSError as err:
+        raise TeirError(f"cannot read {where}: {err.strerror or err}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise TeirError(f"cannot read {where}: not UTF-8 text ({err.reason})") from None
+    if not text.strip():
+        raise TeirError(f"record form: {where} is empty; expected a JSON record")
+    return text
+
+
+def _parse_json_text(text: str) -> Any:
+    """JSON text, `//` comment lines and a byte-order mark allowed."""
+    text = "\n".join(
+        "" if line.lstrip().startswith("//") else line
+        for line in text.removeprefix("\ufeff").splitlines()
+    )
+    if not text.strip():
+        raise TeirError("record form: the input is empty; expected a JSON record")
+    return json.loads(text)
+
+
+def _json_error(err: json.JSONDecodeError, where: str = "") -> TeirError:
+    return TeirError(
+        f"record form: invalid JSON{' in ' + where if where else ''} at line "
+        f"{err.lineno} column {err.colno}: {err.msg}"
+    )
+
+
 def load_json(source: object) -> Any:
     """A configuration given as a dict, JSON text, or a path to a JSON file.
 
-    Lines whose first non-blank characters are `//` are comments (so test
-    files can carry lit RUN lines).
+    `pathlib.Path` and other `os.PathLike` objects are paths; a `str` that
+    parses as JSON is JSON text, any other `str` a path; `bytes` are UTF-8 JSON
+    text. Lines whose first non-blank characters are `//` are comments (so test
+    files can carry lit RUN lines) and a UTF-8 byte-order mark is ignored.
     """
     if isinstance(source, (dict, list)):
         return source
-    if isinstance(source, Path) or (
-        isinstance(source, str) and not source.lstrip().startswith(("{", "[", "//"))
-    ):
+    if isinstance(source, os.PathLike):
+        where = os.fspath(source)
         try:
-            text = Path(source).read_text()
-        except OSError as err:
-            raise TeirError(f"cannot read {source}: {err.strerror}") from None
-    elif isinstance(source, (str, bytes)):
-        text = source.decode() if isinstance(source, bytes) else source
-    else:
-        raise TeirError(f"expected a dict, JSON text or a path, got {type(source)}")
-    text = "\n".join(
-        "" if line.lstrip().startswith("//") else line for line in text.splitlines()
-    )
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
+            return _parse_json_text(read_text(where))
+        except json.JSONDecodeError as err:
+            raise _json_error(err, str(where)) from None
+    if isinstance(source, bytes):
+        try:
+            source = source.decode("utf-8-sig")
+        except UnicodeDecodeError as err:
+            raise TeirError(f"record form: input is not UTF-8 text ({err.reason})") from None
+    if not isinstance(source, str):
         raise TeirError(
-            f"record form: invalid JSON at line {err.lineno} column {err.colno}: "
-            f"{err.msg}"
+            f"expected a dict, JSON text or a path, got {type(source).__name__}"
+        )
+    try:
+        return _parse_json_text(source)
+    except json.JSONDecodeError as err:
+        if source.lstrip("\ufeff \t\r\n").startswith(("{", "[")) or "\n" in source:
+            raise _json_error(err) from None  # JSON text, not a path
+        return load_json(Path(source))
+    except TeirError:
+        if source.strip():
+            raise
+        raise TeirError(
+            "record form: empty input; expected a record, JSON text or a path"
         ) from None
+
+
+def load_module(source: object, *, name: str = "kernel") -> ModuleOp:
+    """A verified module from a module (cloned), a record dict, JSON text, or a
+    `.json`/`.mlir` path; a TeirError names what is wrong."""
+    if isinstance(source, ModuleOp):
+        module = source.clone()
+    elif isinstance(source, (str, os.PathLike)) and os.fspath(source).endswith(".mlir"):
+        from xdsl.parser import Parser
+        from xdsl.utils.exceptions import DiagnosticException, ParseError
+
+        from teir_dialect.context import teir_context
+
+        where = os.fspath(source)
+        try:
+            module = Parser(teir_context(), read_text(where), where).parse_module()
+        except (ParseError, DiagnosticException) as err:
+            raise TeirError(str(err)) from None
+    else:
+        return from_json(source, name=name)
+    try:
+        module.verify()
+    except VerifyException as err:
+        raise TeirError(str(err)) from None
+    return module
 
 
 def is_flat_form(record: object) -> bool:
@@ -515,6 +587,8 @@ __all__ = [
     "tree_to_func",
     "find_configs",
     "load_json",
+    "load_module",
+    "read_text",
     "make_id",
     "id_text",
 ]

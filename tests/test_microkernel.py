@@ -18,12 +18,13 @@ import itertools
 import numpy as np
 import pytest
 from teir_lowering.convert_teir_to_scf import TeirToScfPass
-from teir_lowering.kernel import compile_kernel, load_module
+from teir_lowering.kernel import compile_kernel
 from teir_lowering.microkernel import GemmShape, plan_gemm
 from teir_passes.pipeline import OptimizePass
 from xdsl.dialects import arith, memref, vector
 
 from teir_dialect import teir_context
+from teir_dialect.records import load_module
 from teir_dialect.flat import flat_to_tree
 from teir_dialect.interpreter import run_reference
 

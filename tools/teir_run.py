@@ -94,7 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from teir_dialect.interpreter import run_reference
-    from teir_lowering.kernel import compile_kernel, load_module
+    from teir_lowering.kernel import compile_kernel
+
+    from teir_dialect.records import load_module
     from teir_lowering.numpy_peer import numpy_peer
 
     start = time.perf_counter()
