@@ -423,11 +423,10 @@ class _Emitter:
         """The GemmShape of a Contraction the microkernels take (every GEMM/BRGEMM
         that teir-match-gemm's rule accepts, in any layout), else None."""
         from teir_lowering.microkernel import GemmShape
-        from teir_dialect.gemm import match_contraction
 
         if not self.microkernels or prim.data_type not in SUPPORTED_DATA_TYPES:
             return None
-        kernel = match_contraction(prim)
+        kernel = prim.matched_kernel()
         kind = kernel.kind_name
         if kind not in ("gemm", "brgemm"):
             return None

@@ -33,8 +33,8 @@ from xdsl.pattern_rewriter import (
 )
 
 from teir_dialect.dialect import PrimitiveOp
-from teir_dialect.gemm import KERNEL_ATTR, match_contraction
-from teir_dialect.vocabulary import Operation
+from teir_dialect.gemm import KERNEL_ATTR
+from teir_dialect.vocabulary import OperationKind
 
 __all__ = ["MatchGemmPass"]
 
@@ -44,9 +44,9 @@ class MatchContraction(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: PrimitiveOp, rewriter: PatternRewriter) -> None:
-        if op.kind != Operation.CONTRACTION:
+        if op.kind != OperationKind.CONTRACTION:
             return
-        kernel = match_contraction(op)
+        kernel = op.matched_kernel()
         if op.attributes.get(KERNEL_ATTR) == kernel:
             return
         op.attributes[KERNEL_ATTR] = kernel

@@ -24,10 +24,10 @@ __all__ = [
     "ScheduleOp",
 ]
 
-from teir_dialect.records import TeirError, from_json, to_json  # noqa: E402
+from teir_dialect.records import TeirError, from_json, to_json
 
 __all__ += ["TeirError", "from_json", "to_json"]
 
-from teir_dialect.context import teir_context  # noqa: E402
+from teir_dialect.context import teir_context
 
 __all__ += ["teir_context"]

@@ -9,73 +9,40 @@ every index at its last value; guards on the path pin an index to 0
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-
 from teir_dialect.dialect import ConfigOp, InvokeOp, PrimitiveOp, ScheduleNode
+from teir_dialect.strided import ByteRange, disjoint_windows, index_range
+
+__all__ = [
+    "ByteRange",
+    "disjoint_windows",
+    "footprint",
+    "guard_terms",
+    "index_range",
+    "invocation_range",
+]
 
 
-@dataclass(frozen=True)
-class ByteRange:
-    """Bytes [start, stop) of one tensor, relative to its base."""
-
-    start: int
-    stop: int
-
-    def union(self, other: ByteRange | None) -> ByteRange:
-        if other is None:
-            return self
-        return ByteRange(min(self.start, other.start), max(self.stop, other.stop))
-
-
-def disjoint_windows(axes: Iterable[tuple[int, int]], window: int) -> bool:
-    """Whether axes given as (extent, byte stride) place distinct index tuples at
-    disjoint `window`-byte windows: sorted by stride (mixed radix), each axis with
-    extent > 1 must step past the whole span of the finer ones.
-
-    A sufficient test, exact for the layouts strides describe in practice; used to
-    prove that a loop nest writes each out element once, whatever its order.
-    """
-    span = window
-    for extent, stride in sorted(axes, key=lambda axis: axis[1]):
-        if extent > 1:
-            if stride < span:
-                return False
-            span += stride * (extent - 1)
-    return True
-
-
-def index_range(axis_extent: int, guards: set[str]) -> tuple[int, int] | None:
-    """The lowest and highest index an axis takes under first/last terms, or None."""
-    low, high = 0, axis_extent - 1
-    if "first" in guards:
-        high = 0
-    if "last" in guards:
-        low = axis_extent - 1
-    return None if low > high else (low, high)
-
-
-def guard_terms(node: ScheduleNode) -> dict[str, set[str]]:
-    """axis id -> {"first", "last"} from the guards on the path down to `node`."""
-    terms: dict[str, set[str]] = {}
-    chain: list[ScheduleNode] = [*node.ancestors(), node]
-    for step in chain:
+def guard_terms(node: ScheduleNode) -> dict[str, list[str]]:
+    """axis id -> the kinds ("first", "last") of the guard terms on the path down to
+    `node`, the node's own guard included."""
+    terms: dict[str, list[str]] = {}
+    for step in [*node.ancestors(), node]:
         if step.guard is not None:
             for term in step.guard.terms:
-                terms.setdefault(term.axis_text, set()).add(term.kind.data)
+                terms.setdefault(term.axis_text, []).append(term.kind.data)
     return terms
 
 
 def invocation_range(invoke: InvokeOp, prim: PrimitiveOp, tensor: str) -> ByteRange | None:
-    """The bytes of `tensor` that one invocation node touches over its whole run."""
-    config = invoke.config
+    """The bytes of `tensor` that one invocation node touches over its whole run
+    (None when its guards contradict, so that it never runs)."""
     terms = guard_terms(invoke)
     low = high = 0
     for ancestor in invoke.ancestors():
-        axis = config.axis(ancestor.axis_id)
-        span = index_range(axis.size, terms.get(axis.axis_id, set()))
+        axis = ancestor.axis_op()
+        span = index_range(axis.size, terms.get(axis.axis_id, ()))
         if span is None:
-            return None  # an unsatisfiable guard: the invocation never runs
+            return None
         stride, offset = axis.stride_on(tensor), axis.offset_on(tensor)
         low += offset + stride * span[0]
         high += offset + stride * span[1]

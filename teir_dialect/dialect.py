@@ -15,16 +15,13 @@ enforces and quotes the offending ids.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    BFloat16Type,
     DenseArrayBase,
     DictionaryAttr,
-    Float16Type,
-    Float32Type,
-    Float64Type,
     IntegerAttr,
     IntegerType,
     MemRefType,
@@ -49,50 +46,27 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
-# --------------------------------------------------------------------------
-# Vocabulary of the specification
-# --------------------------------------------------------------------------
+from teir_dialect.gemm import KERNEL_ATTR, KernelMatch, match_contraction
+from teir_dialect.strided import (
+    INDEX_LIMIT,
+    Box,
+    Undecided,
+    index_range,
+    parallel_overlap,
+)
+from teir_dialect.vocabulary import (
+    TENSOR_NAMES,
+    DataType,
+    GuardKind,
+    OperationKind,
+    Policy,
+    parse_enum,
+    spelled,
+)
 
-TENSOR_NAMES: dict[int, tuple[str, ...]] = {
-    2: ("in0", "out"),
-    3: ("in0", "in1", "out"),
-}
-"""Tensor names by tensor count; strides and offsets follow this order."""
-
-ROLES_OF_OPERATION: dict[str, tuple[str, ...]] = {
-    "Zero": ("M", "N"),
-    "Copy": ("M", "N"),
-    "ReLU": ("M", "N"),
-    "Contraction": ("M", "N", "K"),
-}
-
-ELEMENT_WIDTH: dict[str, int] = {"FP16": 2, "BF16": 2, "TF32": 4, "FP32": 4, "FP64": 8}
-"""Bytes per element of each data type (TF32 is stored as FP32)."""
-
-POLICIES = ("sequential", "parallel")
-GUARD_KINDS = ("first", "last")
-
-
-def storage_type(data_type: str) -> Attribute:
-    """The memref element type that stores `data_type`."""
-    return {
-        "FP16": Float16Type(),
-        "BF16": BFloat16Type(),
-        "TF32": Float32Type(),
-        "FP32": Float32Type(),
-        "FP64": Float64Type(),
-    }[data_type]
-
-
-def tensors_accessed(operation: str, tensor_count: int) -> tuple[str, ...]:
-    """The tensors an operation reads or writes (ReLU is in place with three)."""
-    if operation == "Zero":
-        return ("out",)
-    if operation == "ReLU" and tensor_count == 3:
-        return ("out",)
-    if operation == "Contraction":
-        return ("in0", "in1", "out")
-    return ("in0", "out")
+MAX_SCHEDULE_DEPTH = 128
+"""Deepest nesting of iteration nodes the tools accept (xDSL's printer, parser and
+verifier recurse per nesting level; 128 stays well inside Python's default limit)."""
 
 
 # --------------------------------------------------------------------------
@@ -171,7 +145,7 @@ class GuardTermAttr(ParametrizedAttribute):
         super().__init__(StringAttr(kind), axis)
 
     def verify(self) -> None:
-        if self.kind.data not in GUARD_KINDS:
+        if parse_enum(GuardKind, self.kind.data) is None:
             raise VerifyException(
                 f"guard rule: a guard term is first(axis) or last(axis), "
                 f"got '{self.kind.data}'"
@@ -192,7 +166,7 @@ class GuardTermAttr(ParametrizedAttribute):
     @classmethod
     def parse_term(cls, parser: AttrParser) -> GuardTermAttr:
         kind = parser.parse_identifier()
-        if kind not in GUARD_KINDS:
+        if parse_enum(GuardKind, kind) is None:
             parser.raise_error(
                 f"guard rule: a guard term is first(axis) or last(axis), got '{kind}'"
             )
@@ -313,6 +287,11 @@ class KernelAttr(ParametrizedAttribute):
             *(IntegerAttr(int(params.get(p, 0)), i64) for p in _ALL_KERNEL_PARAMS),
             StringAttr(trans),
         )
+
+    @staticmethod
+    def from_match(match: KernelMatch) -> KernelAttr:
+        """The attribute recording a decision of `teir_dialect.gemm.match_contraction`."""
+        return KernelAttr(match.kind, match.trans, **match.params)
 
     def get(self, param: str) -> int:
         """An integer parameter as a Python int (0 when the kind does not carry it)."""
@@ -500,6 +479,7 @@ class AxisOp(IRDLOperation):
         return enclosing_config(self)
 
     def verify_(self) -> None:
+        """The rules of one axis record (its references are the config's to check)."""
         axis = self.axis_id
         if self.size <= 0:
             raise VerifyException(
@@ -516,11 +496,11 @@ class AxisOp(IRDLOperation):
                     f"axis rule: axis '{axis}' has {len(values)} {field} but the "
                     f"configuration has {tensors} tensors; give one per tensor"
                 )
-        for tensor, stride in zip(self.config.tensor_names, self.stride_values):
+        for index, stride in enumerate(self.stride_values):
             if stride < 0:
                 raise VerifyException(
-                    f"axis rule: axis '{axis}' has stride {stride} on {tensor}; "
-                    "strides are non-negative byte counts"
+                    f"axis rule: axis '{axis}' has stride {stride} on "
+                    f"{_tensor_name(tensors, index)}; strides are non-negative byte counts"
                 )
 
     def print(self, printer: Printer) -> None:
@@ -591,8 +571,14 @@ class PrimitiveOp(IRDLOperation):
         return id_text(self.id)
 
     @property
-    def kind(self) -> str:
-        return self.operation.data
+    def kind(self) -> OperationKind:
+        """The operation (a VerifyException for one the spec does not name)."""
+        if (kind := parse_enum(OperationKind, self.operation.data)) is None:
+            raise VerifyException(
+                f"primitive rule: primitive '{self.primitive_id}' has operation "
+                f"'{self.operation.data}'; expected {spelled(OperationKind)}"
+            )
+        return kind
 
     def role_ids(self, role: str) -> tuple[Attribute, ...]:
         """The axis ids of a role in order (empty when the role is absent)."""
@@ -605,48 +591,54 @@ class PrimitiveOp(IRDLOperation):
 
     @property
     def all_role_axes(self) -> tuple[AxisOp, ...]:
-        return tuple(
-            axis for role in ROLES_OF_OPERATION[self.kind] for axis in self.role_axes(role)
-        )
+        """Role axes in loop order: M..., N..., K... (outermost first)."""
+        return tuple(axis for role in self.kind.roles for axis in self.role_axes(role))
 
     @property
-    def data_type(self) -> str:
+    def data_type(self) -> DataType:
+        """The metadata's data type (a VerifyException when it names none)."""
         value = self.metadata.data.get("data_type")
-        return value.data if isinstance(value, StringAttr) else ""
+        data_type = parse_enum(DataType, value.data) if isinstance(value, StringAttr) else None
+        if data_type is None:
+            raise VerifyException(
+                f"primitive rule: primitive '{self.primitive_id}' needs metadata "
+                f"data_type, one of {spelled(DataType)}; got {value or 'none'}"
+            )
+        return data_type
 
     @property
     def element_width(self) -> int:
-        return ELEMENT_WIDTH[self.data_type]
+        return self.data_type.width
 
     @property
     def accessed_tensors(self) -> tuple[str, ...]:
-        return tensors_accessed(self.kind, self.config.tensor_count)
+        return self.kind.tensors_accessed(self.config.tensor_count)
+
+    def matched_kernel(self) -> KernelAttr:
+        """Table 10.6.1's kernel for this Contraction, as `teir-match-gemm` records it."""
+        return KernelAttr.from_match(match_contraction(self))
 
     @property
     def config(self) -> ConfigOp:
         return enclosing_config(self)
 
     def verify_(self) -> None:
+        """The rules of one primitive record; its axis references, stride alignment
+        and element types are checked with the configuration's tables (ConfigOp)."""
         prim = self.primitive_id
-        config = self.config
-        if self.kind not in ROLES_OF_OPERATION:
-            raise VerifyException(
-                f"primitive rule: primitive '{prim}' has operation '{self.kind}'; "
-                "expected Zero, Copy, ReLU or Contraction"
-            )
-        required = ROLES_OF_OPERATION[self.kind]
+        kind = self.kind
         for role in self.roles.data:
-            if role not in required:
+            if role not in kind.roles:
                 raise VerifyException(
-                    f"operation constraint: primitive '{prim}' ({self.kind}) has role "
-                    f"'{role}'; the roles of {self.kind} are {', '.join(required)}"
+                    f"operation constraint: primitive '{prim}' ({kind}) has role "
+                    f"'{role}'; the roles of {kind} are {', '.join(kind.roles)}"
                 )
         seen: dict[str, str] = {}
-        for role in required:
+        for role in kind.roles:
             axes = self.roles.data.get(role)
             if axes is None:
                 raise VerifyException(
-                    f"primitive rule: primitive '{prim}' ({self.kind}) defines no role "
+                    f"primitive rule: primitive '{prim}' ({kind}) defines no role "
                     f"list for {role}; give one, possibly empty"
                 )
             if not isinstance(axes, ArrayAttr):
@@ -656,54 +648,33 @@ class PrimitiveOp(IRDLOperation):
                 )
             for ref in axes.data:
                 axis = id_text(ref)
-                if config.find_axis(axis) is None:
-                    raise VerifyException(
-                        f"primitive rule: primitive '{prim}' names axis '{axis}' in "
-                        f"role {role}, which is not an axis"
-                    )
                 if axis in seen:
                     raise VerifyException(
                         f"axis reuse: primitive '{prim}' names axis '{axis}' twice "
                         f"(in roles {seen[axis]} and {role})"
                     )
                 seen[axis] = role
-        data_type = self.metadata.data.get("data_type")
-        if not isinstance(data_type, StringAttr) or data_type.data not in ELEMENT_WIDTH:
-            raise VerifyException(
-                f"primitive rule: primitive '{prim}' needs metadata data_type, one of "
-                f"{', '.join(ELEMENT_WIDTH)}; got {data_type or 'none'}"
-            )
-        tensors = config.tensor_count
-        if self.kind == "Contraction" and tensors != 3:
+        _ = self.data_type  # raises for a missing or unknown data type
+        tensors = self.config.tensor_count
+        if kind is OperationKind.CONTRACTION and tensors != 3:
             raise VerifyException(
                 f"operation constraint: primitive '{prim}' is a Contraction, which "
                 f"needs three tensors (in0, in1, out); the configuration has {tensors}"
             )
-        if self.kind == "Copy" and tensors != 2:
+        if kind is OperationKind.COPY and tensors != 2:
             raise VerifyException(
                 f"operation constraint: primitive '{prim}' is a Copy, a unary "
                 f"operation, which needs two tensors (in0, out); the configuration "
                 f"has {tensors}"
             )
-        width = self.element_width
-        for axis in self.all_role_axes:
-            for tensor in self.accessed_tensors:
-                stride = axis.stride_on(tensor)
-                if stride % width:
-                    raise VerifyException(
-                        f"stride alignment: axis '{axis.axis_id}' of primitive "
-                        f"'{prim}' has stride {stride} on {tensor}, not a multiple of "
-                        f"the {width}-byte element width of {self.data_type}"
-                    )
-        expected = storage_type(self.data_type)
-        for tensor in self.accessed_tensors:
-            element = config.tensor_type(tensor).element_type
-            if element != expected and element != IntegerType(8):
-                raise VerifyException(
-                    f"operation constraint: primitive '{prim}' works on "
-                    f"{self.data_type} but tensor {tensor} holds {element} elements "
-                    f"(expected {expected}, or i8 for raw bytes)"
-                )
+        kernel = self.attributes.get(KERNEL_ATTR)
+        if kernel is not None and (
+            kind is not OperationKind.CONTRACTION or not isinstance(kernel, KernelAttr)
+        ):
+            raise VerifyException(
+                f"kernel rule: primitive '{prim}' ({kind}) carries a '{KERNEL_ATTR}' "
+                "attribute; only a Contraction carries one, a #teir.kernel"
+            )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -789,18 +760,6 @@ class ScheduleNode(IRDLOperation):
     @property
     def config(self) -> ConfigOp:
         return enclosing_config(self)
-
-    def verify_guard(self) -> None:
-        if self.guard is None:
-            return
-        iterated = {anc.axis_id for anc in self.ancestors()}
-        for term in self.guard.terms:
-            if term.axis_text not in iterated:
-                raise VerifyException(
-                    f"guard rule: guard of {self.NODE_KIND} '{self.node_id}' names "
-                    f"axis '{term.axis_text}', which no ancestor of "
-                    f"'{self.node_id}' iterates"
-                )
 
     def verify_children(self, block: Block, owner: str) -> None:
         for child in block.ops:
@@ -894,7 +853,7 @@ class IterOp(ScheduleNode):
 
     @property
     def parallel(self) -> bool:
-        return self.policy.data == "parallel"
+        return self.policy.data == Policy.PARALLEL
 
     @property
     def children(self) -> list[ScheduleNode]:
@@ -904,38 +863,19 @@ class IterOp(ScheduleNode):
         return self.config.axis(self.axis_id)
 
     def verify_(self) -> None:
+        """The rules of one iteration node; its axis, guard and path are checked
+        with the configuration's tables (ConfigOp)."""
         node = self.node_id
-        config = self.config
-        if self.policy.data not in POLICIES:
+        if parse_enum(Policy, self.policy.data) is None:
             raise VerifyException(
                 f"iteration node rule: iteration node '{node}' has policy "
-                f"'{self.policy.data}'; expected sequential or parallel"
-            )
-        axis = config.find_axis(self.axis_id)
-        if axis is None:
-            raise VerifyException(
-                f"iteration node rule: iteration node '{node}' iterates axis "
-                f"'{self.axis_id}', which is not an axis"
+                f"'{self.policy.data}'; expected {spelled(Policy)}"
             )
         self.verify_children(self.body.block, f"iteration node '{node}'")
-        if not self.children:
+        if self.body.block.first_op is None:
             raise VerifyException(
                 f"iteration node rule: iteration node '{node}' has no children; "
                 "an iteration node has at least one child"
-            )
-        self.verify_guard()
-        for ancestor in self.ancestors():
-            if ancestor.axis_id == self.axis_id:
-                raise VerifyException(
-                    f"axis reuse: iteration node '{node}' iterates axis "
-                    f"'{self.axis_id}', which its ancestor '{ancestor.node_id}' "
-                    "already iterates"
-                )
-        if self.parallel and axis.size > 1 and axis.stride_on("out") == 0:
-            raise VerifyException(
-                f"parallel race: iteration node '{node}' runs axis '{self.axis_id}' in "
-                "parallel, but the axis has stride 0 on out, so all its iterations "
-                "write the same output tile"
             )
 
     def print(self, printer: Printer) -> None:
@@ -1004,52 +944,6 @@ class InvokeOp(ScheduleNode):
 
     def primitive_op(self) -> PrimitiveOp:
         return self.config.primitive(self.primitive_id)
-
-    def verify_(self) -> None:
-        node = self.node_id
-        prim = self.config.find_primitive(self.primitive_id)
-        if prim is None:
-            raise VerifyException(
-                f"invocation node rule: invocation '{node}' invokes primitive "
-                f"'{self.primitive_id}', which is not a primitive"
-            )
-        self.verify_guard()
-        ancestors = {anc.axis_id: anc for anc in self.ancestors()}
-        if prim.kind in ROLES_OF_OPERATION:
-            for role in ROLES_OF_OPERATION[prim.kind]:
-                for ref in prim.role_ids(role):
-                    if (anc := ancestors.get(id_text(ref))) is not None:
-                        raise VerifyException(
-                            f"axis reuse: invocation '{node}' runs primitive "
-                            f"'{prim.primitive_id}' over axis '{id_text(ref)}', which "
-                            f"its ancestor '{anc.node_id}' already iterates"
-                        )
-            self.verify_bounds(prim)
-
-    def verify_bounds(self, prim: PrimitiveOp) -> None:
-        """No access before a tensor's start, nor past the end of a static memref."""
-        from teir_dialect.analysis import invocation_range
-
-        config = self.config
-        if any(config.find_axis(a.axis_id) is None for a in self.ancestors()):
-            return  # the iteration node reports its unknown axis
-        for tensor in prim.accessed_tensors:
-            touched = invocation_range(self, prim, tensor)
-            if touched is None:
-                continue
-            if touched.start < 0:
-                raise VerifyException(
-                    f"bounds: invocation '{self.node_id}' touches byte {touched.start} "
-                    f"of {tensor}, before the start of the tensor"
-                )
-            memref = self.config.tensor_type(tensor)
-            if memref.has_static_shape():
-                size = memref.element_count() * _byte_width(memref.element_type)
-                if touched.stop > size:
-                    raise VerifyException(
-                        f"bounds: invocation '{self.node_id}' touches {tensor} up to "
-                        f"byte {touched.stop}, past the end of its {size}-byte memref"
-                    )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -1140,7 +1034,7 @@ class ConfigOp(IRDLOperation):
         raise VerifyException("schedule rule: teir.config has no teir.schedule")
 
     def find_axis(self, axis_id: str) -> AxisOp | None:
-        return next((a for a in self.axes if a.axis_id == axis_id), None)
+        return self._record(AxisOp, axis_id)  # pyright: ignore[reportReturnType]
 
     def axis(self, axis_id: str) -> AxisOp:
         if (axis := self.find_axis(axis_id)) is None:
@@ -1148,17 +1042,39 @@ class ConfigOp(IRDLOperation):
         return axis
 
     def find_primitive(self, primitive_id: str) -> PrimitiveOp | None:
-        return next((p for p in self.primitives if p.primitive_id == primitive_id), None)
+        return self._record(PrimitiveOp, primitive_id)  # pyright: ignore[reportReturnType]
 
     def primitive(self, primitive_id: str) -> PrimitiveOp:
         if (prim := self.find_primitive(primitive_id)) is None:
             raise VerifyException(f"primitive rule: no primitive '{primitive_id}'")
         return prim
 
+    def _record(self, kind: type, ident: str) -> AxisOp | PrimitiveOp | None:
+        """The axis or primitive record with this id, in O(1): a table kept on the op
+        and rebuilt when a lookup finds it stale (passes add, remove and rename
+        records; a hit is checked to still be this config's record with this id)."""
+        table = self.__dict__.get("_records")
+        if table is not None:
+            found = table.get((kind, ident))
+            if (
+                found is not None
+                and found.parent is self.body.block
+                and id_text(found.id) == ident
+            ):
+                return found
+        table = {}
+        for op in self.body.block.ops:
+            if isinstance(op, (AxisOp, PrimitiveOp)):
+                table.setdefault((type(op), id_text(op.id)), op)
+        self.__dict__["_records"] = table
+        return table.get((kind, ident))
+
     # -- verification -------------------------------------------------------
 
     def verify_(self) -> None:
-        self.tensor_names  # raises for a wrong tensor count
+        names = self.tensor_names  # raises for a wrong tensor count
+        for name in names:
+            self.tensor_type(name)
         schedules = 0
         for op in self.body.block.ops:
             if isinstance(op, ScheduleOp):
@@ -1173,15 +1089,7 @@ class ConfigOp(IRDLOperation):
                 f"schedule rule: teir.config holds exactly one teir.schedule, "
                 f"found {schedules}"
             )
-        _check_unique("axis rule", "axis", [a.axis_id for a in self.axes])
-        _check_unique(
-            "primitive rule", "primitive", [p.primitive_id for p in self.primitives]
-        )
-        _check_unique(
-            "schedule rule",
-            "schedule node",
-            [node.node_id for node in self.schedule.walk_nodes()],
-        )
+        _ConfigVerifier(self).verify()
 
     def print(self, printer: Printer) -> None:
         with printer.in_parens():
@@ -1225,12 +1133,340 @@ def enclosing_config(op: Operation) -> ConfigOp:
     return parent
 
 
-def _check_unique(rule: str, what: str, ids: Sequence[str]) -> None:
-    seen: set[str] = set()
-    for ident in ids:
-        if ident in seen:
-            raise VerifyException(f"{rule}: {what} id '{ident}' is defined twice")
-        seen.add(ident)
+def _tensor_name(tensor_count: int, index: int) -> str:
+    names = TENSOR_NAMES.get(tensor_count)
+    return names[index] if names is not None and index < len(names) else f"tensor {index}"
+
+
+def _id_kind(attr: Attribute) -> str:
+    return "number" if isinstance(attr, IntegerAttr) else "string"
+
+
+@dataclass(frozen=True)
+class _AxisFacts:
+    """An axis record's numbers, read once per verification."""
+
+    id: str
+    size: int
+    strides: tuple[int, ...]
+    offsets: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class _PrimitiveFacts:
+    """What an invocation of a primitive needs: role axes, element width, and the
+    indices of the tensors it touches."""
+
+    roles: tuple[_AxisFacts, ...]
+    width: int
+    tensors: tuple[int, ...]
+
+
+class _ConfigVerifier:
+    """The rules that relate records to each other (references, paths, bounds,
+    races), checked in one walk over the configuration with lookup tables, so
+    that verifying takes time linear in its size (times the schedule depth)."""
+
+    def __init__(self, config: ConfigOp):
+        self.config = config
+        self.names = config.tensor_names
+        self.axes: dict[str, AxisOp] = {}
+        self.primitives: dict[str, PrimitiveOp] = {}
+        self.nodes: set[str] = set()
+        self.boxes: dict[int, list[Box]] = {}
+        self.parallel: list[IterOp] = []
+        self.facts: dict[str, _AxisFacts] = {}
+        self.uses: dict[str, _PrimitiveFacts] = {}
+        self.sizes: list[int | None] = []  # bytes of each tensor's static memref
+        for name in self.names:
+            memref = config.tensor_type(name)
+            self.sizes.append(
+                memref.element_count() * _byte_width(memref.element_type)
+                if memref.has_static_shape()
+                else None
+            )
+
+    # -- references -----------------------------------------------------------
+
+    def define(self, table: dict, what: str, rule: str, op: AxisOp | PrimitiveOp) -> None:
+        text = id_text(op.id)
+        if text in table:
+            raise VerifyException(f"{rule}: {what} id '{text}' is defined twice")
+        table[text] = op
+
+    def resolve(self, table: dict, what: str, ref: Attribute, user: str) -> AxisOp | PrimitiveOp | None:
+        """The record `ref` names, None when there is none; an id written once as a
+        number and once as a string (7 and "7") is an error, not the same id."""
+        found = table.get(id_text(ref))
+        if found is not None and type(found.id) is not type(ref):
+            raise VerifyException(
+                f"id rule: {user} names {what} '{id_text(ref)}' as a {_id_kind(ref)}, but "
+                f"the {what} is defined with a {_id_kind(found.id)} id; an id keeps its "
+                "JSON type (7 and \"7\" are different ids)"
+            )
+        return found
+
+    # -- the whole configuration ---------------------------------------------
+
+    def verify(self) -> None:
+        config = self.config
+        for axis in config.axes:
+            self.define(self.axes, "axis", "axis rule", axis)
+            self.facts[axis.axis_id] = _AxisFacts(
+                axis.axis_id, axis.size, axis.stride_values, axis.offset_values
+            )
+        for prim in config.primitives:
+            self.define(self.primitives, "primitive", "primitive rule", prim)
+        for prim in config.primitives:
+            self.verify_primitive(prim)
+        self.walk_schedule(config.schedule)
+        for node in self.parallel:
+            self.verify_race(node)
+
+    def verify_primitive(self, prim: PrimitiveOp) -> None:
+        name, kind = prim.primitive_id, prim.kind
+        for role in kind.roles:
+            for ref in prim.role_ids(role):
+                if self.resolve(self.axes, "axis", ref, f"primitive '{name}'") is None:
+                    raise VerifyException(
+                        f"primitive rule: primitive '{name}' names axis '{id_text(ref)}' "
+                        f"in role {role}, which is not an axis"
+                    )
+        width, data_type = prim.element_width, prim.data_type
+        accessed = prim.accessed_tensors
+        for axis in prim.all_role_axes:
+            for tensor in accessed:
+                stride = axis.stride_on(tensor)
+                if stride % width:
+                    raise VerifyException(
+                        f"stride alignment: axis '{axis.axis_id}' of primitive "
+                        f"'{name}' has stride {stride} on {tensor}, not a multiple of "
+                        f"the {width}-byte element width of {data_type}"
+                    )
+        expected = data_type.storage_type
+        for tensor in accessed:
+            element = self.config.tensor_type(tensor).element_type
+            if element != expected and element != IntegerType(8):
+                raise VerifyException(
+                    f"operation constraint: primitive '{name}' works on "
+                    f"{data_type} but tensor {tensor} holds {element} elements "
+                    f"(expected {expected}, or i8 for raw bytes)"
+                )
+        self.uses[name] = _PrimitiveFacts(
+            tuple(self.facts[axis.axis_id] for axis in prim.all_role_axes),
+            width,
+            tuple(self.names.index(tensor) for tensor in accessed),
+        )
+        recorded = prim.attributes.get(KERNEL_ATTR)
+        if recorded is not None and recorded != (matched := prim.matched_kernel()):
+            raise VerifyException(
+                f"kernel rule: primitive '{name}' records {recorded} but its axes make "
+                f"it {matched}; the lowering trusts this attribute, so drop it or record "
+                "the rule's result (teir-match-gemm)"
+            )
+
+    # -- the schedule -----------------------------------------------------------
+
+    def walk_schedule(self, schedule: ScheduleOp) -> None:
+        """Depth-first over the forest without recursion, keeping the path (the
+        iteration nodes above) and the guard terms on it up to date."""
+        path: list[IterOp] = []
+        path_axes: list[_AxisFacts] = []
+        iterated: dict[str, IterOp] = {}
+        terms: dict[str, list[str]] = {}
+        work: list[tuple[bool, ScheduleNode]] = [(True, n) for n in reversed(schedule.roots)]
+        while work:
+            entering, node = work.pop()
+            if not entering:  # leaving an iteration node
+                path.pop()
+                path_axes.pop()
+                del iterated[node.axis_id]  # pyright: ignore[reportAttributeAccessIssue]
+                self.drop_terms(node, terms)
+                continue
+            self.verify_node_id(node)
+            self.verify_guard(node, iterated)
+            self.add_terms(node, terms)
+            if isinstance(node, InvokeOp):
+                self.verify_invocation(node, path, path_axes, iterated, terms)
+                self.drop_terms(node, terms)
+                continue
+            assert isinstance(node, IterOp)
+            axis = self.verify_iteration(node, path, iterated)
+            path.append(node)
+            path_axes.append(axis)
+            iterated[node.axis_id] = node
+            work.append((False, node))
+            work.extend((True, child) for child in reversed(node.children))
+
+    def verify_node_id(self, node: ScheduleNode) -> None:
+        if node.node_id in self.nodes:
+            raise VerifyException(
+                f"schedule rule: schedule node id '{node.node_id}' is defined twice"
+            )
+        self.nodes.add(node.node_id)
+
+    @staticmethod
+    def add_terms(node: ScheduleNode, terms: dict[str, list[str]]) -> None:
+        if node.guard is not None:
+            for term in node.guard.terms:
+                terms.setdefault(term.axis_text, []).append(term.kind.data)
+
+    @staticmethod
+    def drop_terms(node: ScheduleNode, terms: dict[str, list[str]]) -> None:
+        if node.guard is not None:
+            for term in node.guard.terms:
+                terms[term.axis_text].pop()
+
+    def verify_guard(self, node: ScheduleNode, iterated: dict[str, IterOp]) -> None:
+        if node.guard is None:
+            return
+        for term in node.guard.terms:
+            if term.axis_text not in iterated:
+                raise VerifyException(
+                    f"guard rule: guard of {node.NODE_KIND} '{node.node_id}' names "
+                    f"axis '{term.axis_text}', which no ancestor of "
+                    f"'{node.node_id}' iterates"
+                )
+
+    def verify_iteration(self, node: IterOp, path: list[IterOp],
+                         iterated: dict[str, IterOp]) -> _AxisFacts:
+        name = node.node_id
+        if len(path) >= MAX_SCHEDULE_DEPTH:
+            raise VerifyException(
+                f"schedule depth: iteration node '{name}' is nested {len(path) + 1} "
+                f"iteration nodes deep; TEIR accepts at most {MAX_SCHEDULE_DEPTH}"
+            )
+        axis = self.resolve(self.axes, "axis", node.axis, f"iteration node '{name}'")
+        if axis is None:
+            raise VerifyException(
+                f"iteration node rule: iteration node '{name}' iterates axis "
+                f"'{node.axis_id}', which is not an axis"
+            )
+        assert isinstance(axis, AxisOp)
+        if (ancestor := iterated.get(node.axis_id)) is not None:
+            raise VerifyException(
+                f"axis reuse: iteration node '{name}' iterates axis "
+                f"'{node.axis_id}', which its ancestor '{ancestor.node_id}' "
+                "already iterates"
+            )
+        if node.parallel and axis.size > 1:
+            if axis.stride_on("out") == 0:
+                raise VerifyException(
+                    f"parallel race: iteration node '{name}' runs axis '{node.axis_id}' "
+                    "in parallel, but the axis has stride 0 on out, so all its "
+                    "iterations write the same output tile"
+                )
+            self.parallel.append(node)
+            self.boxes[id(node)] = []
+        return self.facts[node.axis_id]
+
+    def verify_invocation(self, node: InvokeOp, path: list[IterOp], path_axes: list[_AxisFacts],
+                          iterated: dict[str, IterOp], terms: dict[str, list[str]]) -> None:
+        name = node.node_id
+        prim = self.resolve(self.primitives, "primitive", node.primitive, f"invocation '{name}'")
+        if prim is None:
+            raise VerifyException(
+                f"invocation node rule: invocation '{name}' invokes primitive "
+                f"'{node.primitive_id}', which is not a primitive"
+            )
+        use = self.uses[id_text(prim.id)]
+        for axis in use.roles:
+            if (ancestor := iterated.get(axis.id)) is not None:
+                raise VerifyException(
+                    f"axis reuse: invocation '{name}' runs primitive "
+                    f"'{id_text(prim.id)}' over axis '{axis.id}', which "
+                    f"its ancestor '{ancestor.node_id}' already iterates"
+                )
+        spans: list[tuple[int, int]] = []
+        for axis in path_axes:
+            span = index_range(axis.size, terms.get(axis.id, ()))
+            if span is None:
+                return  # contradicting guards: the invocation never runs
+            spans.append(span)
+        for index in use.tensors:
+            low = high = magnitude = 0
+            for axis, (first, last) in zip(path_axes, spans):
+                stride, offset = axis.strides[index], axis.offsets[index]
+                low += offset + stride * first
+                high += offset + stride * last
+                magnitude += abs(offset) + stride * (axis.size - 1)
+            for axis in use.roles:
+                stride, offset = axis.strides[index], axis.offsets[index]
+                low += offset
+                high += offset + stride * (axis.size - 1)
+                magnitude += abs(offset) + stride * (axis.size - 1)
+            self.verify_bounds(name, index, low, high + use.width, magnitude + use.width)
+        self.collect_boxes(node, use, path, path_axes, spans)
+
+    def verify_bounds(self, name: str, index: int, start: int, stop: int, magnitude: int) -> None:
+        """No byte before a tensor's start nor past a static memref; every address
+        on the way fits a signed 64-bit index."""
+        tensor = self.names[index]
+        if magnitude >= INDEX_LIMIT:
+            raise VerifyException(
+                f"index range: invocation '{name}' addresses {tensor} with byte "
+                f"offsets up to {magnitude}, which do not fit a signed 64-bit index"
+            )
+        if start < 0:
+            raise VerifyException(
+                f"bounds: invocation '{name}' touches byte {start} of {tensor}, "
+                "before the start of the tensor"
+            )
+        size = self.sizes[index]
+        if size is not None and stop > size:
+            raise VerifyException(
+                f"bounds: invocation '{name}' touches {tensor} up to byte {stop}, "
+                f"past the end of its {size}-byte memref"
+            )
+
+    # -- races ------------------------------------------------------------------
+
+    def collect_boxes(self, node: InvokeOp, use: _PrimitiveFacts, path: list[IterOp],
+                      path_axes: list[_AxisFacts], spans: list[tuple[int, int]]) -> None:
+        """The bytes of out this invocation writes, as seen from each parallel node
+        above it: what one index of that node's axis writes through this leaf."""
+        out = len(self.names) - 1
+        for depth, parallel in enumerate(path):
+            boxes = self.boxes.get(id(parallel))
+            if boxes is None:
+                continue
+            base = 0
+            axes: list[tuple[int, int]] = []
+            for axis, (first, last) in zip(path_axes[depth + 1 :], spans[depth + 1 :]):
+                stride = axis.strides[out]
+                base += axis.offsets[out] + stride * first
+                if first != last:
+                    axes.append((axis.size, stride))
+            for axis in use.roles:
+                base += axis.offsets[out]
+                axes.append((axis.size, axis.strides[out]))
+            low, high = spans[depth]
+            at = None if low != high else low
+            boxes.append(Box(base, tuple(axes), use.width, at, node.node_id))
+
+    def verify_race(self, node: IterOp) -> None:
+        """Two different indices of a parallel node's axis never write a common byte
+        of out (a data race, and results that change from run to run)."""
+        axis = self.axes[node.axis_id]
+        boxes = self.boxes[id(node)]
+        try:
+            found = parallel_overlap(boxes, axis.size, axis.stride_on("out"))
+        except Undecided as undecided:
+            raise VerifyException(
+                f"parallel race: cannot prove that the iterations of parallel node "
+                f"'{node.node_id}' (axis '{node.axis_id}') write disjoint bytes of out: "
+                f"the exact check would enumerate {undecided.combinations} index "
+                "combinations; make the node sequential"
+            ) from None
+        if found is not None:
+            i, j, x, y = found
+            raise VerifyException(
+                f"parallel race: iteration node '{node.node_id}' runs axis "
+                f"'{node.axis_id}' in parallel, but its iterations {node.axis_id}={i} "
+                f"and {node.axis_id}={j} write overlapping bytes of out (invocation "
+                f"'{x.label}' at {i}, '{y.label}' at {j}); each index of a parallel "
+                "axis must write its own bytes"
+            )
 
 
 TEIR = Dialect(

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from teir_dialect.dialect import ELEMENT_WIDTH
 from teir_dialect.records import TeirError, _check_keys, _is_id, _is_int
+from teir_dialect.vocabulary import DataType, parse_enum, spelled
 
 DIM_TYPES = ("C", "M", "N", "K")
 EXEC_TYPES = {"seq": "sequential", "parallel": "parallel", "prim": None}
@@ -103,8 +103,8 @@ def flat_to_tree(record: Any) -> dict[str, Any]:
                 _fail(f"strides[{j}][{i}] must be a non-negative integer, got {value!r}")
 
     data_type = record["data_type"]
-    if not isinstance(data_type, str) or data_type not in ELEMENT_WIDTH:
-        _fail(f"data_type {data_type!r} is not one of {', '.join(ELEMENT_WIDTH)}")
+    if parse_enum(DataType, data_type) is None:
+        _fail(f"data_type {data_type!r} is not one of {spelled(DataType)}")
     first = record.get("prim_first", "None")
     main = record["prim_main"]
     last = record.get("prim_last", "None")
@@ -170,7 +170,7 @@ def flat_to_tree(record: Any) -> dict[str, Any]:
                     f"N={prim['N']}, K={prim['K']}"
                 )
 
-    width = ELEMENT_WIDTH[data_type]
+    width = DataType(data_type).width
     axes = [
         {
             "id": ids[i],

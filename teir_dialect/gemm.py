@@ -1,10 +1,13 @@
 """Table 10.6.1 and 10.6.2: which kernel a Contraction primitive lowers to, with what parameters.
 
-`match_contraction` is the rule; `teir-match-gemm` records its result as the
-`kernel` attribute (`#teir.kernel<...>`) of each Contraction, the verifier
-checks that a recorded attribute is what the rule gives (so the lowering,
-which reads it, can trust it), and `teir-lift-gemm` uses the stride pattern
-(`gemm_layout`) to find GEMM-shaped loops.
+`match_contraction` is the rule, plain arithmetic on the primitive's role
+axes (anything with `size` and `stride_on(tensor)`), so that the dialect can
+use it without an import cycle: `PrimitiveOp.matched_kernel()` turns its
+`KernelMatch` into a `#teir.kernel<...>` attribute, `teir-match-gemm` records
+that as the `kernel` attribute of each Contraction, the verifier checks that
+a recorded attribute is what the rule gives (so the lowering, which reads it,
+can trust it), and `teir-lift-gemm` uses the stride pattern (`gemm_layout`) to
+find GEMM-shaped loops.
 
 Rules (w is the element width of the data type, all
 strides are the TEIR byte strides, parameters are in elements):
@@ -54,18 +57,53 @@ outermost and K[1] innermost, as the loop nest of the primitive orders it.
 
 from __future__ import annotations
 
-from teir_dialect.dialect import AxisOp, KernelAttr, PrimitiveOp
-from teir_dialect.vocabulary import Operation
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from teir_dialect.vocabulary import OperationKind, Role
 
 KERNEL_ATTR = "kernel"
 """The discardable attribute of teir.primitive that holds the decision."""
 
-SCALAR = KernelAttr("scalar")
-GENERAL = KernelAttr("general")
+
+class Axis(Protocol):
+    """What the rule reads of an axis (teir_dialect.dialect.AxisOp has it)."""
+
+    @property
+    def size(self) -> int: ...
+
+    def stride_on(self, tensor: str) -> int: ...
+
+
+class Contraction(Protocol):
+    """What the rule reads of a primitive (teir_dialect.dialect.PrimitiveOp has it)."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def element_width(self) -> int: ...
+
+    def role_axes(self, role: str) -> Sequence[Axis]: ...
+
+
+@dataclass(frozen=True)
+class KernelMatch:
+    """A row of Table 10.6.1 (`kind`: scalar, gemm, brgemm or general), the BLAS
+    orientation `trans` ("ABC", N or T each) and Table 10.6.2's parameters."""
+
+    kind: str
+    trans: str = ""
+    params: dict[str, int] = field(default_factory=dict)
+
+
+SCALAR = KernelMatch("scalar")
+GENERAL = KernelMatch("general")
 
 
 def operand_layout(
-    tensor: str, first: AxisOp, second: AxisOp, width: int
+    tensor: str, first: Axis, second: Axis, width: int
 ) -> tuple[str, int] | None:
     """The orientation and leading dimension of a GEMM operand, or None.
 
@@ -85,7 +123,7 @@ def operand_layout(
 
 
 def gemm_layout(
-    m: AxisOp, n: AxisOp, k: AxisOp, width: int
+    m: Axis, n: Axis, k: Axis, width: int
 ) -> tuple[str, int, int, int] | None:
     """(trans, lda, ldb, ldc) when (m, n, k) fits the GEMM stride pattern."""
     if m.stride_on("in1") != 0 or n.stride_on("in0") != 0 or k.stride_on("out") != 0:
@@ -98,14 +136,11 @@ def gemm_layout(
     return a[0] + b[0] + c[0], a[1], b[1], c[1]
 
 
-def match_contraction(prim: PrimitiveOp) -> KernelAttr:
+def match_contraction(prim: Contraction) -> KernelMatch:
     """The Table 10.6.1 kernel of a Contraction primitive, with Table 10.6.2's parameters."""
-    if prim.kind != Operation.CONTRACTION:
-        raise ValueError(
-            f"match_contraction: primitive '{prim.primitive_id}' is a {prim.kind}, "
-            "not a Contraction"
-        )
-    ms, ns, ks = (prim.role_axes(role) for role in ("M", "N", "K"))
+    if prim.kind != OperationKind.CONTRACTION:
+        raise ValueError(f"match_contraction: the primitive is a {prim.kind}, not a Contraction")
+    ms, ns, ks = (prim.role_axes(role) for role in (Role.M, Role.N, Role.K))
     if not ms and not ns and not ks:
         return SCALAR
     if len(ms) != 1 or len(ns) != 1 or len(ks) not in (1, 2):
@@ -118,16 +153,14 @@ def match_contraction(prim: PrimitiveOp) -> KernelAttr:
     trans, lda, ldb, ldc = layout
     params = {"m": m.size, "n": n.size, "k": k.size, "lda": lda, "ldb": ldb, "ldc": ldc}
     if len(ks) == 1:
-        return KernelAttr("gemm", trans, **params)
+        return KernelMatch("gemm", trans, params)
     batch = ks[0]
     stride_a, stride_b = batch.stride_on("in0"), batch.stride_on("in1")
     if batch.stride_on("out") != 0 or stride_a % width or stride_b % width:
         return GENERAL
-    return KernelAttr(
-        "brgemm",
-        trans,
-        **params,
-        br_size=batch.size,
-        br_stride_a=stride_a // width,
-        br_stride_b=stride_b // width,
-    )
+    params |= {
+        "br_size": batch.size,
+        "br_stride_a": stride_a // width,
+        "br_stride_b": stride_b // width,
+    }
+    return KernelMatch("brgemm", trans, params)

@@ -37,10 +37,7 @@ from xdsl.ir import Attribute, Block, Operation, Region
 from xdsl.utils.exceptions import VerifyException
 
 from teir_dialect.dialect import (
-    ELEMENT_WIDTH,
-    POLICIES,
-    ROLES_OF_OPERATION,
-    TENSOR_NAMES,
+    MAX_SCHEDULE_DEPTH,
     AxisOp,
     ConfigOp,
     GuardAttr,
@@ -52,8 +49,14 @@ from teir_dialect.dialect import (
     id_text,
     id_value,
     make_id,
-    storage_type,
-    tensors_accessed,
+)
+from teir_dialect.vocabulary import (
+    TENSOR_NAMES,
+    DataType,
+    OperationKind,
+    Policy,
+    parse_enum,
+    spelled,
 )
 
 JsonDict = dict[str, Any]
@@ -316,24 +319,25 @@ def _guard(where: str, value: object, axis_ids: Mapping[str, str | int]) -> Guar
 
 
 def _tensor_types(record: JsonDict) -> list[MemRefType]:
-    """memref<?xT> per tensor, T from the data type of the primitives using it."""
+    """memref<?xT> per tensor, T from the data type of the primitives using it
+    (i8, raw bytes, when they disagree). Primitives with an unknown operation or
+    data type, or needing tensors the record does not have, are left for the
+    verifier to report."""
     names = TENSOR_NAMES[len(record["tensors"])]
-    types: dict[str, set[str]] = {name: set() for name in names}
-    all_types: set[str] = set()
+    types: dict[str, set[DataType]] = {name: set() for name in names}
+    all_types: set[DataType] = set()
     for prim in record["primitives"]:
-        data_type = prim["metadata"].get("data_type")
-        operation = prim["operation"]
-        if not isinstance(data_type, str) or data_type not in ELEMENT_WIDTH or (
-            not isinstance(operation, str) or operation not in ROLES_OF_OPERATION
-        ):
-            continue  # the verifier reports it
+        data_type = parse_enum(DataType, prim["metadata"].get("data_type"))
+        operation = parse_enum(OperationKind, prim["operation"])
+        if data_type is None or operation is None:
+            continue
         all_types.add(data_type)
-        for tensor in tensors_accessed(operation, len(names)):
-            types[tensor].add(data_type)
+        for tensor in operation.tensors_accessed(len(names)):
+            if tensor in types:
+                types[tensor].add(data_type)
     result: list[MemRefType] = []
     for name in names:
-        used = types[name] or all_types
-        element = {storage_type(t) for t in used}
+        element = {t.storage_type for t in types[name] or all_types}
         result.append(MemRefType(element.pop() if len(element) == 1 else i8, [DYNAMIC_INDEX]))
     return result
 
@@ -403,6 +407,30 @@ def tree_to_func(record: object, name: str = "kernel") -> func.FuncOp:
     return func.FuncOp(name, (types, []), Region(block))
 
 
+def _check_depths(records: Mapping[str, tuple[str, JsonDict]], parent_of: Mapping[str, str]) -> None:
+    """No cycles, and no iteration node nested deeper than MAX_SCHEDULE_DEPTH: each
+    node's depth from its root, found by walking up to a node whose depth is
+    known (linear in the number of nodes)."""
+    depth: dict[str, int] = {"": 0}
+    for start in records:
+        chain: list[str] = []
+        current = start
+        while current not in depth:
+            if current in chain:
+                _fail(f"schedule rule: node '{current}' is its own descendant (a cycle)")
+            chain.append(current)
+            current = parent_of[current]
+        level = depth[current]
+        for node_id in reversed(chain):
+            level += 1
+            depth[node_id] = level
+            if level > MAX_SCHEDULE_DEPTH and records[node_id][0] == "iterations":
+                _fail(
+                    f"schedule depth: iteration node '{node_id}' is nested {level} "
+                    f"iteration nodes deep; TEIR accepts at most {MAX_SCHEDULE_DEPTH}"
+                )
+
+
 def _schedule(schedule: object, axis_ids: Mapping[str, str | int]) -> ScheduleOp:
     schedule = _check_keys("schedule", schedule, ("roots", "iterations", "invocations"))
     records: dict[str, tuple[str, JsonDict]] = {}
@@ -459,14 +487,7 @@ def _schedule(schedule: object, axis_ids: Mapping[str, str | int]) -> ScheduleOp
                 f"schedule rule: node '{node_id}' is neither a root nor anybody's "
                 "child; every non-root node appears in exactly one children list"
             )
-    for node_id in records:  # a cycle never reaches a root
-        seen = {node_id}
-        current = parent_of[node_id]
-        while current:
-            if current in seen:
-                _fail(f"schedule rule: node '{node_id}' is its own descendant (a cycle)")
-            seen.add(current)
-            current = parent_of[current]
+    _check_depths(records, parent_of)
 
     def build(node_id: str) -> Operation:
         kind, node = records[node_id]
@@ -476,10 +497,10 @@ def _schedule(schedule: object, axis_ids: Mapping[str, str | int]) -> ScheduleOp
             return InvokeOp(node["id"], node["primitive"], guard=guard)
         _check_id(f"axis of iteration node '{node_id}'", node["axis"])
         policy = node["policy"]
-        if policy not in POLICIES:
+        if parse_enum(Policy, policy) is None:
             _fail(
                 f"iteration node rule: iteration node '{node_id}' has policy "
-                f"{policy!r}; expected \"sequential\" or \"parallel\""
+                f"{policy!r}; expected {spelled(Policy)}"
             )
         children = [build(str(child)) for child in node["children"]]
         return IterOp(node["id"], node["axis"], children, policy=policy, guard=guard)
@@ -581,14 +602,14 @@ def dumps(value: Any, indent: int = 0, width: int = 88) -> str:
 
 __all__ = [
     "TeirError",
-    "from_json",
-    "to_json",
     "config_to_json",
-    "tree_to_func",
     "find_configs",
+    "from_json",
+    "id_text",
     "load_json",
     "load_module",
-    "read_text",
     "make_id",
-    "id_text",
+    "read_text",
+    "to_json",
+    "tree_to_func",
 ]

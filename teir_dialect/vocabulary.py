@@ -37,7 +37,7 @@ class Role(StrEnum):
     K = "K"
 
 
-class Operation(StrEnum):
+class OperationKind(StrEnum):
     ZERO = "Zero"
     COPY = "Copy"
     RELU = "ReLU"
@@ -46,15 +46,15 @@ class Operation(StrEnum):
     @property
     def roles(self) -> tuple[Role, ...]:
         """The role lists the operation requires (Table 10.3.2)."""
-        if self is Operation.CONTRACTION:
+        if self is OperationKind.CONTRACTION:
             return (Role.M, Role.N, Role.K)
         return (Role.M, Role.N)
 
     def tensors_accessed(self, tensor_count: int) -> tuple[str, ...]:
         """The tensors the operation reads or writes (ReLU is in place with three)."""
-        if self is Operation.ZERO or (self is Operation.RELU and tensor_count == 3):
+        if self is OperationKind.ZERO or (self is OperationKind.RELU and tensor_count == 3):
             return ("out",)
-        if self is Operation.CONTRACTION:
+        if self is OperationKind.CONTRACTION:
             return ("in0", "in1", "out")
         return ("in0", "out")
 

@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 
 from teir_dialect import from_json
 from teir_dialect.analysis import footprint
-from teir_dialect.dialect import ELEMENT_WIDTH
+from teir_dialect.vocabulary import DataType
 from teir_dialect.interpreter import STORAGE_DTYPE, from_float64
 from teir_dialect.records import find_configs
 
@@ -145,7 +145,7 @@ def configs(
     tensors = draw(st.sampled_from([2, 3]))
     names = ["in0", "out"] if tensors == 2 else ["in0", "in1", "out"]
     data_type = draw(st.sampled_from(data_types))
-    width = ELEMENT_WIDTH[data_type]
+    width = DataType(data_type).width
 
     axis_count = draw(st.integers(1, 6))
     axis_ids = [f"a{i}" for i in range(axis_count)]

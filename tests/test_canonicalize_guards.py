@@ -27,7 +27,8 @@ from teir_passes.canonicalize_guards import CanonicalizeGuardsPass
 from xdsl.dialects.builtin import ModuleOp
 
 from teir_dialect import from_json, teir_context
-from teir_dialect.dialect import ELEMENT_WIDTH, InvokeOp
+from teir_dialect.dialect import InvokeOp
+from teir_dialect.vocabulary import DataType
 from teir_dialect.interpreter import run_reference
 from teir_dialect.records import find_configs
 
@@ -155,7 +156,7 @@ def reduction_chains(draw: st.DrawFn) -> dict[str, Any]:
     role axes, so that both the rewrites and their refusals are exercised.
     """
     data_type = draw(st.sampled_from(["FP32", "FP64"]))
-    width = ELEMENT_WIDTH[data_type]
+    width = DataType(data_type).width
     chain = [f"c{i}" for i in range(draw(st.integers(0, 3)))]
     outer = ["o"] if draw(st.booleans()) else []
     inner = ["i"] if draw(st.booleans()) else []

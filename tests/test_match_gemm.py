@@ -65,7 +65,7 @@ SPEC = {
 @pytest.mark.parametrize("name", sorted(SPEC))
 def test_spec_examples(name: str) -> None:
     module = from_json(TREE / f"{name}.json")
-    assert match_contraction(_contraction(module)) == SPEC[name]
+    assert _contraction(module).matched_kernel() == SPEC[name]
     annotated = _annotated(TREE / f"{name}.json")
     assert _contraction(annotated).attributes["kernel"] == SPEC[name]
 
@@ -74,7 +74,7 @@ def test_spec_parameters_from_extents() -> None:
     """§10.7.6/§10.7.7's formulas: lda = |s|, ldb = |t||u|, ldc = |r||s|, ..."""
     module = from_json(TREE / "10_7_7_parallel_brgemm.json")
     ext = {a.axis_id: a.size for a in find_configs(module)[0].axes}
-    kernel = match_contraction(_contraction(module))
+    kernel = _contraction(module).matched_kernel()
     assert kernel.params == {
         "m": ext["s"], "n": ext["q"], "k": ext["u"],
         "lda": ext["s"], "ldb": ext["t"] * ext["u"], "ldc": ext["r"] * ext["s"],
@@ -181,14 +181,14 @@ def test_every_gemm_orientation(trans: str) -> None:
     lda = (6 if trans[0] == "N" else 7) + 1
     ldb = (7 if trans[1] == "N" else 5) + 2
     ldc = (6 if trans[2] == "N" else 5) + 3
-    kernel = match_contraction(_contraction(from_json(record)))
+    kernel = _contraction(from_json(record)).matched_kernel()
     assert kernel == KernelAttr("gemm", trans, m=6, n=5, k=7, lda=lda, ldb=ldb, ldc=ldc)
 
 
 @pytest.mark.parametrize("trans", ORIENTATIONS)
 def test_every_brgemm_orientation(trans: str) -> None:
     record = gemm_record(4, 3, 5, trans, batch=(3, 97, 0), data_type="FP64")
-    kernel = match_contraction(_contraction(from_json(record)))
+    kernel = _contraction(from_json(record)).matched_kernel()
     assert kernel.kind_name == "brgemm"
     assert kernel.trans.data == trans
     assert (kernel.get("br_size"), kernel.get("br_stride_a"), kernel.get("br_stride_b")) == (3, 97, 0)
@@ -215,12 +215,12 @@ def _set_stride(record: dict[str, Any], axis: str, tensor: int, value: int) -> d
 )
 def test_strides_that_do_not_fit_are_general(axis: str, tensor: int, stride: int) -> None:
     record = _set_stride(gemm_record(6, 5, 7, "NNN"), axis, tensor, stride)
-    assert match_contraction(_contraction(from_json(record))) == KernelAttr("general")
+    assert _contraction(from_json(record)).matched_kernel() == KernelAttr("general")
 
 
 def test_brgemm_batch_axis_on_out_is_general() -> None:
     record = _set_stride(gemm_record(4, 3, 5, "NNN", batch=(2, 20, 15)), "b", 2, 4 * 64)
-    assert match_contraction(_contraction(from_json(record))) == KernelAttr("general")
+    assert _contraction(from_json(record)).matched_kernel() == KernelAttr("general")
 
 
 def test_cardinalities() -> None:
@@ -237,7 +237,7 @@ def test_cardinalities() -> None:
         ({"M": [], "N": [], "K": ["k"]}, "general"),
     ]:
         prim["axes"] = roles
-        assert match_contraction(_contraction(from_json(record))).kind_name == kind, roles
+        assert _contraction(from_json(record)).matched_kernel().kind_name == kind, roles
 
 
 # --------------------------------------------------------------------------

@@ -131,7 +131,7 @@ func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
   }
   func.return
 }
-// CHECK: primitive rule: primitive 'p' needs metadata data_type, one of FP16, BF16, TF32, FP32, FP64; got none
+// CHECK: primitive rule: primitive 'p' needs metadata data_type, one of FP16, BF16, TF32, FP32 or FP64; got none
 
 // -----
 
@@ -142,7 +142,7 @@ func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
   }
   func.return
 }
-// CHECK: primitive rule: primitive 'p' needs metadata data_type, one of FP16, BF16, TF32, FP32, FP64; got "FP8"
+// CHECK: primitive rule: primitive 'p' needs metadata data_type, one of FP16, BF16, TF32, FP32 or FP64; got "FP8"
 
 // -----
 
@@ -501,3 +501,148 @@ func.func @k(%in0: memref<4xf32>, %out: memref<1xf32>) {
 // CHECK: {{//[ ]-----}}
 // CHECK-NOT: bounds
 // CHECK: teir.invoke c -> p [last(a)]
+
+// -----
+
+// A recorded kernel must be what Table 10.6.1's rule gives (the lowering trusts it).
+func.func @k(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis m extent 8 strides [4, 0, 4] offsets [0, 0, 0]
+    teir.axis n extent 4 strides [0, 64, 32] offsets [0, 0, 0]
+    teir.axis k extent 16 strides [32, 4, 0] offsets [0, 0, 0]
+    teir.primitive c Contraction {M = [m], N = [n], K = [k]} {data_type = "FP32"} attributes {kernel = #teir.kernel<general>}
+    teir.schedule {
+      teir.invoke x -> c
+    }
+  }
+  func.return
+}
+// CHECK: kernel rule: primitive 'c' records #teir.kernel<general> but its axes make it #teir.kernel<gemm m = 8, n = 4, k = 16, lda = 8, ldb = 16, ldc = 8, trans = "NNN">
+
+// -----
+
+// Only a Contraction carries a kernel.
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.primitive p Copy {M = [], N = []} {data_type = "FP32"} attributes {kernel = #teir.kernel<scalar>}
+    teir.schedule {
+      teir.invoke c -> p
+    }
+  }
+  func.return
+}
+// CHECK: kernel rule: primitive 'p' (Copy) carries a 'kernel' attribute; only a Contraction carries one
+
+// -----
+
+// An id keeps its JSON type: the axis 7 is not the axis "7".
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis 7 extent 4 strides [4, 4] offsets [0, 0]
+    teir.primitive p Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter a over "7" {
+        teir.invoke c -> p
+      }
+    }
+  }
+  func.return
+}
+// CHECK: id rule: iteration node 'a' names axis '7' as a string, but the axis is defined with a number id; an id keeps its JSON type (7 and "7" are different ids)
+
+// -----
+
+// Parallel iterations whose out tiles overlap: p steps 4 bytes, each tile is 16 elements.
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis p extent 8 strides [64, 4] offsets [0, 0]
+    teir.axis m extent 16 strides [4, 4] offsets [0, 0]
+    teir.primitive c Copy {M = [m], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter p over p parallel {
+        teir.invoke x -> c
+      }
+    }
+  }
+  func.return
+}
+// CHECK: parallel race: iteration node 'p' runs axis 'p' in parallel, but its iterations p=0 and p=7 write overlapping bytes of out (invocation 'x' at 0, 'x' at 7); each index of a parallel axis must write its own bytes
+
+// -----
+
+// Two parallel axes whose out tiles alias (q's stride equals p's).
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis p extent 4 strides [16, 16] offsets [0, 0]
+    teir.axis q extent 4 strides [64, 16] offsets [0, 0]
+    teir.axis m extent 4 strides [4, 4] offsets [0, 0]
+    teir.primitive c Copy {M = [m], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter p over p parallel {
+        teir.iter q over q parallel {
+          teir.invoke x -> c
+        }
+      }
+    }
+  }
+  func.return
+}
+// CHECK: parallel race: iteration node 'p' runs axis 'p' in parallel, but its iterations p=0 and p=3 write overlapping bytes of out
+
+// -----
+
+// A last(p) epilogue that reaches back over the tiles of the other iterations
+// (the offset of m moves it to the start of out) races with them.
+func.func @k(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis p extent 4 strides [4, 4, 4] offsets [0, 0, 0]
+    teir.axis m extent 4 strides [0, 0, 4] offsets [0, 0, -12]
+    teir.primitive c Contraction {M = [], N = [], K = []} {data_type = "FP32"}
+    teir.primitive r ReLU {M = [m], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter p over p parallel {
+        teir.invoke x -> c
+        teir.invoke y -> r [last(p)]
+      }
+    }
+  }
+  func.return
+}
+// CHECK: parallel race: iteration node 'p' runs axis 'p' in parallel, but its iterations p=0 and p=3 write overlapping bytes of out (invocation 'x' at 0, 'y' at 3)
+
+// -----
+
+// Interleaved but disjoint: a parallel unit-stride axis with column tiles is race-free.
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis s extent 16 strides [4, 4] offsets [0, 0]
+    teir.axis q extent 8 strides [64, 64] offsets [0, 0]
+    teir.primitive c Copy {M = [q], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter s over s parallel {
+        teir.invoke x -> c
+      }
+    }
+  }
+  func.return
+}
+// CHECK: {{//[ ]-----}}
+// CHECK-NOT: parallel race
+// CHECK: teir.iter s over s parallel
+
+// -----
+
+// Byte offsets must fit a signed 64-bit index.
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 4611686018427387904 strides [4, 4] offsets [0, 0]
+    teir.primitive p Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter a over a {
+        teir.invoke c -> p
+      }
+    }
+  }
+  func.return
+}
+// CHECK: index range: invocation 'c' addresses in0 with byte offsets up to 18446744073709551616, which do not fit a signed 64-bit index

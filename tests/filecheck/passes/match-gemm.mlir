@@ -408,21 +408,3 @@ func.func @fp64_non_unit(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<
 }
 // CHECK-LABEL: func.func @fp64_non_unit
 // CHECK: teir.primitive c Contraction {M = [m], N = [n], K = [k]} {data_type = "FP64"} attributes {kernel = #teir.kernel<general>}
-
-// -----
-
-// A kernel attribute already present is recomputed and overwritten.
-func.func @stale_kernel(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
-  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
-    teir.axis m extent 8 strides [4, 0, 4] offsets [0, 0, 0]
-    teir.axis n extent 4 strides [0, 64, 32] offsets [0, 0, 0]
-    teir.axis k extent 16 strides [32, 4, 0] offsets [0, 0, 0]
-    teir.primitive c Contraction {M = [m], N = [n], K = [k]} {data_type = "FP32"} attributes {kernel = #teir.kernel<general>}
-    teir.schedule {
-      teir.invoke x -> c
-    }
-  }
-  func.return
-}
-// CHECK-LABEL: func.func @stale_kernel
-// CHECK: teir.primitive c Contraction {M = [m], N = [n], K = [k]} {data_type = "FP32"} attributes {kernel = #teir.kernel<gemm m = 8, n = 4, k = 16, lda = 8, ldb = 16, ldc = 8, trans = "NNN">}
