@@ -15,10 +15,11 @@ apply only when there is at least one `prim` axis.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from teir_dialect.records import TeirError, _check_keys, _is_id, _is_int
-from teir_dialect.vocabulary import DataType, parse_enum, spelled
+from teir_dialect.vocabulary import TENSOR_NAMES, DataType, parse_enum, spelled
 
 DIM_TYPES = ("C", "M", "N", "K")
 EXEC_TYPES = {"seq": "sequential", "parallel": "parallel", "prim": None}
@@ -60,8 +61,39 @@ def _unique(name: str, taken: set[str]) -> str:
     return candidate
 
 
-def flat_to_tree(record: Any) -> dict[str, Any]:
-    """The tree-form record equivalent to a flat-form record."""
+@dataclass(frozen=True)
+class FlatConfig:
+    """A flat-form record whose fields have the right shapes and values."""
+
+    ids: list[str | int]
+    dim_types: list[str]
+    exec_types: list[str]
+    sizes: list[int]
+    strides: list[list[int]]
+    data_type: DataType
+    first: str
+    main: str
+    last: str
+
+    @property
+    def tensors(self) -> int:
+        return len(self.strides)
+
+    @property
+    def scheduled(self) -> list[int]:
+        """Positions of the axes the schedule iterates, outermost first."""
+        return [i for i, e in enumerate(self.exec_types) if e != "prim"]
+
+    def prim_axes(self, dim_type: str) -> list[str | int]:
+        return [
+            self.ids[i]
+            for i in range(len(self.ids))
+            if self.exec_types[i] == "prim" and self.dim_types[i] == dim_type
+        ]
+
+
+def read_flat(record: Any) -> FlatConfig:
+    """The fields of a flat record, checked one by one (vector lengths, domains)."""
     record = _check_keys(
         "the flat configuration",
         record,
@@ -94,7 +126,6 @@ def flat_to_tree(record: Any) -> dict[str, Any]:
     strides = record["strides"]
     if not isinstance(strides, list) or len(strides) not in PARTICIPATION:
         _fail("strides must hold 2 rows (in0, out) or 3 rows (in0, in1, out)")
-    tensors = len(strides)
     for j, row in enumerate(strides):
         if not isinstance(row, list) or len(row) != dims:
             _fail(f"strides[{j}] must hold {dims} entries (one per axis)")
@@ -102,9 +133,9 @@ def flat_to_tree(record: Any) -> dict[str, Any]:
             if not _is_int(value) or value < 0:
                 _fail(f"strides[{j}][{i}] must be a non-negative integer, got {value!r}")
 
-    data_type = record["data_type"]
-    if parse_enum(DataType, data_type) is None:
-        _fail(f"data_type {data_type!r} is not one of {spelled(DataType)}")
+    data_type = parse_enum(DataType, record["data_type"])
+    if data_type is None:
+        _fail(f"data_type {record['data_type']!r} is not one of {spelled(DataType)}")
     first = record.get("prim_first", "None")
     main = record["prim_main"]
     last = record.get("prim_last", "None")
@@ -115,14 +146,22 @@ def flat_to_tree(record: Any) -> dict[str, Any]:
     ):
         if value not in allowed:
             _fail(f"{key} is {value!r}; expected one of {', '.join(allowed)}")
+    assert data_type is not None
+    return FlatConfig(ids, dim_types, exec_types, sizes, strides, data_type, first, main, last)
 
-    # Operation-type constraints.
+
+def check_operation_type(flat: FlatConfig) -> None:
+    """The operation-type constraints: tensor count, axis types, first/last primitives."""
+    main, tensors = flat.main, flat.tensors
     if main in ("Copy", "ReLU"):
         if tensors != 2:
             _fail(f"operation type: prim_main {main} is unary and needs 2 tensors, got {tensors}")
-        if any(t != "C" for t in dim_types):
-            _fail(f"operation type: a unary operation ({main}) has only C axes, got {dim_types}")
-        if first != "None" or last != "None":
+        if any(t != "C" for t in flat.dim_types):
+            _fail(
+                f"operation type: a unary operation ({main}) has only C axes, "
+                f"got {flat.dim_types}"
+            )
+        if flat.first != "None" or flat.last != "None":
             _fail(
                 f"operation type: a unary operation ({main}) has prim_first and "
                 "prim_last None"
@@ -133,102 +172,133 @@ def flat_to_tree(record: Any) -> dict[str, Any]:
                 f"operation type: prim_main {main} is a binary contraction and needs "
                 f"3 tensors, got {tensors}"
             )
-        if first not in ("None", "Zero"):
-            _fail(f"operation type: a binary contraction has prim_first None or Zero, got {first}")
+        if flat.first not in ("None", "Zero"):
+            _fail(
+                "operation type: a binary contraction has prim_first None or Zero, "
+                f"got {flat.first}"
+            )
     else:
         _fail(
             "operation type: prim_main None names no operation; use Copy or ReLU "
             "(unary) or GEMM or BRGEMM (binary contraction)"
         )
 
-    for i, (ident, dim_type) in enumerate(zip(ids, dim_types)):
-        for j, touches in enumerate(PARTICIPATION[tensors][dim_type]):
-            if not touches and strides[j][i] != 0:
-                tensor = ("in0", "in1", "out")[j] if tensors == 3 else ("in0", "out")[j]
+
+def check_participation(flat: FlatConfig) -> None:
+    """An axis has stride 0 on every tensor its type does not touch."""
+    names = TENSOR_NAMES[flat.tensors]
+    for i, (ident, dim_type) in enumerate(zip(flat.ids, flat.dim_types)):
+        for j, touches in enumerate(PARTICIPATION[flat.tensors][dim_type]):
+            if not touches and flat.strides[j][i] != 0:
                 _fail(
-                    f"axis '{ident}' of type {dim_type} does not touch {tensor}, so its "
-                    f"stride on {tensor} must be 0, got {strides[j][i]}"
+                    f"axis '{ident}' of type {dim_type} does not touch {names[j]}, so its "
+                    f"stride on {names[j]} must be 0, got {flat.strides[j][i]}"
                 )
 
-    prim = {t: [ids[i] for i in range(dims) if exec_types[i] == "prim" and dim_types[i] == t]
-            for t in DIM_TYPES}
-    prim_count = sum(len(axes) for axes in prim.values())
-    if prim_count:
-        if (main == "Copy" or first in ("Zero", "ReLU") or last == "ReLU") and not (
-            prim["C"] or prim["M"] or prim["N"]
+
+def check_prim_rules(flat: FlatConfig) -> None:
+    """R1-R3, once the configuration has a prim axis (see the module docstring)."""
+    prim = {t: flat.prim_axes(t) for t in DIM_TYPES}
+    if not any(prim.values()):
+        return
+    main = flat.main
+    if (main == "Copy" or flat.first in ("Zero", "ReLU") or flat.last == "ReLU") and not (
+        prim["C"] or prim["M"] or prim["N"]
+    ):
+        _fail("R1: Copy, Zero and ReLU need at least one prim axis of type C, M or N")
+    for kernel, k_count, rule in (("GEMM", 1, "R2"), ("BRGEMM", 2, "R3")):
+        if main == kernel and (
+            prim["C"] or len(prim["M"]) != 1 or len(prim["N"]) != 1
+            or len(prim["K"]) != k_count
         ):
-            _fail("R1: Copy, Zero and ReLU need at least one prim axis of type C, M or N")
-        for kernel, k_count in (("GEMM", 1), ("BRGEMM", 2)):
-            if main == kernel and (
-                prim["C"] or len(prim["M"]) != 1 or len(prim["N"]) != 1
-                or len(prim["K"]) != k_count
-            ):
-                rule = "R2" if kernel == "GEMM" else "R3"
-                _fail(
-                    f"{rule}: {kernel} needs prim axes of exactly one M, one N, "
-                    f"{k_count} K and no C; got C={prim['C']}, M={prim['M']}, "
-                    f"N={prim['N']}, K={prim['K']}"
-                )
+            _fail(
+                f"{rule}: {kernel} needs prim axes of exactly one M, one N, "
+                f"{k_count} K and no C; got C={prim['C']}, M={prim['M']}, "
+                f"N={prim['N']}, K={prim['K']}"
+            )
 
-    width = DataType(data_type).width
-    axes = [
+
+def tree_axes(flat: FlatConfig) -> list[dict[str, Any]]:
+    """TEIR-Axes: element strides scaled to bytes, no offsets."""
+    width = flat.data_type.width
+    return [
         {
-            "id": ids[i],
-            "extent": sizes[i],
-            "strides": [strides[j][i] * width for j in range(tensors)],
-            "offsets": [0] * tensors,
+            "id": flat.ids[i],
+            "extent": flat.sizes[i],
+            "strides": [flat.strides[j][i] * width for j in range(flat.tensors)],
+            "offsets": [0] * flat.tensors,
         }
-        for i in range(dims)
+        for i in range(len(flat.ids))
     ]
-    scheduled = [i for i in range(dims) if exec_types[i] != "prim"]
-    taken = {str(ids[i]) for i in scheduled}
-    metadata = {"data_type": data_type}
+
+
+def tree_primitives(flat: FlatConfig) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """TEIR-Primitives and the invocations of them, in execution order: for a
+    contraction Zero (first), Contraction, ReLU (last), guarded by first()/last()
+    of every scheduled K axis."""
+    taken = {str(flat.ids[i]) for i in flat.scheduled}
+    k_axes = [flat.ids[i] for i in flat.scheduled if flat.dim_types[i] == "K"]
     primitives: list[dict[str, Any]] = []
     invocations: list[dict[str, Any]] = []
 
-    def invoke(node: str, operation: str, kind: str, roles: dict[str, list[Any]],
+    def invoke(operation: str, kind: str, roles: dict[str, list[Any]],
                guard_kind: str | None) -> None:
-        role_axes = [a for axes_of_role in roles.values() for a in axes_of_role]
-        prim_id = _name(kind, role_axes)
-        primitives.append(
-            {"id": prim_id, "operation": operation, "axes": roles, "metadata": dict(metadata)}
-        )
-        k_axes = [ids[i] for i in scheduled if dim_types[i] == "K"]
+        prim_id = _name(kind, [a for axes in roles.values() for a in axes])
+        primitives.append({
+            "id": prim_id, "operation": operation, "axes": roles,
+            "metadata": {"data_type": str(flat.data_type)},
+        })
         guard = [f"{guard_kind}({k})" for k in k_axes] if guard_kind and k_axes else None
-        invocations.append({"id": _unique(node, taken), "primitive": prim_id, "guard": guard})
+        invocations.append({"id": _unique(kind, taken), "primitive": prim_id, "guard": guard})
 
-    if tensors == 2:
-        roles = {"M": prim["C"][:1], "N": prim["C"][1:]}
-        invoke(main.lower(), main, main.lower(), roles, None)
+    if flat.tensors == 2:
+        c_axes = flat.prim_axes("C")
+        invoke(flat.main, flat.main.lower(), {"M": c_axes[:1], "N": c_axes[1:]}, None)
     else:
-        tile = {"M": prim["M"], "N": prim["N"]}
-        if first == "Zero":
-            invoke("zero", "Zero", "zero", dict(tile), "first")
-        kind = main.lower() if prim_count else "contraction"
-        invoke(kind, "Contraction", kind, {**tile, "K": prim["K"]}, None)
-        if last == "ReLU":
-            invoke("relu", "ReLU", "relu", dict(tile), "last")
+        tile = {"M": flat.prim_axes("M"), "N": flat.prim_axes("N")}
+        has_prim = any(flat.prim_axes(t) for t in DIM_TYPES)
+        if flat.first == "Zero":
+            invoke("Zero", "zero", dict(tile), "first")
+        kind = flat.main.lower() if has_prim else "contraction"
+        invoke("Contraction", kind, {**tile, "K": flat.prim_axes("K")}, None)
+        if flat.last == "ReLU":
+            invoke("ReLU", "relu", dict(tile), "last")
+    return primitives, invocations
 
+
+def tree_schedule(flat: FlatConfig, invocations: list[dict[str, Any]]) -> dict[str, Any]:
+    """The scheduled axes as a chain of iteration nodes around the invocations."""
+    scheduled = flat.scheduled
     iterations: list[dict[str, Any]] = []
     for position, i in enumerate(scheduled):
         inner = (
-            [ids[scheduled[position + 1]]]
+            [flat.ids[scheduled[position + 1]]]
             if position + 1 < len(scheduled)
             else [inv["id"] for inv in invocations]
         )
         iterations.append(
             {
-                "id": ids[i],
-                "axis": ids[i],
-                "policy": EXEC_TYPES[exec_types[i]],
+                "id": flat.ids[i],
+                "axis": flat.ids[i],
+                "policy": EXEC_TYPES[flat.exec_types[i]],
                 "children": inner,
                 "guard": None,
             }
         )
-    roots = [ids[scheduled[0]]] if scheduled else [inv["id"] for inv in invocations]
+    roots = [flat.ids[scheduled[0]]] if scheduled else [inv["id"] for inv in invocations]
+    return {"roots": roots, "iterations": iterations, "invocations": invocations}
+
+
+def flat_to_tree(record: Any) -> dict[str, Any]:
+    """The tree-form record equivalent to a flat-form record."""
+    flat = read_flat(record)
+    check_operation_type(flat)
+    check_participation(flat)
+    check_prim_rules(flat)
+    primitives, invocations = tree_primitives(flat)
     return {
-        "tensors": ["in0", "out"] if tensors == 2 else ["in0", "in1", "out"],
-        "axes": axes,
+        "tensors": list(TENSOR_NAMES[flat.tensors]),
+        "axes": tree_axes(flat),
         "primitives": primitives,
-        "schedule": {"roots": roots, "iterations": iterations, "invocations": invocations},
+        "schedule": tree_schedule(flat, invocations),
     }
