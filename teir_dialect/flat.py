@@ -16,20 +16,48 @@ apply only when there is at least one `prim` axis.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from teir_dialect.records import TeirError, _check_keys, _is_id, _is_int
-from teir_dialect.vocabulary import TENSOR_NAMES, DataType, parse_enum, spelled
+from teir_dialect.vocabulary import (
+    TENSOR_NAMES,
+    DataType,
+    GuardKind,
+    OperationKind,
+    Policy,
+    Role,
+    parse_enum,
+    spelled,
+)
 
-DIM_TYPES = ("C", "M", "N", "K")
-EXEC_TYPES = {"seq": "sequential", "parallel": "parallel", "prim": None}
+
+class DimType(StrEnum):
+    """Which tensors an axis spans: all (C), in0 and out (M), in1 and out (N), the inputs (K)."""
+
+    C = "C"
+    M = "M"
+    N = "N"
+    K = "K"
+
+
+class ExecType(StrEnum):
+    SEQ = "seq"
+    PARALLEL = "parallel"
+    PRIM = "prim"
+
+
+DIM_TYPES = tuple(DimType)
+EXEC_TYPES = {ExecType.SEQ: Policy.SEQUENTIAL, ExecType.PARALLEL: Policy.PARALLEL,
+              ExecType.PRIM: None}
 PRIM_FIRST = ("None", "Zero", "ReLU")
 PRIM_MAIN = ("None", "Copy", "ReLU", "GEMM", "BRGEMM")
 PRIM_LAST = ("None", "ReLU")
 
 PARTICIPATION = {
-    2: {"C": (1, 1)},
-    3: {"C": (1, 1, 1), "M": (1, 0, 1), "N": (0, 1, 1), "K": (1, 1, 0)},
+    2: {DimType.C: (1, 1)},
+    3: {DimType.C: (1, 1, 1), DimType.M: (1, 0, 1), DimType.N: (0, 1, 1),
+        DimType.K: (1, 1, 0)},
 }
 """Which tensors an axis of each type touches (in0, [in1,] out)."""
 
@@ -82,13 +110,13 @@ class FlatConfig:
     @property
     def scheduled(self) -> list[int]:
         """Positions of the axes the schedule iterates, outermost first."""
-        return [i for i, e in enumerate(self.exec_types) if e != "prim"]
+        return [i for i, e in enumerate(self.exec_types) if e != ExecType.PRIM]
 
     def prim_axes(self, dim_type: str) -> list[str | int]:
         return [
             self.ids[i]
             for i in range(len(self.ids))
-            if self.exec_types[i] == "prim" and self.dim_types[i] == dim_type
+            if self.exec_types[i] == ExecType.PRIM and self.dim_types[i] == dim_type
         ]
 
 
@@ -156,7 +184,7 @@ def check_operation_type(flat: FlatConfig) -> None:
     if main in ("Copy", "ReLU"):
         if tensors != 2:
             _fail(f"operation type: prim_main {main} is unary and needs 2 tensors, got {tensors}")
-        if any(t != "C" for t in flat.dim_types):
+        if any(t != DimType.C for t in flat.dim_types):
             _fail(
                 f"operation type: a unary operation ({main}) has only C axes, "
                 f"got {flat.dim_types}"
@@ -198,18 +226,17 @@ def check_participation(flat: FlatConfig) -> None:
 
 def check_prim_rules(flat: FlatConfig) -> None:
     """R1-R3, once the configuration has a prim axis (see the module docstring)."""
-    prim = {t: flat.prim_axes(t) for t in DIM_TYPES}
+    prim = {t: flat.prim_axes(t) for t in DimType}
     if not any(prim.values()):
         return
     main = flat.main
-    if (main == "Copy" or flat.first in ("Zero", "ReLU") or flat.last == "ReLU") and not (
-        prim["C"] or prim["M"] or prim["N"]
-    ):
+    elementwise = main == OperationKind.COPY or flat.first != "None" or flat.last != "None"
+    if elementwise and not (prim[DimType.C] or prim[DimType.M] or prim[DimType.N]):
         _fail("R1: Copy, Zero and ReLU need at least one prim axis of type C, M or N")
     for kernel, k_count, rule in (("GEMM", 1, "R2"), ("BRGEMM", 2, "R3")):
         if main == kernel and (
-            prim["C"] or len(prim["M"]) != 1 or len(prim["N"]) != 1
-            or len(prim["K"]) != k_count
+            prim[DimType.C] or len(prim[DimType.M]) != 1 or len(prim[DimType.N]) != 1
+            or len(prim[DimType.K]) != k_count
         ):
             _fail(
                 f"{rule}: {kernel} needs prim axes of exactly one M, one N, "
@@ -237,7 +264,7 @@ def tree_primitives(flat: FlatConfig) -> tuple[list[dict[str, Any]], list[dict[s
     contraction Zero (first), Contraction, ReLU (last), guarded by first()/last()
     of every scheduled K axis."""
     taken = {str(flat.ids[i]) for i in flat.scheduled}
-    k_axes = [flat.ids[i] for i in flat.scheduled if flat.dim_types[i] == "K"]
+    k_axes = [flat.ids[i] for i in flat.scheduled if flat.dim_types[i] == DimType.K]
     primitives: list[dict[str, Any]] = []
     invocations: list[dict[str, Any]] = []
 
@@ -252,17 +279,17 @@ def tree_primitives(flat: FlatConfig) -> tuple[list[dict[str, Any]], list[dict[s
         invocations.append({"id": _unique(kind, taken), "primitive": prim_id, "guard": guard})
 
     if flat.tensors == 2:
-        c_axes = flat.prim_axes("C")
-        invoke(flat.main, flat.main.lower(), {"M": c_axes[:1], "N": c_axes[1:]}, None)
+        c_axes = flat.prim_axes(DimType.C)
+        invoke(flat.main, flat.main.lower(), {Role.M: c_axes[:1], Role.N: c_axes[1:]}, None)
     else:
-        tile = {"M": flat.prim_axes("M"), "N": flat.prim_axes("N")}
+        tile = {Role.M: flat.prim_axes(DimType.M), Role.N: flat.prim_axes(DimType.N)}
         has_prim = any(flat.prim_axes(t) for t in DIM_TYPES)
-        if flat.first == "Zero":
-            invoke("Zero", "zero", dict(tile), "first")
+        if flat.first == OperationKind.ZERO:
+            invoke(OperationKind.ZERO, "zero", dict(tile), GuardKind.FIRST)
         kind = flat.main.lower() if has_prim else "contraction"
-        invoke("Contraction", kind, {**tile, "K": flat.prim_axes("K")}, None)
-        if flat.last == "ReLU":
-            invoke("ReLU", "relu", dict(tile), "last")
+        invoke(OperationKind.CONTRACTION, kind, {**tile, Role.K: flat.prim_axes(DimType.K)}, None)
+        if flat.last == OperationKind.RELU:
+            invoke(OperationKind.RELU, "relu", dict(tile), GuardKind.LAST)
     return primitives, invocations
 
 

@@ -58,6 +58,7 @@ from xdsl.utils.exceptions import VerifyException
 from teir_dialect.analysis import footprint
 from teir_dialect.dialect import ConfigOp, InvokeOp, IterOp, PrimitiveOp, ScheduleNode
 from teir_dialect.records import TeirError, find_configs, from_json
+from teir_dialect.vocabulary import DataType, GuardKind, OperationKind
 
 __all__ = [
     "STORAGE_DTYPE",
@@ -68,13 +69,7 @@ __all__ = [
     "to_float64",
 ]
 
-STORAGE_DTYPE: dict[str, np.dtype[Any]] = {
-    "FP16": np.dtype(np.float16),
-    "BF16": np.dtype(np.uint16),
-    "TF32": np.dtype(np.float32),
-    "FP32": np.dtype(np.float32),
-    "FP64": np.dtype(np.float64),
-}
+STORAGE_DTYPE: dict[str, np.dtype[Any]] = {t: np.dtype(t.numpy_name) for t in DataType}
 """The numpy dtype that stores each data type (BF16 as raw 16-bit patterns)."""
 
 
@@ -108,14 +103,14 @@ def _float64_to_bf16(values: np.ndarray) -> np.ndarray:
 
 def to_float64(values: np.ndarray, data_type: str) -> np.ndarray:
     """Stored elements of `data_type` as float64 values (a new array)."""
-    if data_type == "BF16":
+    if data_type == DataType.BF16:
         return _bf16_to_float32(values).astype(np.float64)
     return np.asarray(values).astype(np.float64)
 
 
 def from_float64(values: np.ndarray, data_type: str) -> np.ndarray:
     """float64 values rounded once (nearest even) to the storage of `data_type`."""
-    if data_type == "BF16":
+    if data_type == DataType.BF16:
         return _float64_to_bf16(values)
     with np.errstate(over="ignore"):  # out of range rounds to infinity
         return np.asarray(values, dtype=np.float64).astype(STORAGE_DTYPE[data_type])
@@ -123,7 +118,7 @@ def from_float64(values: np.ndarray, data_type: str) -> np.ndarray:
 
 def _to_compare(values: np.ndarray, data_type: str) -> np.ndarray:
     """Stored elements as values that compare like the data type (for relu)."""
-    return _bf16_to_float32(values) if data_type == "BF16" else values
+    return _bf16_to_float32(values) if data_type == DataType.BF16 else values
 
 
 # --------------------------------------------------------------------------
@@ -217,8 +212,7 @@ class _Prim:
 def _compile_primitive(prim: PrimitiveOp, config: ConfigOp) -> _Prim:
     kind = prim.kind
     names = config.tensor_names
-    roles = ("M", "N", "K") if kind == "Contraction" else ("M", "N")
-    role_axes = [axis for role in roles for axis in prim.role_axes(role)]
+    role_axes = list(prim.all_role_axes)
     rel: dict[int, np.ndarray] = {}
     for tensor in prim.accessed_tensors:
         j = names.index(tensor)
@@ -246,7 +240,7 @@ def _compile_primitive(prim: PrimitiveOp, config: ConfigOp) -> _Prim:
         compiled.out_unique = unique
         compiled.out_last = out_rel.size - 1 - first_of_reversed
         compiled.out_inverse = inverse.reshape(-1)[::-1].copy()
-    compiled.scalar = count == 1 and data_type != "BF16"
+    compiled.scalar = count == 1 and data_type != DataType.BF16
     return compiled
 
 
@@ -259,18 +253,18 @@ def _execute_vector(p: _Prim, mem: _Memory, tiles: Sequence[int]) -> None:
     out = p.out
     dtype = p.dtype
     out_addrs = p.out_unique + tiles[out]
-    if p.kind == "Zero":
+    if p.kind == OperationKind.ZERO:
         mem.store(out, out_addrs, np.zeros(out_addrs.size, dtype), dtype)
-    elif p.kind == "Copy" or (p.kind == "ReLU" and p.unary):
+    elif p.kind == OperationKind.COPY or (p.kind == OperationKind.RELU and p.unary):
         src = p.rel[0] if p.out_last is None else p.rel[0][p.out_last]
         values = mem.load(0, src + tiles[0], dtype)
-        if p.kind == "ReLU":
+        if p.kind == OperationKind.RELU:
             values = _relu_stored(values, p.data_type, dtype)
         mem.store(out, out_addrs, values, dtype)
-    elif p.kind == "ReLU":  # in place on out; relu is idempotent, repeats are harmless
+    elif p.kind == OperationKind.RELU:  # in place on out; relu is idempotent, repeats are harmless
         values = mem.load(out, out_addrs, dtype)
         mem.store(out, out_addrs, _relu_stored(values, p.data_type, dtype), dtype)
-    elif p.kind == "Contraction":
+    elif p.kind == OperationKind.CONTRACTION:
         a = to_float64(mem.load(0, p.rel[0] + tiles[0], dtype), p.data_type)
         b = to_float64(mem.load(1, p.rel[1] + tiles[1], dtype), p.data_type)
         acc = to_float64(mem.load(out, out_addrs, dtype), p.data_type)
@@ -293,10 +287,10 @@ def _execute_scalar(p: _Prim, mem: _Memory, tiles: Sequence[int]) -> None:
         return
     out_view = mem.typed(out, p.dtype)
     o //= width
-    if p.kind == "Zero":
+    if p.kind == OperationKind.ZERO:
         out_view[o] = 0
         return
-    if p.kind == "ReLU" and not p.unary:
+    if p.kind == OperationKind.RELU and not p.unary:
         value = out_view[o]
         if value < 0:
             out_view[o] = 0
@@ -306,9 +300,9 @@ def _execute_scalar(p: _Prim, mem: _Memory, tiles: Sequence[int]) -> None:
         _execute_vector(p, mem, tiles)
         return
     in0 = mem.typed(0, p.dtype)[i // width]
-    if p.kind == "Copy":
+    if p.kind == OperationKind.COPY:
         out_view[o] = in0
-    elif p.kind == "ReLU":
+    elif p.kind == OperationKind.RELU:
         out_view[o] = p.dtype.type(0) if in0 < 0 else in0
     else:  # Contraction
         k = int(p.rel[1][0]) + tiles[1]
@@ -330,11 +324,11 @@ def _execute_elementwise(p: _Prim, mem: _Memory, tiles: Sequence[int]) -> None:
 
     for pos in range(p.count):
         target = np.array([int(rel_out[pos]) + tiles[out]], dtype=np.int64)
-        if p.kind == "Zero":
+        if p.kind == OperationKind.ZERO:
             mem.store(out, target, np.zeros(1, dtype), dtype)
-        elif p.kind == "Copy":
+        elif p.kind == OperationKind.COPY:
             mem.store(out, target, mem.load(0, at(0, pos), dtype), dtype)
-        elif p.kind == "ReLU":
+        elif p.kind == OperationKind.RELU:
             source = at(0, pos) if p.unary else target
             tensor = 0 if p.unary else out
             value = mem.load(tensor, source, dtype)
@@ -379,7 +373,7 @@ def _compile_guard(node: ScheduleNode, config: ConfigOp) -> Guard:
     terms: list[tuple[str, int]] = []
     for term in node.guard.terms:
         axis = config.axis(term.axis_text)
-        terms.append((axis.axis_id, 0 if term.kind.data == "first" else axis.size - 1))
+        terms.append((axis.axis_id, 0 if term.kind.data == GuardKind.FIRST else axis.size - 1))
     return tuple(terms)
 
 

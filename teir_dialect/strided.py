@@ -26,6 +26,8 @@ from math import prod
 
 import numpy as np
 
+from teir_dialect.vocabulary import GuardKind
+
 INDEX_LIMIT = 2**63
 """Byte offsets and footprints must lie in (-2**63, 2**63): a signed 64-bit index."""
 
@@ -51,9 +53,9 @@ def index_range(extent: int, guards: Iterable[str]) -> tuple[int, int] | None:
     when they contradict (first and last of an axis with more than one index)."""
     low, high = 0, extent - 1
     for kind in guards:
-        if kind == "first":
+        if kind == GuardKind.FIRST:
             high = 0
-        elif kind == "last":
+        elif kind == GuardKind.LAST:
             low = extent - 1
     return None if low > high else (low, high)
 
