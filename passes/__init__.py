@@ -24,5 +24,8 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "teir-drop-unit-iterations": _lazy("drop_unit_iterations", "DropUnitIterationsPass"),
     "teir-lift-gemm": _lazy("lift_gemm", "LiftGemmPass"),
     "teir-lift-brgemm": _lazy("lift_brgemm", "LiftBrgemmPass"),
+    "teir-split": _lazy("split", "SplitPass"),
+    "teir-tile": _lazy("tile", "TilePass"),
+    "teir-reorder": _lazy("reorder", "ReorderPass"),
 }
 """Pass name -> factory, as xDSL's universe expects."""

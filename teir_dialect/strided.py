@@ -240,3 +240,32 @@ def parallel_overlap(boxes: Sequence[Box], extent: int, stride: int,
             if found is not None:
                 return found[0], found[1], x, y
     return None
+
+
+def tuples_overlap(boxes: Sequence[Box], axes: Sequence[tuple[int, int]],
+                   budget: int = SEARCH_BUDGET) -> bool:
+    """Whether two different index tuples of loops `axes` (extent, byte stride) around
+    the same body write a common byte, the body writing `boxes` (relative to the
+    tile address at its entry; `at` is ignored: every box is taken as written).
+
+    Exact: a nonzero difference of index tuples has a first nonzero coordinate j,
+    taken positive by symmetry (both orders of every pair of boxes are tried);
+    `solve` then looks for coordinates j+1.. and box indices that meet. Raises
+    Undecided past the budget.
+    """
+    loops = [(n, s) for n, s in axes if n > 1 and s > 0]
+    if not loops:
+        return False
+    unique = [b.normalized() for b in dict.fromkeys(boxes)]
+    for x in unique:
+        for y in unique:
+            difference = _merged(
+                [(s, 0, n - 1) for n, s in x.axes] + [(s, -(n - 1), 0) for n, s in y.axes]
+            )
+            low, high = -x.width - (x.base - y.base), y.width - (x.base - y.base)
+            for j, (extent, stride) in enumerate(loops):
+                later = [(s, -(n - 1), n - 1) for n, s in loops[j + 1 :]]
+                if solve([(stride, 1, extent - 1), *later, *difference], low, high,
+                         budget) is not None:
+                    return True
+    return False
