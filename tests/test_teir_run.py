@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import SPEC_EXAMPLES
 
 
@@ -41,3 +43,40 @@ def test_bad_record_is_a_diagnostic_not_a_traceback(tmp_path: Path) -> None:
     assert run.returncode == 1
     assert "teir-run: error: invocation node rule: invocation 'x'" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def _huge_copy_record(path: Path) -> Path:
+    """A Copy over 2^38 FP32 elements: in0 and out each need 2^40 bytes."""
+    path.write_text(
+        '{"tensors": ["in0", "out"], "axes": [{"id": "a", "extent": 274877906944,'
+        ' "strides": [4, 4], "offsets": [0, 0]}], "primitives": [{"id": "copy",'
+        ' "operation": "Copy", "axes": {"M": [], "N": []}, "metadata": {"data_type":'
+        ' "FP32"}}], "schedule": {"roots": ["a"], "iterations": [{"id": "a", "axis": "a",'
+        ' "policy": "sequential", "children": ["c"], "guard": null}], "invocations":'
+        ' [{"id": "c", "primitive": "copy", "guard": null}]}}'
+    )
+    return path
+
+
+def test_footprint_beyond_memory_is_a_diagnostic_naming_each_tensor(tmp_path: Path) -> None:
+    run = _teir_run(str(_huge_copy_record(tmp_path / "huge.json")), "--check")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+    assert "teir-run: error: " in run.stderr
+    assert "in0 needs 1099511627776 bytes (1 TiB)" in run.stderr
+    assert "out needs 1099511627776 bytes (1 TiB)" in run.stderr
+    assert "--check holds 3 copies" in run.stderr
+
+
+def test_allocation_failure_is_a_diagnostic_naming_each_tensor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Where the available memory is unknown, numpy's MemoryError is the diagnostic."""
+    from teir_tools import teir_run
+
+    monkeypatch.setattr(teir_run, "available_memory", lambda: None)
+    status = teir_run.main([str(_huge_copy_record(tmp_path / "huge.json"))])
+    assert status == 1
+    err = capsys.readouterr().err
+    assert err.startswith("teir-run: error: cannot allocate the tensors: ")
+    assert "in0 needs 1099511627776 bytes (1 TiB), out needs 1099511627776 bytes" in err

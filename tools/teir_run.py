@@ -16,30 +16,91 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+from xdsl.dialects import func
 
-from teir_dialect.dialect import ConfigOp
+from teir_dialect.dialect import ConfigOp, InvokeOp
 from teir_dialect.records import TeirError, find_configs
 from teir_tools.timing import median_time
+
+if TYPE_CHECKING:
+    from teir_lowering.kernel import Kernel, TensorSpec
 
 
 REFERENCE_LIMIT = 5e7
 """Above this many element operations the interpreter is too slow for --check."""
 
 
-def make_inputs(kernel, rng: np.random.Generator) -> list[np.ndarray]:  # noqa: ANN001
-    arrays = []
-    for spec in kernel.tensors:
-        count = max(1, -(-spec.needed_bytes // spec.dtype.itemsize))
-        arrays.append(rng.standard_normal(count).astype(spec.dtype))
-    return arrays
+class OutOfMemory(Exception):
+    """The tensors do not fit in memory; the message says what each one needs."""
+
+
+def allocated_bytes(spec: TensorSpec) -> int:
+    """What make_inputs allocates for a tensor: its footprint in whole elements."""
+    return max(1, -(-spec.needed_bytes // spec.dtype.itemsize)) * spec.dtype.itemsize
+
+
+def available_memory() -> int | None:
+    """Bytes this machine can still give (Linux's MemAvailable), None when unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _size(count: int) -> str:
+    for power, unit in ((40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")):
+        if count >= 1 << power:
+            return f"{count / (1 << power):.3g} {unit}"
+    return f"{count} B"
+
+
+def _needs(kernel: Kernel) -> str:
+    return ", ".join(
+        f"{spec.name} needs {allocated_bytes(spec)} bytes ({_size(allocated_bytes(spec))})"
+        for spec in kernel.tensors
+    )
+
+
+def check_memory(kernel: Kernel, copies: int, mode: str) -> None:
+    """Refuses, before allocating, tensors that would not fit in the available memory.
+
+    numpy would raise MemoryError only for what it cannot reserve at once; on an
+    overcommitting kernel a footprint close to the memory size ends in the OOM
+    killer instead, so the whole run's need is compared with MemAvailable.
+    """
+    total = copies * sum(allocated_bytes(spec) for spec in kernel.tensors)
+    available = available_memory()
+    if available is not None and total > available:
+        raise OutOfMemory(
+            f"the tensors do not fit in memory: {_needs(kernel)}; {mode} holds "
+            f"{copies} {'copies' if copies > 1 else 'copy'} of them, {_size(total)}, and "
+            f"this machine has {_size(available)} available"
+        )
+
+
+def make_inputs(kernel: Kernel, rng: np.random.Generator) -> list[np.ndarray]:
+    """Random tensors covering each footprint; an OutOfMemory names what each needs."""
+    try:
+        return [
+            rng.standard_normal(allocated_bytes(spec) // spec.dtype.itemsize, dtype=spec.dtype)
+            for spec in kernel.tensors
+        ]
+    except MemoryError as err:
+        raise OutOfMemory(f"cannot allocate the tensors: {_needs(kernel)} ({err})") from None
 
 
 def work(config: ConfigOp) -> tuple[float, float]:
     """(floating-point operations, bytes moved) of one run, from the schedule."""
-    from teir_dialect.dialect import InvokeOp
-
     flops = 0.0
     moved = 0.0
     for node in config.schedule.walk_nodes():
@@ -85,18 +146,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return run(args)
-    except (TeirError, ValueError, TypeError, OSError) as err:
+    except (TeirError, OutOfMemory, ValueError, TypeError, OSError) as err:
         if os.environ.get("TEIR_DEBUG"):
             raise
         print(f"teir-run: error: {err}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:  # an internal error must still not print a traceback
+        if os.environ.get("TEIR_DEBUG"):
+            raise
+        print(
+            f"teir-run: internal error: {type(err).__name__}: {err} "
+            "(set TEIR_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
+        return 3
 
 
 def run(args: argparse.Namespace) -> int:
     from teir_dialect.interpreter import run_reference
-    from teir_lowering.kernel import compile_kernel
-
     from teir_dialect.records import load_module
+    from teir_lowering.kernel import compile_kernel
     from teir_lowering.numpy_peer import numpy_peer
 
     start = time.perf_counter()
@@ -105,22 +176,30 @@ def run(args: argparse.Namespace) -> int:
     module = load_module(args.config)
     configs = [
         c for c in find_configs(module)
-        if args.name is None or getattr(c.parent_op(), "sym_name").data == args.name
+        if args.name is None
+        or (isinstance(c.parent_op(), func.FuncOp) and c.parent_op().sym_name.data == args.name)
     ]
+    if not configs:
+        raise TeirError(f"{args.config} holds no configuration in a func.func @{args.name}")
     config = configs[0]
     peer = numpy_peer(config)
     threads = args.threads or kernel.threads
     print(f"{args.config}: kernel @{kernel.name}, compiled in {compile_seconds * 1e3:.0f} ms, "
           f"{threads if kernel.parallel else 1} thread(s)")
 
-    rng = np.random.default_rng(args.seed)
-    inputs = make_inputs(kernel, rng)
+    # Copies alive at once: the inputs, plus for --check the kernel's result
+    # and one expected result, for --bench the arrays being timed.
+    copies, mode = (3, "--check") if args.check else (2, "--bench") if args.bench else (1, "teir-run without --check or --bench")
+    check_memory(kernel, copies, mode)
+    inputs = make_inputs(kernel, np.random.default_rng(args.seed))
     failed = False
+    seconds = 0.0
     if args.bench:
         # Timed before numpy runs: OpenBLAS's threads keep spinning after a call
         # and would take the core TEIR's second thread needs (seen: half the rate).
         arrays = [a.copy() for a in inputs]
         seconds = median_time(lambda: kernel(*arrays, threads=threads), args.repeat)
+        del arrays
     if args.check:
         result = [a.copy() for a in inputs]
         kernel(*result, threads=threads)
@@ -130,6 +209,7 @@ def run(args: argparse.Namespace) -> int:
             expected = [a.copy() for a in inputs]
             run_reference(config, expected)
             failed |= _compare("reference interpreter", result[-1], expected[-1])
+            del expected
         else:
             print(f"  reference interpreter not run ({size:.2g} element operations; "
                   "--reference=always forces it)")
@@ -138,6 +218,8 @@ def run(args: argparse.Namespace) -> int:
             from_numpy = [a.copy() for a in inputs]
             compute(from_numpy)
             failed |= _compare(f"numpy ({description})", result[-1], from_numpy[-1])
+            del from_numpy
+        del result
     if args.bench:
         print(f"  teir   {seconds * 1e6:10.1f} us  {_rate(config, seconds)}")
         if peer is not None:
