@@ -35,17 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
-from teir_tools.timing import median_time as _median_time
+from teir_tools.timing import median_time
 
 HERE = Path(__file__).resolve().parent
-
-
-# --------------------------------------------------------------------------- timing
-
-
-def median_time(function: Callable[[], object], repeat: int, budget: float) -> float:
-    """teir-run's timing with ~5 ms batches (up to 10,000 calls) for short calls."""
-    return _median_time(function, repeat, budget, batch_seconds=0.005, max_batch=10_000)
 
 
 # --------------------------------------------------------------------------- FMA peak
@@ -258,7 +250,7 @@ def measure_copy_bandwidth(quick: bool) -> float:
     size = 256 << 20
     source = np.ones(size // 8, np.float64)
     target = np.zeros_like(source)
-    seconds = median_time(lambda: np.copyto(target, source), 3 if quick else 9, 10.0)
+    seconds = median_time(lambda: np.copyto(target, source), 3 if quick else 9, budget=10.0)
     return 2 * size / seconds / 1e9
 
 
@@ -614,8 +606,10 @@ def run_case(case: Case, peaks: dict[str, Peak], copy_gbs: float, blas: BlasThre
     for threads in (1, 2):
         cores_before = probe.cores() if threads == 2 else None
         arrays = [a.copy() for a in inputs]
-        seconds = median_time(lambda arrays=arrays, threads=threads: kernel(*arrays, threads=threads),
-                              repeat, budget)
+        seconds = median_time(
+            lambda arrays=arrays, threads=threads: kernel(*arrays, threads=threads),
+            repeat, budget=budget,
+        )
         kernel_row = Row(case.name, case.group, case.dtype, threads, "teir", seconds,
                          rate(seconds), unit, fraction(rate(seconds), threads), None,
                          compile_seconds=compile_seconds, check=check)
@@ -627,7 +621,7 @@ def run_case(case: Case, peaks: dict[str, Peak], copy_gbs: float, blas: BlasThre
             for name, peer in case.peers.items():
                 arrays = [a.copy() for a in inputs]
                 peer_seconds = median_time(lambda peer=peer, arrays=arrays: peer(arrays),
-                                           repeat, budget)
+                                           repeat, budget=budget)
                 peer_rows.append(Row(case.name, case.group, case.dtype, threads, name,
                                      peer_seconds, rate(peer_seconds), unit,
                                      fraction(rate(peer_seconds), threads), None,
