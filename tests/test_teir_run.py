@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -233,3 +234,21 @@ def test_teir_run_checks_a_relu_epilogue_against_numpy(tmp_path: Path) -> None:
     assert re.search(
         r"check against numpy \(relu\(np\.einsum\('trus,pqtu->pqrs'.*\(ok", run.stdout
     ), run.stdout
+
+
+def test_median_time_batches_short_calls_after_a_slow_first_call() -> None:
+    """A slow first call (a thread's start) must not leave each timed batch one
+    call long, where the timer's and the loop's cost would dominate."""
+    from teir_tools.timing import median_time
+
+    calls = 0
+
+    def function() -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            time.sleep(0.02)
+
+    seconds = median_time(function, 5)
+    assert calls > 5 * 100  # batches of many calls
+    assert seconds < 1e-4
