@@ -252,3 +252,57 @@ def test_median_time_batches_short_calls_after_a_slow_first_call() -> None:
     seconds = median_time(function, 5)
     assert calls > 5 * 100  # batches of many calls
     assert seconds < 1e-4
+
+
+# --------------------------------------------------------------------------
+# --example / --list-examples: the records shipped as the package teir_examples
+
+EXAMPLES = SPEC_EXAMPLES.parent
+SHIPPED = sorted(p.relative_to(EXAMPLES).as_posix() for p in EXAMPLES.rglob("*.json"))
+
+
+def test_every_example_record_is_package_data() -> None:
+    """pyproject.toml's package-data globs must catch each record in examples/."""
+    import tomllib
+
+    setuptools = tomllib.loads((EXAMPLES.parent / "pyproject.toml").read_text())["tool"][
+        "setuptools"
+    ]
+    assert setuptools["package-dir"]["teir_examples"] == "examples"
+    globs = setuptools["package-data"]["teir_examples"]
+    assert len(SHIPPED) > 20
+    missing = [p for p in SHIPPED if not any(Path(p).match(g) for g in globs)]
+    assert missing == []
+
+
+def test_list_examples_names_every_shipped_record() -> None:
+    run = _teir_run("--list-examples")
+    assert run.returncode == 0, run.stderr
+    listed = {line.split()[-1]: line.split()[:2] for line in run.stdout.splitlines()}
+    assert sorted(listed) == SHIPPED
+    assert listed["spec/tree/10_7_7_parallel_brgemm.json"] == ["10_7_7_parallel_brgemm", "tree"]
+    assert listed["brgemm_large.json"] == ["brgemm_large", "flat"]
+
+
+def test_example_runs_a_shipped_record() -> None:
+    run = _teir_run("--example", "10_6_3_gemm", "--check")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.startswith("example 10_6_3_gemm: kernel @kernel")
+    assert re.search(r"check against numpy \(np\.einsum\('km,nk->nm'.*\(ok", run.stdout)
+
+
+def test_unknown_example_is_a_diagnostic_with_suggestions() -> None:
+    run = _teir_run("--example", "brgemm")
+    assert run.returncode == 1
+    assert run.stderr.startswith(
+        "teir-run: error: no example named 'brgemm'; did you mean brgemm_large, "
+        "parallel_brgemm, 10_7_7_parallel_brgemm? (teir-run --list-examples lists the "
+        f"{len(SHIPPED)} examples)"
+    )
+
+
+def test_config_or_example_but_not_both() -> None:
+    for args in ((), ("x.json", "--example", "10_6_3_gemm")):
+        run = _teir_run(*args)
+        assert run.returncode == 2
+        assert "teir-run: error: give either CONFIG or --example NAME" in run.stderr

@@ -25,16 +25,12 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from teir_dialect.records import TeirError, from_json
+from teir_tools.cli import EXIT_BAD_INPUT, run_tool
 
 EMIT_TARGETS = {"mlir": "mlir", "json": "teir-json", "tree": "teir-tree"}
 
 LLVM_PIPELINE = "teir-to-llvm"
 """The pass whose output `-t llvm` (xDSL's LLVM IR target) can translate."""
-
-EXIT_BAD_INPUT = 1
-EXIT_INTERNAL_ERROR = 3
-"""argparse takes 2 for a bad command line."""
-
 
 class OptError(Exception):
     """Bad input that teir-opt reports as one `teir-opt: error:` line."""
@@ -166,38 +162,22 @@ def _spec_error(err: ArgSpecParseError) -> str:
 
 
 def main(args: Sequence[str] | None = None) -> int:
-    try:
-        TeirOptMain(args=args).run()
-    except SystemExit as exit_:
-        return int(exit_.code or 0) if not isinstance(exit_.code, str) else EXIT_BAD_INPUT
-    except ArgSpecParseError as err:  # a BaseException: -t's spec, parsed by xDSL
-        print(f"teir-opt: error: bad target -t: {_spec_error(err)}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:  # `teir-opt ... | head`: the reader has gone
-        # Python flushes stdout again at exit; point it at /dev/null so that
-        # this does not print "Exception ignored ... BrokenPipeError".
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_BAD_INPUT
-    except (OptError, DiagnosticException, ParseError, TeirError) as err:
-        print(f"teir-opt: error: {err}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except (ValueError, OSError) as err:
-        if os.environ.get("TEIR_DEBUG"):
-            raise
-        print(f"teir-opt: error: {err}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except Exception as err:  # an internal error must still not print a traceback
-        if os.environ.get("TEIR_DEBUG"):
-            raise
-        print(
-            f"teir-opt: internal error: {type(err).__name__}: {err} "
-            "(set TEIR_DEBUG=1 for a traceback)",
-            file=sys.stderr,
-        )
-        return EXIT_INTERNAL_ERROR
-    return 0
+    def body() -> int:
+        try:
+            TeirOptMain(args=args).run()
+        except SystemExit as exit_:  # argparse (2), --version, --shrink
+            code = exit_.code
+            return code if isinstance(code, int) else EXIT_BAD_INPUT if code else 0
+        except ArgSpecParseError as err:  # a BaseException: -t's spec, parsed by xDSL
+            raise OptError(f"bad target -t: {_spec_error(err)}") from None
+        return 0
+
+    # ValueError and OSError: xDSL reports bad input with them too.
+    return run_tool(
+        "teir-opt",
+        body,
+        (OptError, DiagnosticException, ParseError, TeirError, ValueError, OSError),
+    )
 
 
 if __name__ == "__main__":

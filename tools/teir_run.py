@@ -1,12 +1,16 @@
 """`teir-run CONFIG`: compile a configuration, run it on random data, check and time it.
 
     teir-run examples/spec/tree/10_7_7_parallel_brgemm.json --check --bench
+    teir-run --example 10_7_7_parallel_brgemm --check      # a shipped record
+    teir-run --list-examples
 
 --check compares the kernel's `out` with the reference interpreter and, where
-the operation is an einsum or a transpose, with numpy. --bench times the kernel
-and the numpy peer in the same run (median of --repeat runs) and prints
-GFLOP/s for contractions, GB/s for copies. Exit code 1 when a check fails or
-the input is bad; no traceback (TEIR_DEBUG=1 shows one).
+the operation is an einsum (with a Zero before and a ReLU after it, optionally)
+or a transpose, with numpy. --bench times the kernel and the numpy peer in the
+same run (median of --repeat batches) and prints GFLOP/s for contractions, GB/s
+for copies. Exit code 1 when a check fails or the input is bad, 2 for a bad
+command line, 3 for an internal error; never a traceback (TEIR_DEBUG=1 shows
+one).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from importlib import resources
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -23,6 +28,8 @@ from xdsl.dialects import func
 
 from teir_dialect.dialect import ConfigOp, InvokeOp
 from teir_dialect.records import TeirError, find_configs
+from teir_tools.cli import run_tool
+from teir_tools.examples import examples, find_example
 from teir_tools.timing import median_time
 
 if TYPE_CHECKING:
@@ -127,14 +134,35 @@ def _rate(config: ConfigOp, seconds: float) -> str:
     return f"{moved / seconds / 1e9:8.2f} GB/s"
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="teir-run", description=__doc__.split("\n")[0])
-    parser.add_argument("config", help="a .json record (tree or flat form) or a .mlir file")
+    parser.add_argument(
+        "config", nargs="?", help="a .json record (tree or flat form) or a .mlir file"
+    )
+    parser.add_argument(
+        "--example", metavar="NAME", help="run a record shipped with TEIR instead of CONFIG"
+    )
+    parser.add_argument(
+        "--list-examples", action="store_true", help="list the shipped records and exit"
+    )
     parser.add_argument("--name", help="the func.func to run when the file holds several")
-    parser.add_argument("--check", action="store_true", help="compare with the reference and numpy")
+    parser.add_argument(
+        "--check", action="store_true", help="compare with the reference and numpy"
+    )
     parser.add_argument("--bench", action="store_true", help="time the kernel and numpy")
-    parser.add_argument("--threads", type=int, default=None, help="threads (default: all cores)")
-    parser.add_argument("--repeat", type=int, default=20, help="timed batches for --bench")
+    parser.add_argument(
+        "--threads", type=_positive, default=None, help="threads (default: all cores)"
+    )
+    parser.add_argument(
+        "--repeat", type=_positive, default=20, help="timed batches for --bench"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--reference",
@@ -144,47 +172,54 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"below {REFERENCE_LIMIT:.0e} element operations)",
     )
     args = parser.parse_args(argv)
-    try:
-        return run(args)
-    except (TeirError, OutOfMemory, ValueError, TypeError, OSError) as err:
-        if os.environ.get("TEIR_DEBUG"):
-            raise
-        print(f"teir-run: error: {err}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    except Exception as err:  # an internal error must still not print a traceback
-        if os.environ.get("TEIR_DEBUG"):
-            raise
-        print(
-            f"teir-run: internal error: {type(err).__name__}: {err} "
-            "(set TEIR_DEBUG=1 for a traceback)",
-            file=sys.stderr,
-        )
-        return 3
+    if not args.list_examples and (args.config is None) == (args.example is None):
+        parser.error("give either CONFIG or --example NAME (--list-examples lists them)")
+
+    def body() -> int:
+        if args.list_examples:
+            return list_examples()
+        if args.example is not None:
+            example = find_example(args.example)
+            with resources.as_file(example.resource) as path:
+                return run(args, str(path), f"example {example.name}")
+        return run(args, args.config, args.config)
+
+    return run_tool(
+        "teir-run", body, (TeirError, OutOfMemory, ValueError, TypeError, OSError)
+    )
 
 
-def run(args: argparse.Namespace) -> int:
+def list_examples() -> int:
+    """One line per shipped record: its name for --example, its form and file."""
+    shipped = examples()
+    width = max(len(example.name) for example in shipped)
+    for example in shipped:
+        print(f"{example.name:<{width}}  {example.form} form  {example.path}")
+    return 0
+
+
+def run(args: argparse.Namespace, config_path: str, label: str) -> int:
+    """Compiles, checks and times the configuration at config_path."""
     from teir_dialect.interpreter import run_reference
     from teir_dialect.records import load_module
     from teir_lowering.kernel import compile_kernel
     from teir_lowering.numpy_peer import numpy_peer
 
     start = time.perf_counter()
-    kernel = compile_kernel(args.config, name=args.name, threads=args.threads)
+    kernel = compile_kernel(config_path, name=args.name, threads=args.threads)
     compile_seconds = time.perf_counter() - start
-    module = load_module(args.config)
+    module = load_module(config_path)
     configs = [
         c for c in find_configs(module)
         if args.name is None
         or (isinstance(c.parent_op(), func.FuncOp) and c.parent_op().sym_name.data == args.name)
     ]
     if not configs:
-        raise TeirError(f"{args.config} holds no configuration in a func.func @{args.name}")
+        raise TeirError(f"{label} holds no configuration in a func.func @{args.name}")
     config = configs[0]
     peer = numpy_peer(config)
     threads = args.threads or kernel.threads
-    print(f"{args.config}: kernel @{kernel.name}, compiled in {compile_seconds * 1e3:.0f} ms, "
+    print(f"{label}: kernel @{kernel.name}, compiled in {compile_seconds * 1e3:.0f} ms, "
           f"{threads if kernel.parallel else 1} thread(s)")
 
     # Copies alive at once: the inputs, plus for --check the kernel's result
