@@ -39,12 +39,12 @@ def main() -> None:
     pointers = [a.ctypes.data for a in arrays]
     total = 12  # |p| * |r|
     chunk_type = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 3), ctypes.c_int64, ctypes.c_int64)
-    chunk = chunk_type(kernel._engine.address("kernel__parallel0"))  # noqa: SLF001
+    chunk = chunk_type(kernel._engine.address("kernel__parallel0"))
 
     print(f"§10.7.7 at the spec's size ({total} tiles), median per call:")
     for threads in (1, 2):
-        print(f"  libgomp GOMP_parallel, {threads} thread(s): "
-              f"{median_us(lambda: kernel(*arrays, threads=threads)):8.2f} us")
+        micros = median_us(lambda threads=threads: kernel(*arrays, threads=threads))
+        print(f"  libgomp GOMP_parallel, {threads} thread(s): {micros:8.2f} us")
     print(f"  serial ctypes call of the chunk function: "
           f"{median_us(lambda: chunk(*pointers, 0, total)):8.2f} us")
     with ThreadPoolExecutor(max_workers=2) as pool:

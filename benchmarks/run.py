@@ -45,6 +45,7 @@ HERE = Path(__file__).resolve().parent
 
 def _vector_lanes_bits() -> int:
     import llvmlite.binding as llvm
+
     from teir_lowering.jit import _host_features
 
     llvm.initialize_native_target()
@@ -61,6 +62,7 @@ def build_fma_loop(dtype: str, bits: int, chains: int):
     """
     import llvmlite.binding as llvm
     from llvmlite import ir
+
     from teir_lowering.jit import host_target_machine
 
     element = ir.FloatType() if dtype == "FP32" else ir.DoubleType()
