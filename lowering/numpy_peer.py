@@ -95,9 +95,11 @@ def _contraction_peer(
     by_kind: dict[str, list[InvokeOp]] = {}
     for invocation in invocations:
         by_kind.setdefault(invocation.primitive_op().kind, []).append(invocation)
-    if config.tensor_count != 3 or set(by_kind) - {
-        Operation.CONTRACTION, Operation.ZERO, Operation.RELU
-    } or any(len(nodes) != 1 for nodes in by_kind.values()):
+    if (
+        config.tensor_count != 3
+        or set(by_kind) - {Operation.CONTRACTION, Operation.ZERO, Operation.RELU}
+        or any(len(nodes) != 1 for nodes in by_kind.values())
+    ):
         return None
     contraction = by_kind.get(Operation.CONTRACTION, [None])[0]
     if contraction is None or not _unguarded([*contraction.ancestors(), contraction]):

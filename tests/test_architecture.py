@@ -56,7 +56,9 @@ def describe_import(importer: str, imported: str) -> str:
     lines = []
     at_runtime = {
         detail["line_number"]
-        for detail in runtime_graph().get_import_details(importer=importer, imported=imported)
+        for detail in runtime_graph().get_import_details(
+            importer=importer, imported=imported
+        )
     }
     for detail in graph().get_import_details(importer=importer, imported=imported):
         number = detail["line_number"]
@@ -76,7 +78,9 @@ def describe_chain(chain: Iterable[str]) -> str:
     modules = list(chain)
     steps = [
         f"  {importer} -> {imported}\n"
-        + "\n".join(f"      {line}" for line in describe_import(importer, imported).splitlines())
+        + "\n".join(
+            f"      {line}" for line in describe_import(importer, imported).splitlines()
+        )
         for importer, imported in itertools.pairwise(modules)
     ]
     return "\n".join(steps)
@@ -92,7 +96,9 @@ def strongly_connected(import_graph: grimp.ImportGraph) -> list[list[str]]:
 
     def visit(root: str) -> None:
         # Iterative: a deep chain of imports must not hit the recursion limit.
-        work = [(root, iter(sorted(import_graph.find_modules_directly_imported_by(root))))]
+        work = [
+            (root, iter(sorted(import_graph.find_modules_directly_imported_by(root))))
+        ]
         index[root] = low[root] = len(index)
         stack.append(root)
         on_stack.add(root)
@@ -146,8 +152,16 @@ def shortest_cycle(import_graph: grimp.ImportGraph, component: list[str]) -> lis
 def test_the_cycle_finder_on_a_small_graph() -> None:
     """The detector itself, on cycles of 3 and 2 modules, a tail and a loner."""
     small = grimp.ImportGraph()
-    for importer, imported in [("a", "b"), ("b", "c"), ("c", "a"), ("a", "x"),
-                               ("c", "d"), ("d", "e"), ("e", "d"), ("e", "y")]:
+    for importer, imported in [
+        ("a", "b"),
+        ("b", "c"),
+        ("c", "a"),
+        ("a", "x"),
+        ("c", "d"),
+        ("d", "e"),
+        ("e", "d"),
+        ("e", "y"),
+    ]:
         small.add_import(importer=importer, imported=imported)
     small.add_module("z")
     assert strongly_connected(small) == [["a", "b", "c"], ["d", "e"]]
@@ -177,7 +191,9 @@ def test_no_import_cycles() -> None:
             f"  a shortest cycle:\n{describe_chain(shortest_cycle(graph(), component))}\n"
             "  every import inside it:\n"
             + "\n".join(
-                f"    {line}" for edge in internal for line in describe_import(*edge).splitlines()
+                f"    {line}"
+                for edge in internal
+                for line in describe_import(*edge).splitlines()
             )
         )
     if report:
@@ -207,7 +223,8 @@ def test_no_import_from_a_layer_to_the_right() -> None:
 def test_the_dialect_layer_holds_no_xdsl_universe() -> None:
     """The registration names every pass: it belongs to the top layer."""
     assert "teir_dialect.universe" not in graph().modules, (
-        "teir_dialect.universe is back: the xDSL registration lives in teir_tools.universe"
+        "teir_dialect.universe is back: the xDSL registration lives in "
+        "teir_tools.universe"
     )
     from importlib.metadata import entry_points
 
@@ -237,7 +254,8 @@ importlib.import_module({module!r})
 right = {right!r}
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in right)
 if loaded:
-    sys.exit("importing {module} loaded modules of layers to its right: " + ", ".join(loaded))
+    sys.exit("importing {module} loaded modules of layers to its right: "
+             + ", ".join(loaded))
 """
 
 
@@ -245,7 +263,10 @@ def _import_alone(module: str) -> subprocess.CompletedProcess[str]:
     right = LAYERS[layer(module) + 1 :]
     return subprocess.run(
         [sys.executable, "-c", _IMPORT_ALONE.format(module=module, right=right)],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 

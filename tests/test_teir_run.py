@@ -27,13 +27,21 @@ from teir_passes.pipeline import OptimizePass
 def _teir_run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "teir_tools.teir_run", *args],
-        capture_output=True, text=True, timeout=300, check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
 
 
 def test_check_and_bench_report_both_checks_and_both_times() -> None:
-    run = _teir_run(str(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json"),
-                    "--check", "--bench", "--repeat", "3")
+    run = _teir_run(
+        str(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json"),
+        "--check",
+        "--bench",
+        "--repeat",
+        "3",
+    )
     assert run.returncode == 0, run.stderr
     assert re.search(r"check against reference interpreter: .* \(ok", run.stdout)
     assert re.search(r"check against numpy \(np\.einsum.*\(ok", run.stdout)
@@ -136,8 +144,13 @@ def _config(record: dict[str, Any], optimize: bool = False) -> ConfigOp:
     return find_configs(module)[0]
 
 
-FLAT_CONTRACTIONS = ("contraction_gemm", "parallel_brgemm", "scalar_batched_gemm",
-                     "scalar_batched_gemm_reordered", "scalar_contraction")
+FLAT_CONTRACTIONS = (
+    "contraction_gemm",
+    "parallel_brgemm",
+    "scalar_batched_gemm",
+    "scalar_batched_gemm_reordered",
+    "scalar_contraction",
+)
 RELU_CASES: dict[str, tuple[dict[str, Any], bool]] = {
     "tree-10_2_2_guarded_reduction": (_tree("10_2_2_guarded_reduction"), False),
     **{
@@ -280,7 +293,10 @@ def test_list_examples_names_every_shipped_record() -> None:
     assert run.returncode == 0, run.stderr
     listed = {line.split()[-1]: line.split()[:2] for line in run.stdout.splitlines()}
     assert sorted(listed) == SHIPPED
-    assert listed["spec/tree/10_7_7_parallel_brgemm.json"] == ["10_7_7_parallel_brgemm", "tree"]
+    assert listed["spec/tree/10_7_7_parallel_brgemm.json"] == [
+        "10_7_7_parallel_brgemm",
+        "tree",
+    ]
     assert listed["brgemm_large.json"] == ["brgemm_large", "flat"]
 
 

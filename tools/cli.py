@@ -1,4 +1,5 @@
-"""How TEIR's command-line tools end: one diagnostic line, an exit code, never a traceback."""
+"""How TEIR's command-line tools end: one diagnostic line and an exit code, never
+a traceback."""
 
 from __future__ import annotations
 

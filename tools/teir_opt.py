@@ -32,6 +32,7 @@ EMIT_TARGETS = {"mlir": "mlir", "json": "teir-json", "tree": "teir-tree"}
 LLVM_PIPELINE = "teir-to-llvm"
 """The pass whose output `-t llvm` (xDSL's LLVM IR target) can translate."""
 
+
 class OptError(Exception):
     """Bad input that teir-opt reports as one `teir-opt: error:` line."""
 
@@ -40,7 +41,9 @@ class TeirOptMain(xDSLOptMain):
     version_format = "teir-opt built on xdsl {xdsl_version}"
 
     def __init__(self, args: Sequence[str] | None = None) -> None:
-        super().__init__(description="TEIR optimizer driver (xdsl-opt with TEIR)", args=args)
+        super().__init__(
+            description="TEIR optimizer driver (xdsl-opt with TEIR)", args=args
+        )
         if self.args.emit is not None:
             self.args.target = EMIT_TARGETS[self.args.emit]
 
@@ -87,7 +90,9 @@ class TeirOptMain(xDSLOptMain):
             try:
                 factory().from_pass_spec(pass_spec)
             except (ValueError, TypeError) as err:
-                raise OptError(f"bad options for pass '{pass_spec.name}': {err}") from None
+                raise OptError(
+                    f"bad options for pass '{pass_spec.name}': {err}"
+                ) from None
         super().setup_pipeline()
 
     def get_input_stream(self) -> tuple[IO[bytes], str]:
@@ -123,7 +128,9 @@ class TeirOptMain(xDSLOptMain):
         try:
             return super().prepare_output()
         except OSError as err:
-            raise OptError(f"cannot write {self.args.output_file}: {_os_reason(err)}") from None
+            raise OptError(
+                f"cannot write {self.args.output_file}: {_os_reason(err)}"
+            ) from None
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         llvm_target = parse_spec(self.args.target).name == "llvm"
@@ -134,13 +141,20 @@ class TeirOptMain(xDSLOptMain):
         except NotImplementedError as err:
             if not llvm_target:
                 raise
-            raise OptError(f"-t llvm: xDSL cannot translate this module to LLVM IR: {err}") from None
+            raise OptError(
+                f"-t llvm: xDSL cannot translate this module to LLVM IR: {err}"
+            ) from None
 
 
 def _check_llvm_dialect(module: ModuleOp) -> None:
     """xDSL's `-t llvm` translates only the llvm dialect; say which pass produces it."""
-    others = sorted({op.name for op in module.walk() if op is not module and
-                     not op.name.startswith("llvm.")})
+    others = sorted(
+        {
+            op.name
+            for op in module.walk()
+            if op is not module and not op.name.startswith("llvm.")
+        }
+    )
     if others:
         shown = ", ".join(others[:4]) + (", ..." if len(others) > 4 else "")
         raise OptError(

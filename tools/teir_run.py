@@ -72,9 +72,9 @@ def _size(count: int) -> str:
 
 
 def _needs(kernel: Kernel) -> str:
+    needs = [(spec.name, allocated_bytes(spec)) for spec in kernel.tensors]
     return ", ".join(
-        f"{spec.name} needs {allocated_bytes(spec)} bytes ({_size(allocated_bytes(spec))})"
-        for spec in kernel.tensors
+        f"{name} needs {count} bytes ({_size(count)})" for name, count in needs
     )
 
 
@@ -99,11 +99,15 @@ def make_inputs(kernel: Kernel, rng: np.random.Generator) -> list[np.ndarray]:
     """Random tensors covering each footprint; an OutOfMemory names what each needs."""
     try:
         return [
-            rng.standard_normal(allocated_bytes(spec) // spec.dtype.itemsize, dtype=spec.dtype)
+            rng.standard_normal(
+                allocated_bytes(spec) // spec.dtype.itemsize, dtype=spec.dtype
+            )
             for spec in kernel.tensors
         ]
     except MemoryError as err:
-        raise OutOfMemory(f"cannot allocate the tensors: {_needs(kernel)} ({err})") from None
+        raise OutOfMemory(
+            f"cannot allocate the tensors: {_needs(kernel)} ({err})"
+        ) from None
 
 
 def work(config: ConfigOp) -> tuple[float, float]:
@@ -123,7 +127,9 @@ def work(config: ConfigOp) -> tuple[float, float]:
         if prim.kind == "Contraction":
             flops += 2.0 * calls * elements
         else:
-            moved += calls * elements * prim.element_width * (1 if prim.kind == "Zero" else 2)
+            moved += (
+                calls * elements * prim.element_width * (1 if prim.kind == "Zero" else 2)
+            )
     return flops, moved
 
 
@@ -132,6 +138,11 @@ def _rate(config: ConfigOp, seconds: float) -> str:
     if flops:
         return f"{flops / seconds / 1e9:8.2f} GFLOP/s"
     return f"{moved / seconds / 1e9:8.2f} GB/s"
+
+
+def _func_name(config: ConfigOp) -> str | None:
+    parent = config.parent_op()
+    return parent.sym_name.data if isinstance(parent, func.FuncOp) else None
 
 
 def _positive(text: str) -> int:
@@ -147,7 +158,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "config", nargs="?", help="a .json record (tree or flat form) or a .mlir file"
     )
     parser.add_argument(
-        "--example", metavar="NAME", help="run a record shipped with TEIR instead of CONFIG"
+        "--example",
+        metavar="NAME",
+        help="run a record shipped with TEIR instead of CONFIG",
     )
     parser.add_argument(
         "--list-examples", action="store_true", help="list the shipped records and exit"
@@ -209,23 +222,25 @@ def run(args: argparse.Namespace, config_path: str, label: str) -> int:
     kernel = compile_kernel(config_path, name=args.name, threads=args.threads)
     compile_seconds = time.perf_counter() - start
     module = load_module(config_path)
-    configs = [
-        c for c in find_configs(module)
-        if args.name is None
-        or (isinstance(c.parent_op(), func.FuncOp) and c.parent_op().sym_name.data == args.name)
-    ]
+    configs = [c for c in find_configs(module) if args.name in (None, _func_name(c))]
     if not configs:
         raise TeirError(f"{label} holds no configuration in a func.func @{args.name}")
     config = configs[0]
     peer = numpy_peer(config)
     threads = args.threads or kernel.threads
-    print(f"{label}: kernel @{kernel.name}, compiled in {compile_seconds * 1e3:.0f} ms, "
-          f"{threads if kernel.parallel else 1} thread(s)")
+    print(
+        f"{label}: kernel @{kernel.name}, compiled in {compile_seconds * 1e3:.0f} ms, "
+        f"{threads if kernel.parallel else 1} thread(s)"
+    )
 
     # Copies alive at once: the inputs, plus for --check the kernel's result
     # and one expected result, for --bench the arrays being timed.
-    copies, mode = (3, "--check") if args.check else (2, "--bench") if args.bench else (1, "teir-run without --check or --bench")
-    check_memory(kernel, copies, mode)
+    if args.check:
+        check_memory(kernel, 3, "--check")
+    else:
+        check_memory(
+            kernel, 2 if args.bench else 1, "--bench" if args.bench else "teir-run"
+        )
     inputs = make_inputs(kernel, np.random.default_rng(args.seed))
     failed = False
     seconds = 0.0
@@ -240,14 +255,18 @@ def run(args: argparse.Namespace, config_path: str, label: str) -> int:
         kernel(*result, threads=threads)
         flops, moved = work(config)
         size = flops / 2 + moved / 4
-        if args.reference == "always" or (args.reference == "auto" and size < REFERENCE_LIMIT):
+        if args.reference == "always" or (
+            args.reference == "auto" and size < REFERENCE_LIMIT
+        ):
             expected = [a.copy() for a in inputs]
             run_reference(config, expected)
             failed |= _compare("reference interpreter", result[-1], expected[-1])
             del expected
         else:
-            print(f"  reference interpreter not run ({size:.2g} element operations; "
-                  "--reference=always forces it)")
+            print(
+                f"  reference interpreter not run ({size:.2g} element operations; "
+                "--reference=always forces it)"
+            )
         if peer is not None:
             description, compute = peer
             from_numpy = [a.copy() for a in inputs]
@@ -261,8 +280,10 @@ def run(args: argparse.Namespace, config_path: str, label: str) -> int:
             description, compute = peer
             arrays = [a.copy() for a in inputs]
             numpy_seconds = median_time(lambda: compute(arrays), args.repeat)
-            print(f"  numpy  {numpy_seconds * 1e6:10.1f} us  {_rate(config, numpy_seconds)}"
-                  f"  [{description}]")
+            print(
+                f"  numpy  {numpy_seconds * 1e6:10.1f} us  {_rate(config, numpy_seconds)}"
+                f"  [{description}]"
+            )
             print(f"  speedup over numpy: {numpy_seconds / seconds:.2f}x")
     return 1 if failed else 0
 
@@ -272,8 +293,10 @@ def _compare(what: str, got: np.ndarray, expected: np.ndarray) -> bool:
     error = float(np.max(np.abs(got - expected))) if got.size else 0.0
     tolerance = (1e-5 if got.dtype == np.float32 else 1e-12) * scale * 10
     ok = error <= tolerance
-    print(f"  check against {what}: max abs error {error:.3g} "
-          f"({'ok' if ok else 'MISMATCH'}, tolerance {tolerance:.1g})")
+    print(
+        f"  check against {what}: max abs error {error:.3g} "
+        f"({'ok' if ok else 'MISMATCH'}, tolerance {tolerance:.1g})"
+    )
     return not ok
 
 
