@@ -15,6 +15,7 @@ import argparse
 import itertools
 
 import numpy as np
+
 from teir_lowering.kernel import compile_kernel
 from teir_tools.timing import median_time
 

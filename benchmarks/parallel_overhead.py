@@ -15,26 +15,21 @@ process and prints the median time per call:
 from __future__ import annotations
 
 import ctypes
-import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
 from teir_lowering.kernel import compile_kernel
+from teir_tools.timing import median_time
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples/spec/tree/10_7_7_parallel_brgemm.json"
 
 
-def median_us(function, repeat: int = 30, inner: int = 200) -> float:  # noqa: ANN001
-    function()
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(inner):
-            function()
-        samples.append((time.perf_counter() - start) / inner)
-    return float(np.median(samples)) * 1e6
+def median_us(function: Callable[[], object]) -> float:
+    """Microseconds per call: the median of 30 batches (teir_tools.timing)."""
+    return median_time(function, 30) * 1e6
 
 
 def main() -> None:
@@ -44,12 +39,12 @@ def main() -> None:
     pointers = [a.ctypes.data for a in arrays]
     total = 12  # |p| * |r|
     chunk_type = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * 3), ctypes.c_int64, ctypes.c_int64)
-    chunk = chunk_type(kernel._engine.address("kernel__parallel0"))  # noqa: SLF001
+    chunk = chunk_type(kernel._engine.address("kernel__parallel0"))
 
     print(f"§10.7.7 at the spec's size ({total} tiles), median per call:")
     for threads in (1, 2):
-        print(f"  libgomp GOMP_parallel, {threads} thread(s): "
-              f"{median_us(lambda: kernel(*arrays, threads=threads)):8.2f} us")
+        micros = median_us(lambda threads=threads: kernel(*arrays, threads=threads))
+        print(f"  libgomp GOMP_parallel, {threads} thread(s): {micros:8.2f} us")
     print(f"  serial ctypes call of the chunk function: "
           f"{median_us(lambda: chunk(*pointers, 0, total)):8.2f} us")
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -59,7 +54,7 @@ def main() -> None:
             for future in [pool.submit(chunk, *pointers, lo, hi) for lo, hi in halves]:
                 future.result()
 
-        print(f"  Python ThreadPoolExecutor, 2 chunks:      {median_us(pooled, inner=50):8.2f} us")
+        print(f"  Python ThreadPoolExecutor, 2 chunks:      {median_us(pooled):8.2f} us")
 
 
 if __name__ == "__main__":

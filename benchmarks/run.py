@@ -35,17 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
-from teir_tools.timing import median_time as _median_time
+from teir_tools.timing import median_time
 
 HERE = Path(__file__).resolve().parent
-
-
-# --------------------------------------------------------------------------- timing
-
-
-def median_time(function: Callable[[], object], repeat: int, budget: float) -> float:
-    """teir-run's timing with ~5 ms batches (up to 10,000 calls) for short calls."""
-    return _median_time(function, repeat, budget, batch_seconds=0.005, max_batch=10_000)
 
 
 # --------------------------------------------------------------------------- FMA peak
@@ -53,6 +45,7 @@ def median_time(function: Callable[[], object], repeat: int, budget: float) -> f
 
 def _vector_lanes_bits() -> int:
     import llvmlite.binding as llvm
+
     from teir_lowering.jit import _host_features
 
     llvm.initialize_native_target()
@@ -69,6 +62,7 @@ def build_fma_loop(dtype: str, bits: int, chains: int):
     """
     import llvmlite.binding as llvm
     from llvmlite import ir
+
     from teir_lowering.jit import host_target_machine
 
     element = ir.FloatType() if dtype == "FP32" else ir.DoubleType()
@@ -139,6 +133,41 @@ def build_fma_loop(dtype: str, bits: int, chains: int):
     return callable_, lanes, (engine, llvm_module, machine, pass_builder)
 
 
+FmaLoop = Callable[[int, int], None]
+"""`peak(n, io)` from build_fma_loop."""
+
+
+def calibrate(function: FmaLoop, io: np.ndarray, seconds: float, base: int) -> int:
+    """Iterations (at least `base`) for one call of the loop to take about `seconds`."""
+    function(1 << 16, io.ctypes.data)  # warm-up
+    return max(base, int(seconds / time_one(function, base, io) * base))
+
+
+def time_one(function: FmaLoop, n: int, io: np.ndarray) -> float:
+    """Seconds of one call on this thread."""
+    start = time.perf_counter()
+    function(n, io.ctypes.data)
+    return time.perf_counter() - start
+
+
+def time_together(function: FmaLoop, n: int, ios: Sequence[np.ndarray]) -> float:
+    """Wall seconds of one call per io, each on its own thread, all released at once."""
+    barrier = threading.Barrier(len(ios) + 1)
+
+    def worker(io: np.ndarray) -> None:
+        barrier.wait()
+        function(n, io.ctypes.data)
+
+    threads = [threading.Thread(target=worker, args=(io,)) for io in ios]
+    for thread in threads:
+        thread.start()
+    barrier.wait()
+    start = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - start
+
+
 @dataclass
 class Peak:
     dtype: str
@@ -171,38 +200,12 @@ def measure_peak(dtype: str, quick: bool) -> Peak:
 
     ios = [make_io(), make_io()]
     flops_per_iteration = 2 * lanes * chains
-    # Calibrate n for ~0.1 s (quick: 0.04 s) per call.
-    function(1 << 16, ios[0].ctypes.data)
-    start = time.perf_counter()
-    function(1 << 20, ios[0].ctypes.data)
-    seconds = time.perf_counter() - start
-    n = max(1 << 20, int((0.04 if quick else 0.1) / seconds * (1 << 20)))
+    n = calibrate(function, ios[0], 0.04 if quick else 0.1, 1 << 20)
     repeat = 3 if quick else 7
-
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function(n, ios[0].ctypes.data)
-        samples.append(time.perf_counter() - start)
-    one = flops_per_iteration * n / min(samples) / 1e9  # a peak: the best repetition
-
-    samples = []
-    for _ in range(repeat):
-        barrier = threading.Barrier(3)
-
-        def worker(io: np.ndarray, barrier: threading.Barrier = barrier) -> None:
-            barrier.wait()
-            function(n, io.ctypes.data)
-
-        threads = [threading.Thread(target=worker, args=(io,)) for io in ios]
-        for thread in threads:
-            thread.start()
-        barrier.wait()
-        start = time.perf_counter()
-        for thread in threads:
-            thread.join()
-        samples.append(time.perf_counter() - start)
-    two = 2 * flops_per_iteration * n / min(samples) / 1e9
+    best_one = min(time_one(function, n, ios[0]) for _ in range(repeat))
+    one = flops_per_iteration * n / best_one / 1e9  # a peak: the best repetition
+    best_two = min(time_together(function, n, ios) for _ in range(repeat))
+    two = 2 * flops_per_iteration * n / best_two / 1e9
     del keep
     return Peak(dtype, bits, chains, lanes, one, two, [(one, two)])
 
@@ -220,37 +223,16 @@ class CoreProbe:
         bits = _vector_lanes_bits()
         self.function, _, self._keep = build_fma_loop("FP64", bits, 16 if bits == 512 else 12)
         self.ios = [np.ones((18) * 8, np.float64) for _ in range(2)]
-        self.function(1 << 16, self.ios[0].ctypes.data)
-        start = time.perf_counter()
-        self.function(1 << 18, self.ios[0].ctypes.data)
-        self.n = max(1 << 18, int(0.05 / (time.perf_counter() - start) * (1 << 18)))
-        self.one = min(self._time_one() for _ in range(3))
-
-    def _time_one(self) -> float:
-        start = time.perf_counter()
-        self.function(self.n, self.ios[0].ctypes.data)
-        return time.perf_counter() - start
+        self.n = calibrate(self.function, self.ios[0], 0.05, 1 << 18)
+        self.one = min(time_one(self.function, self.n, self.ios[0]) for _ in range(3))
 
     def cores(self) -> float:
         """The better of two 2-thread runs."""
         return max(self._cores_once(), self._cores_once())
 
     def _cores_once(self) -> float:
-        self.one = min(self.one, self._time_one())
-        barrier = threading.Barrier(3)
-
-        def worker(io: np.ndarray) -> None:
-            barrier.wait()
-            self.function(self.n, io.ctypes.data)
-
-        threads = [threading.Thread(target=worker, args=(io,)) for io in self.ios]
-        for thread in threads:
-            thread.start()
-        barrier.wait()
-        start = time.perf_counter()
-        for thread in threads:
-            thread.join()
-        return min(2.0, 2 * self.one / (time.perf_counter() - start))
+        self.one = min(self.one, time_one(self.function, self.n, self.ios[0]))
+        return min(2.0, 2 * self.one / time_together(self.function, self.n, self.ios))
 
 
 def measure_copy_bandwidth(quick: bool) -> float:
@@ -258,7 +240,7 @@ def measure_copy_bandwidth(quick: bool) -> float:
     size = 256 << 20
     source = np.ones(size // 8, np.float64)
     target = np.zeros_like(source)
-    seconds = median_time(lambda: np.copyto(target, source), 3 if quick else 9, 10.0)
+    seconds = median_time(lambda: np.copyto(target, source), 3 if quick else 9, budget=10.0)
     return 2 * size / seconds / 1e9
 
 
@@ -614,8 +596,10 @@ def run_case(case: Case, peaks: dict[str, Peak], copy_gbs: float, blas: BlasThre
     for threads in (1, 2):
         cores_before = probe.cores() if threads == 2 else None
         arrays = [a.copy() for a in inputs]
-        seconds = median_time(lambda arrays=arrays, threads=threads: kernel(*arrays, threads=threads),
-                              repeat, budget)
+        seconds = median_time(
+            lambda arrays=arrays, threads=threads: kernel(*arrays, threads=threads),
+            repeat, budget=budget,
+        )
         kernel_row = Row(case.name, case.group, case.dtype, threads, "teir", seconds,
                          rate(seconds), unit, fraction(rate(seconds), threads), None,
                          compile_seconds=compile_seconds, check=check)
@@ -627,7 +611,7 @@ def run_case(case: Case, peaks: dict[str, Peak], copy_gbs: float, blas: BlasThre
             for name, peer in case.peers.items():
                 arrays = [a.copy() for a in inputs]
                 peer_seconds = median_time(lambda peer=peer, arrays=arrays: peer(arrays),
-                                           repeat, budget)
+                                           repeat, budget=budget)
                 peer_rows.append(Row(case.name, case.group, case.dtype, threads, name,
                                      peer_seconds, rate(peer_seconds), unit,
                                      fraction(rate(peer_seconds), threads), None,

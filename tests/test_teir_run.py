@@ -1,25 +1,47 @@
-"""`teir-run`: the main job's driver checks, times, and reports bad input without a traceback."""
+"""`teir-run`: the main job's driver checks (numpy peers included), times, and
+reports bad input without a traceback."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from xdsl.parser import Parser
 
 from conftest import SPEC_EXAMPLES
+from teir_dialect import ConfigOp, from_json, teir_context
+from teir_dialect.analysis import footprint
+from teir_dialect.interpreter import run_reference
+from teir_dialect.records import find_configs
+from teir_lowering.numpy_peer import numpy_peer
+from teir_passes.pipeline import OptimizePass
 
 
 def _teir_run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "teir_tools.teir_run", *args],
-        capture_output=True, text=True, timeout=300, check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
 
 
 def test_check_and_bench_report_both_checks_and_both_times() -> None:
-    run = _teir_run(str(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json"),
-                    "--check", "--bench", "--repeat", "3")
+    run = _teir_run(
+        str(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json"),
+        "--check",
+        "--bench",
+        "--repeat",
+        "3",
+    )
     assert run.returncode == 0, run.stderr
     assert re.search(r"check against reference interpreter: .* \(ok", run.stdout)
     assert re.search(r"check against numpy \(np\.einsum.*\(ok", run.stdout)
@@ -41,3 +63,262 @@ def test_bad_record_is_a_diagnostic_not_a_traceback(tmp_path: Path) -> None:
     assert run.returncode == 1
     assert "teir-run: error: invocation node rule: invocation 'x'" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def _huge_copy_record(path: Path) -> Path:
+    """A Copy over 2^38 FP32 elements: in0 and out each need 2^40 bytes."""
+    path.write_text(
+        '{"tensors": ["in0", "out"], "axes": [{"id": "a", "extent": 274877906944,'
+        ' "strides": [4, 4], "offsets": [0, 0]}], "primitives": [{"id": "copy",'
+        ' "operation": "Copy", "axes": {"M": [], "N": []}, "metadata": {"data_type":'
+        ' "FP32"}}], "schedule": {"roots": ["a"], "iterations": [{"id": "a", "axis": "a",'
+        ' "policy": "sequential", "children": ["c"], "guard": null}], "invocations":'
+        ' [{"id": "c", "primitive": "copy", "guard": null}]}}'
+    )
+    return path
+
+
+def test_footprint_beyond_memory_is_a_diagnostic_naming_each_tensor(
+    tmp_path: Path,
+) -> None:
+    run = _teir_run(str(_huge_copy_record(tmp_path / "huge.json")), "--check")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+    assert "teir-run: error: " in run.stderr
+    assert "in0 needs 1099511627776 bytes (1 TiB)" in run.stderr
+    assert "out needs 1099511627776 bytes (1 TiB)" in run.stderr
+    assert "--check holds 3 copies" in run.stderr
+
+
+def test_allocation_failure_is_a_diagnostic_naming_each_tensor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Where the available memory is unknown, numpy's MemoryError is the diagnostic."""
+    from teir_tools import teir_run
+
+    monkeypatch.setattr(teir_run, "available_memory", lambda: None)
+    status = teir_run.main([str(_huge_copy_record(tmp_path / "huge.json"))])
+    assert status == 1
+    err = capsys.readouterr().err
+    assert err.startswith("teir-run: error: cannot allocate the tensors: ")
+    assert "in0 needs 1099511627776 bytes (1 TiB), out needs 1099511627776 bytes" in err
+
+
+# --------------------------------------------------------------------------
+# numpy peers of Contractions with a ReLU epilogue (what --check compares with)
+
+
+def _flat(name: str, first: str, last: str) -> dict[str, Any]:
+    record = json.loads((SPEC_EXAMPLES / "flat" / f"{name}.json").read_text())
+    return {**record, "prim_first": first, "prim_last": last}
+
+
+def _tree(name: str) -> dict[str, Any]:
+    return json.loads((SPEC_EXAMPLES / "tree" / f"{name}.json").read_text())
+
+
+def _random_inputs(config: ConfigOp, seed: int = 0) -> list[np.ndarray]:
+    """FP32 arrays covering the footprint, half negative so that relu matters."""
+    rng = np.random.default_rng(seed)
+    return [
+        rng.standard_normal(max(1, (touched.stop if touched else 0) // 4) + 3, np.float32)
+        for touched in footprint(config).values()
+    ]
+
+
+def _peer_and_reference(config: ConfigOp) -> tuple[str, np.ndarray, np.ndarray]:
+    peer = numpy_peer(config)
+    assert peer is not None
+    inputs = _random_inputs(config)
+    expected = [a.copy() for a in inputs]
+    run_reference(config, expected)
+    from_numpy = [a.copy() for a in inputs]
+    peer[1](from_numpy)
+    return peer[0], from_numpy[-1], expected[-1]
+
+
+def _config(record: dict[str, Any], optimize: bool = False) -> ConfigOp:
+    module = from_json(record)
+    if optimize:  # teir-optimize: guards hoisted around the K loops, GEMM/BRGEMM lifted
+        OptimizePass().apply(teir_context(), module)
+    return find_configs(module)[0]
+
+
+FLAT_CONTRACTIONS = (
+    "contraction_gemm",
+    "parallel_brgemm",
+    "scalar_batched_gemm",
+    "scalar_batched_gemm_reordered",
+    "scalar_contraction",
+)
+RELU_CASES: dict[str, tuple[dict[str, Any], bool]] = {
+    "tree-10_2_2_guarded_reduction": (_tree("10_2_2_guarded_reduction"), False),
+    **{
+        f"flat-{name}-{first}-ReLU": (_flat(name, first, "ReLU"), False)
+        for name in FLAT_CONTRACTIONS
+        for first in ("Zero", "None")
+    },
+    **{
+        f"optimized-{name}-Zero-ReLU": (_flat(name, "Zero", "ReLU"), True)
+        for name in ("contraction_gemm", "scalar_contraction")
+    },
+}
+"""(record, whether teir-optimize runs first) of each Contraction + ReLU case."""
+
+
+@pytest.mark.parametrize("case", sorted(RELU_CASES))
+def test_relu_epilogue_has_a_peer_that_matches_the_reference(case: str) -> None:
+    description, got, expected = _peer_and_reference(_config(*RELU_CASES[case]))
+    assert description.startswith("relu(np.einsum(")
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def _reduction_inputs() -> list[np.ndarray]:
+    """For §10.2.2 (out = relu(sum_k in0[k] in1[k]), |k| = 7): the partial sums are
+    negative until the last k, whose contribution makes the sum +4."""
+    in1 = np.array([-1.0] * 6 + [10.0], np.float32)
+    return [np.ones(7, np.float32), in1, np.array([5.0], np.float32)]
+
+
+def test_relu_epilogue_peer_clips_negative_results() -> None:
+    peer = numpy_peer(_config(_tree("10_2_2_guarded_reduction")))
+    assert peer is not None
+    arrays = _reduction_inputs()
+    arrays[1] = -arrays[1]  # the sum is -4: relu gives 0
+    peer[1](arrays)
+    assert arrays[-1].tolist() == [0.0]
+    gemm = _config(_flat("contraction_gemm", "Zero", "ReLU"))
+    _, got, expected = _peer_and_reference(gemm)
+    assert (expected == 0).sum() > 100  # many clipped elements, equal in both
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def _guarded_reduction(relu_guard: list[str] | None, order: list[str]) -> dict[str, Any]:
+    record = _tree("10_2_2_guarded_reduction")
+    record["schedule"]["iterations"][0]["children"] = order
+    record["schedule"]["invocations"][2]["guard"] = relu_guard
+    return record
+
+
+NOT_FINAL = {
+    # relu of every partial sum, not of the result
+    "unguarded-in-the-reduction": _guarded_reduction(
+        None, ["zero", "contraction", "relu"]
+    ),
+    "first-k": _guarded_reduction(["first(k)"], ["zero", "contraction", "relu"]),
+    # at the last k, but before that iteration's contribution
+    "before-the-contraction": _guarded_reduction(
+        ["last(k)"], ["zero", "relu", "contraction"]
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NOT_FINAL))
+def test_no_peer_where_relu_is_not_the_final_step(case: str) -> None:
+    """These configurations compute something else than relu(einsum): no peer."""
+    config = _config(NOT_FINAL[case])
+    assert numpy_peer(config) is None
+    final = _config(_tree("10_2_2_guarded_reduction"))
+    results = []
+    for each in (config, final):
+        arrays = _reduction_inputs()
+        run_reference(each, arrays)
+        results.append(arrays[-1].tolist())
+    assert results[1] == [4.0]
+    assert results[0] != [4.0]  # a relu(einsum) peer would be wrong here
+
+
+def test_no_peer_where_relu_covers_another_tile() -> None:
+    """A ReLU over part of the contraction's out tile (one row of s) is no epilogue."""
+    record = _flat("contraction_gemm", "Zero", "ReLU")
+    module = from_json(record)
+    relu = next(p for p in find_configs(module)[0].primitives if p.kind == "ReLU")
+    assert {a.axis_id for a in relu.all_role_axes} == {"s", "q"}
+    text = str(module).replace("ReLU {M = [s], N = [q]}", "ReLU {M = [], N = [q]}")
+    partial = find_configs(Parser(teir_context(), text).parse_module())[0]
+    assert numpy_peer(partial) is None
+
+
+def test_teir_run_checks_a_relu_epilogue_against_numpy(tmp_path: Path) -> None:
+    record = tmp_path / "relu.json"
+    record.write_text(json.dumps(_flat("contraction_gemm", "Zero", "ReLU")))
+    run = _teir_run(str(record), "--check")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert re.search(
+        r"check against numpy \(relu\(np\.einsum\('trus,pqtu->pqrs'.*\(ok", run.stdout
+    ), run.stdout
+
+
+def test_median_time_batches_short_calls_after_a_slow_first_call() -> None:
+    """A slow first call (a thread's start) must not leave each timed batch one
+    call long, where the timer's and the loop's cost would dominate."""
+    from teir_tools.timing import median_time
+
+    calls = 0
+
+    def function() -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            time.sleep(0.02)
+
+    seconds = median_time(function, 5)
+    assert calls > 5 * 100  # batches of many calls
+    assert seconds < 1e-4
+
+
+# --------------------------------------------------------------------------
+# --example / --list-examples: the records shipped as the package teir_examples
+
+EXAMPLES = SPEC_EXAMPLES.parent
+SHIPPED = sorted(p.relative_to(EXAMPLES).as_posix() for p in EXAMPLES.rglob("*.json"))
+
+
+def test_every_example_record_is_package_data() -> None:
+    """pyproject.toml's package-data globs must catch each record in examples/."""
+    import tomllib
+
+    setuptools = tomllib.loads((EXAMPLES.parent / "pyproject.toml").read_text())["tool"][
+        "setuptools"
+    ]
+    assert setuptools["package-dir"]["teir_examples"] == "examples"
+    globs = setuptools["package-data"]["teir_examples"]
+    assert len(SHIPPED) > 20
+    missing = [p for p in SHIPPED if not any(Path(p).match(g) for g in globs)]
+    assert missing == []
+
+
+def test_list_examples_names_every_shipped_record() -> None:
+    run = _teir_run("--list-examples")
+    assert run.returncode == 0, run.stderr
+    listed = {line.split()[-1]: line.split()[:2] for line in run.stdout.splitlines()}
+    assert sorted(listed) == SHIPPED
+    assert listed["spec/tree/10_7_7_parallel_brgemm.json"] == [
+        "10_7_7_parallel_brgemm",
+        "tree",
+    ]
+    assert listed["brgemm_large.json"] == ["brgemm_large", "flat"]
+
+
+def test_example_runs_a_shipped_record() -> None:
+    run = _teir_run("--example", "10_6_3_gemm", "--check")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.startswith("example 10_6_3_gemm: kernel @kernel")
+    assert re.search(r"check against numpy \(np\.einsum\('km,nk->nm'.*\(ok", run.stdout)
+
+
+def test_unknown_example_is_a_diagnostic_with_suggestions() -> None:
+    run = _teir_run("--example", "brgemm")
+    assert run.returncode == 1
+    assert run.stderr.startswith(
+        "teir-run: error: no example named 'brgemm'; did you mean brgemm_large, "
+        "parallel_brgemm, 10_7_7_parallel_brgemm? (teir-run --list-examples lists the "
+        f"{len(SHIPPED)} examples)"
+    )
+
+
+def test_config_or_example_but_not_both() -> None:
+    for args in ((), ("x.json", "--example", "10_6_3_gemm")):
+        run = _teir_run(*args)
+        assert run.returncode == 2
+        assert "teir-run: error: give either CONFIG or --example NAME" in run.stderr

@@ -1,4 +1,4 @@
-"""Timing shared by `teir-run --bench` and benchmarks/run.py."""
+"""The one timing loop of TEIR: `teir-run --bench` and every script in benchmarks/."""
 
 from __future__ import annotations
 
@@ -13,19 +13,26 @@ def median_time(
     repeat: int,
     budget: float = 2.0,
     *,
-    batch_seconds: float = 0.01,
-    max_batch: int = 1000,
+    batch_seconds: float = 0.005,
+    max_batch: int = 10_000,
 ) -> float:
     """Median seconds per call over `repeat` timed batches, after a warm-up call.
 
     Calls shorter than `batch_seconds` are batched (at most `max_batch` a batch)
-    so that timer resolution does not matter; stops early once `budget`
-    seconds have passed and at least 3 batches are in.
+    so that the timer's resolution and the loop's cost do not matter; a median
+    of batches, not a minimum, because a kernel's typical call is what a user
+    gets. Stops early once `budget` seconds have passed and at least 3 batches
+    are in, so that slow calls do not make a run take minutes.
     """
-    start = time.perf_counter()
     function()  # warm-up: page faults, caches, libgomp/BLAS thread start
-    once = max(time.perf_counter() - start, 1e-7)
-    inner = max(1, min(max_batch, int(batch_seconds / once)))
+    # The batch size is what fits in batch_seconds after the warm-up: one call
+    # timed alone can be slow (a thread's start, a wake-up on a busy machine) and
+    # would leave every batch one call long.
+    inner = 0
+    start = time.perf_counter()
+    while inner < max_batch and time.perf_counter() - start < batch_seconds:
+        function()
+        inner += 1
     samples: list[float] = []
     deadline = time.perf_counter() + budget
     for _ in range(repeat):

@@ -1,29 +1,4 @@
-// Bad input: one diagnostic line on stderr, exit code 1, no traceback.
-// RUN: not teir-opt %S/Inputs/bad-guard.mlir 2>&1 | filecheck %s --check-prefix=VERIFY
-// VERIFY-NOT: Traceback
-// VERIFY: teir-opt: error: guard rule: guard of invocation 'zero' names axis 't', which no ancestor of 'zero' iterates
-// VERIFY-NOT: Traceback
-
-// RUN: not teir-opt %S/Inputs/parse-error.mlir 2>&1 | filecheck %s --check-prefix=PARSE
-// PARSE-NOT: Traceback
-// PARSE: teir-opt: error:
-// PARSE: expected an id
-// PARSE-NOT: Traceback
-
-// RUN: not teir-opt %S/Inputs/bad-syntax.json 2>&1 | filecheck %s --check-prefix=JSON
-// JSON-NOT: Traceback
-// JSON: teir-opt: error: record form: invalid JSON at line 1 column 38: Expecting value
-// JSON-NOT: Traceback
-
-// RUN: not teir-opt %S/Inputs/does-not-exist.mlir 2>&1 | filecheck %s --check-prefix=MISSING
-// MISSING-NOT: Traceback
-// MISSING: teir-opt: error: {{.*}}No such file or directory
-// MISSING-NOT: Traceback
-
-// RUN: not teir-opt -p no-such-pass %s 2>&1 | filecheck %s --check-prefix=PASS
-// PASS-NOT: Traceback
-// PASS: teir-opt: error: Unrecognized passes: ['no-such-pass']
-// PASS-NOT: Traceback
+// Error paths: teir-opt-errors.mlir.
 
 // --verify-diagnostics prints the diagnostic and succeeds, as in xdsl-opt.
 // RUN: teir-opt --verify-diagnostics %S/Inputs/bad-guard.mlir | filecheck %s --check-prefix=DIAG

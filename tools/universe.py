@@ -1,7 +1,10 @@
 """Registers the `teir` dialect, its passes and targets with xDSL tools.
 
 `pyproject.toml` names `TEIR_UNIVERSE` under the `xdsl.universe` entry point,
-so plain `xdsl-opt` parses teir IR and runs every `teir-` pass.
+so plain `xdsl-opt` parses teir IR, runs every `teir-` pass and prints the
+`teir-json`/`teir-tree` targets. It lives in teir_tools, the top layer,
+because it names the passes of teir_passes and teir_lowering; the dialect
+layer below must not import them.
 """
 
 from __future__ import annotations
@@ -12,6 +15,9 @@ from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
 from xdsl.utils.target import Target
+
+from teir_lowering import LOWERING_PASSES
+from teir_passes import PASSES
 
 
 def _dialect() -> Dialect:
@@ -33,10 +39,7 @@ def _tree_target() -> type[Target]:
 
 
 def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    """Every `teir-` pass by name, imported on first use."""
-    from teir_lowering import LOWERING_PASSES
-    from teir_passes import PASSES
-
+    """Every `teir-` pass by name; each factory imports its pass on first use."""
     return {**PASSES, **LOWERING_PASSES}
 
 
