@@ -23,7 +23,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from teir_dialect.dialect import AxisOp, ConfigOp, InvokeOp, IterOp
-from teir_dialect.vocabulary import GuardKind, Operation
+from teir_dialect.vocabulary import GuardKind, OperationKind
 
 NumpyPeer = Callable[[Sequence[np.ndarray]], np.ndarray]
 
@@ -97,15 +97,15 @@ def _contraction_peer(
         by_kind.setdefault(invocation.primitive_op().kind, []).append(invocation)
     if (
         config.tensor_count != 3
-        or set(by_kind) - {Operation.CONTRACTION, Operation.ZERO, Operation.RELU}
+        or set(by_kind) - {OperationKind.CONTRACTION, OperationKind.ZERO, OperationKind.RELU}
         or any(len(nodes) != 1 for nodes in by_kind.values())
     ):
         return None
-    contraction = by_kind.get(Operation.CONTRACTION, [None])[0]
+    contraction = by_kind.get(OperationKind.CONTRACTION, [None])[0]
     if contraction is None or not _unguarded([*contraction.ancestors(), contraction]):
         return None
-    zero = by_kind.get(Operation.ZERO, [None])[0]
-    relu = by_kind.get(Operation.RELU, [None])[0]
+    zero = by_kind.get(OperationKind.ZERO, [None])[0]
+    relu = by_kind.get(OperationKind.RELU, [None])[0]
     if zero is not None and not _wraps(contraction, zero, GuardKind.FIRST):
         return None
     if relu is not None and not _wraps(contraction, relu, GuardKind.LAST):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from teir_dialect.records import TeirError, _check_keys, _is_id, _is_int
+from teir_dialect.json_checks import TeirError, check_keys, is_id, is_int
 from teir_dialect.vocabulary import (
     TENSOR_NAMES,
     DataType,
@@ -62,14 +62,14 @@ PARTICIPATION = {
 """Which tensors an axis of each type touches (in0, [in1,] out)."""
 
 
-def _fail(message: str) -> None:
+def fail(message: str) -> None:
     raise TeirError(f"flat form: {message}")
 
 
 def _vector(record: dict[str, Any], key: str, size: int) -> list[Any]:
     value = record[key]
     if not isinstance(value, list) or len(value) != size:
-        _fail(f"{key} must be a list of {size} entries (one per axis), got {value!r}")
+        fail(f"{key} must be a list of {size} entries (one per axis), got {value!r}")
     return value
 
 
@@ -122,7 +122,7 @@ class FlatConfig:
 
 def read_flat(record: Any) -> FlatConfig:
     """The fields of a flat record, checked one by one (vector lengths, domains)."""
-    record = _check_keys(
+    record = check_keys(
         "the flat configuration",
         record,
         ("dim_types", "exec_types", "dim_sizes", "strides", "data_type", "prim_main"),
@@ -130,7 +130,7 @@ def read_flat(record: Any) -> FlatConfig:
     )
     dims = len(record["dim_types"]) if isinstance(record["dim_types"], list) else 0
     if dims == 0:
-        _fail("dim_types must be a non-empty list")
+        fail("dim_types must be a non-empty list")
     dim_types = _vector(record, "dim_types", dims)
     exec_types = _vector(record, "exec_types", dims)
     sizes = _vector(record, "dim_sizes", dims)
@@ -140,30 +140,30 @@ def read_flat(record: Any) -> FlatConfig:
     for i, (ident, dim_type, exec_type, size) in enumerate(
         zip(ids, dim_types, exec_types, sizes)
     ):
-        if not _is_id(ident):
-            _fail(f"dim_ids[{i}] must be a string or integer id, got {ident!r}")
+        if not is_id(ident):
+            fail(f"dim_ids[{i}] must be a string or integer id, got {ident!r}")
         if dim_type not in DIM_TYPES:
-            _fail(f"axis '{ident}' has dim_type {dim_type!r}; expected C, M, N or K")
+            fail(f"axis '{ident}' has dim_type {dim_type!r}; expected C, M, N or K")
         if not isinstance(exec_type, str) or exec_type not in EXEC_TYPES:
-            _fail(f"axis '{ident}' has exec_type {exec_type!r}; expected seq, parallel or prim")
-        if not _is_int(size) or size <= 0:
-            _fail(f"axis '{ident}' has dim_size {size!r}; expected a positive integer")
+            fail(f"axis '{ident}' has exec_type {exec_type!r}; expected seq, parallel or prim")
+        if not is_int(size) or size <= 0:
+            fail(f"axis '{ident}' has dim_size {size!r}; expected a positive integer")
     if len({str(i) for i in ids}) != dims:
-        _fail(f"dim_ids must be unique, got {ids!r}")
+        fail(f"dim_ids must be unique, got {ids!r}")
 
     strides = record["strides"]
     if not isinstance(strides, list) or len(strides) not in PARTICIPATION:
-        _fail("strides must hold 2 rows (in0, out) or 3 rows (in0, in1, out)")
+        fail("strides must hold 2 rows (in0, out) or 3 rows (in0, in1, out)")
     for j, row in enumerate(strides):
         if not isinstance(row, list) or len(row) != dims:
-            _fail(f"strides[{j}] must hold {dims} entries (one per axis)")
+            fail(f"strides[{j}] must hold {dims} entries (one per axis)")
         for i, value in enumerate(row):
-            if not _is_int(value) or value < 0:
-                _fail(f"strides[{j}][{i}] must be a non-negative integer, got {value!r}")
+            if not is_int(value) or value < 0:
+                fail(f"strides[{j}][{i}] must be a non-negative integer, got {value!r}")
 
     data_type = parse_enum(DataType, record["data_type"])
     if data_type is None:
-        _fail(f"data_type {record['data_type']!r} is not one of {spelled(DataType)}")
+        fail(f"data_type {record['data_type']!r} is not one of {spelled(DataType)}")
     first = record.get("prim_first", "None")
     main = record["prim_main"]
     last = record.get("prim_last", "None")
@@ -173,7 +173,7 @@ def read_flat(record: Any) -> FlatConfig:
         ("prim_last", last, PRIM_LAST),
     ):
         if value not in allowed:
-            _fail(f"{key} is {value!r}; expected one of {', '.join(allowed)}")
+            fail(f"{key} is {value!r}; expected one of {', '.join(allowed)}")
     assert data_type is not None
     return FlatConfig(ids, dim_types, exec_types, sizes, strides, data_type, first, main, last)
 
@@ -183,30 +183,30 @@ def check_operation_type(flat: FlatConfig) -> None:
     main, tensors = flat.main, flat.tensors
     if main in ("Copy", "ReLU"):
         if tensors != 2:
-            _fail(f"operation type: prim_main {main} is unary and needs 2 tensors, got {tensors}")
+            fail(f"operation type: prim_main {main} is unary and needs 2 tensors, got {tensors}")
         if any(t != DimType.C for t in flat.dim_types):
-            _fail(
+            fail(
                 f"operation type: a unary operation ({main}) has only C axes, "
                 f"got {flat.dim_types}"
             )
         if flat.first != "None" or flat.last != "None":
-            _fail(
+            fail(
                 f"operation type: a unary operation ({main}) has prim_first and "
                 "prim_last None"
             )
     elif main in ("GEMM", "BRGEMM"):
         if tensors != 3:
-            _fail(
+            fail(
                 f"operation type: prim_main {main} is a binary contraction and needs "
                 f"3 tensors, got {tensors}"
             )
         if flat.first not in ("None", "Zero"):
-            _fail(
+            fail(
                 "operation type: a binary contraction has prim_first None or Zero, "
                 f"got {flat.first}"
             )
     else:
-        _fail(
+        fail(
             "operation type: prim_main None names no operation; use Copy or ReLU "
             "(unary) or GEMM or BRGEMM (binary contraction)"
         )
@@ -218,7 +218,7 @@ def check_participation(flat: FlatConfig) -> None:
     for i, (ident, dim_type) in enumerate(zip(flat.ids, flat.dim_types)):
         for j, touches in enumerate(PARTICIPATION[flat.tensors][dim_type]):
             if not touches and flat.strides[j][i] != 0:
-                _fail(
+                fail(
                     f"axis '{ident}' of type {dim_type} does not touch {names[j]}, so its "
                     f"stride on {names[j]} must be 0, got {flat.strides[j][i]}"
                 )
@@ -232,13 +232,13 @@ def check_prim_rules(flat: FlatConfig) -> None:
     main = flat.main
     elementwise = main == OperationKind.COPY or flat.first != "None" or flat.last != "None"
     if elementwise and not (prim[DimType.C] or prim[DimType.M] or prim[DimType.N]):
-        _fail("R1: Copy, Zero and ReLU need at least one prim axis of type C, M or N")
+        fail("R1: Copy, Zero and ReLU need at least one prim axis of type C, M or N")
     for kernel, k_count, rule in (("GEMM", 1, "R2"), ("BRGEMM", 2, "R3")):
         if main == kernel and (
             prim[DimType.C] or len(prim[DimType.M]) != 1 or len(prim[DimType.N]) != 1
             or len(prim[DimType.K]) != k_count
         ):
-            _fail(
+            fail(
                 f"{rule}: {kernel} needs prim axes of exactly one M, one N, "
                 f"{k_count} K and no C; got C={prim['C']}, M={prim['M']}, "
                 f"N={prim['N']}, K={prim['K']}"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,18 @@ from teir_dialect.dialect import (
     id_value,
     make_id,
 )
+from teir_dialect.flat import flat_to_tree
+from teir_dialect.json_checks import (
+    JsonDict,
+    TeirError,
+    check_id,
+    check_int_list,
+    check_keys,
+    check_list,
+    fail,
+    is_int,
+    quote,
+)
 from teir_dialect.vocabulary import (
     TENSOR_NAMES,
     DataType,
@@ -58,73 +70,6 @@ from teir_dialect.vocabulary import (
     parse_enum,
     spelled,
 )
-
-JsonDict = dict[str, Any]
-
-
-class TeirError(VerifyException, ValueError):
-    """An ill-formed configuration; the message names the rule and the ids."""
-
-
-# --------------------------------------------------------------------------
-# Small JSON checks
-# --------------------------------------------------------------------------
-
-
-def _fail(message: str) -> None:
-    raise TeirError(message)
-
-
-def _is_int(value: object) -> bool:
-    """A JSON integer that fits the IR's 64-bit fields."""
-    return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
-
-
-def _is_id(value: object) -> bool:
-    return isinstance(value, str) or _is_int(value)
-
-
-def _quote(value: object) -> str:
-    return f"'{value}'" if _is_id(value) else repr(value)
-
-
-def _check_keys(
-    where: str, record: object, required: Sequence[str], optional: Sequence[str] = ()
-) -> JsonDict:
-    if not isinstance(record, dict):
-        raise TeirError(f"record form: {where} must be a JSON object, got {record!r}")
-    missing = [key for key in required if key not in record]
-    if missing:
-        _fail(f"record form: {where} lacks field(s) {', '.join(missing)}")
-    unknown = [key for key in record if key not in required and key not in optional]
-    if unknown:
-        _fail(
-            f"record form: {where} has unknown field(s) {', '.join(map(str, unknown))}"
-        )
-    return record
-
-
-def _check_id(where: str, value: object) -> str | int:
-    if not _is_id(value):
-        raise TeirError(
-            f"record form: {where} must be a string or integer id, got {value!r}"
-        )
-    return value  # pyright: ignore[reportReturnType]
-
-
-def _check_list(where: str, value: object) -> list[Any]:
-    if not isinstance(value, list):
-        raise TeirError(f"record form: {where} must be a list, got {value!r}")
-    return value
-
-
-def _check_int_list(where: str, value: object) -> list[int]:
-    values = _check_list(where, value)
-    for item in values:
-        if not _is_int(item):
-            _fail(f"record form: {where} must hold 64-bit integers, got {item!r}")
-    return values
-
 
 # --------------------------------------------------------------------------
 # Metadata values <-> attributes
@@ -284,8 +229,6 @@ def is_flat_form(record: object) -> bool:
 
 def from_json(source: object, *, name: str = "kernel") -> ModuleOp:
     """A verified module holding `func.func @name` around the configuration."""
-    from teir_dialect.flat import flat_to_tree
-
     record = load_json(source)
     if is_flat_form(record):
         record = flat_to_tree(record)
@@ -306,7 +249,7 @@ def _guard(where: str, value: object, axis_ids: Mapping[str, str | int]) -> Guar
     if value is None:
         return None
     terms: list[GuardTermAttr] = []
-    for term in _check_list(where, value):
+    for term in check_list(where, value):
         match = _GUARD_TERM.match(term) if isinstance(term, str) else None
         if match is None:
             raise TeirError(
@@ -344,51 +287,51 @@ def _tensor_types(record: JsonDict) -> list[MemRefType]:
 
 def tree_to_func(record: object, name: str = "kernel") -> func.FuncOp:
     """Check the tree-form record and build `func.func @name` around it."""
-    record = _check_keys(
+    record = check_keys(
         "the configuration", record, ("tensors", "axes", "primitives", "schedule")
     )
-    tensors = _check_list("tensors", record["tensors"])
+    tensors = check_list("tensors", record["tensors"])
     if tuple(tensors) not in TENSOR_NAMES.values():
-        _fail(
+        fail(
             'operation constraint: tensors must be ["in0", "out"] or '
             f'["in0", "in1", "out"], got {tensors!r}'
         )
 
     body: list[Operation] = []
     axis_ids: dict[str, str | int] = {}
-    for index, axis in enumerate(_check_list("axes", record["axes"])):
+    for index, axis in enumerate(check_list("axes", record["axes"])):
         where = f"axes[{index}]"
-        axis = _check_keys(where, axis, ("id", "extent", "strides", "offsets"))
-        axis_id = _check_id(f"{where}.id", axis["id"])
-        where = f"axis {_quote(axis_id)}"
-        if not _is_int(axis["extent"]):
-            _fail(f"axis rule: {where} has extent {axis['extent']!r}; expected an integer")
+        axis = check_keys(where, axis, ("id", "extent", "strides", "offsets"))
+        axis_id = check_id(f"{where}.id", axis["id"])
+        where = f"axis {quote(axis_id)}"
+        if not is_int(axis["extent"]):
+            fail(f"axis rule: {where} has extent {axis['extent']!r}; expected an integer")
         body.append(
             AxisOp(
                 axis_id,
                 axis["extent"],
-                _check_int_list(f"{where} strides", axis["strides"]),
-                _check_int_list(f"{where} offsets", axis["offsets"]),
+                check_int_list(f"{where} strides", axis["strides"]),
+                check_int_list(f"{where} offsets", axis["offsets"]),
             )
         )
         axis_ids.setdefault(str(axis_id), axis_id)
 
-    for index, prim in enumerate(_check_list("primitives", record["primitives"])):
+    for index, prim in enumerate(check_list("primitives", record["primitives"])):
         where = f"primitives[{index}]"
-        prim = _check_keys(where, prim, ("id", "operation", "axes"), ("metadata",))
-        prim_id = _check_id(f"{where}.id", prim["id"])
-        where = f"primitive {_quote(prim_id)}"
+        prim = check_keys(where, prim, ("id", "operation", "axes"), ("metadata",))
+        prim_id = check_id(f"{where}.id", prim["id"])
+        where = f"primitive {quote(prim_id)}"
         if not isinstance(prim["operation"], str):
-            _fail(f"primitive rule: {where} has operation {prim['operation']!r}")
+            fail(f"primitive rule: {where} has operation {prim['operation']!r}")
         roles = prim["axes"]
         if not isinstance(roles, dict):
             raise TeirError(f"record form: axes of {where} must be an object of role lists")
         for role, ids in roles.items():
-            for axis in _check_list(f"role {role} of {where}", ids):
-                _check_id(f"role {role} of {where}", axis)
+            for axis in check_list(f"role {role} of {where}", ids):
+                check_id(f"role {role} of {where}", axis)
         metadata = prim.setdefault("metadata", {})
         if not isinstance(metadata, dict):
-            _fail(f"record form: metadata of {where} must be an object")
+            fail(f"record form: metadata of {where} must be an object")
         body.append(
             PrimitiveOp(
                 prim_id,
@@ -417,7 +360,7 @@ def _check_depths(records: Mapping[str, tuple[str, JsonDict]], parent_of: Mappin
         current = start
         while current not in depth:
             if current in chain:
-                _fail(f"schedule rule: node '{current}' is its own descendant (a cycle)")
+                fail(f"schedule rule: node '{current}' is its own descendant (a cycle)")
             chain.append(current)
             current = parent_of[current]
         level = depth[current]
@@ -425,65 +368,65 @@ def _check_depths(records: Mapping[str, tuple[str, JsonDict]], parent_of: Mappin
             level += 1
             depth[node_id] = level
             if level > MAX_SCHEDULE_DEPTH and records[node_id][0] == "iterations":
-                _fail(
+                fail(
                     f"schedule depth: iteration node '{node_id}' is nested {level} "
                     f"iteration nodes deep; TEIR accepts at most {MAX_SCHEDULE_DEPTH}"
                 )
 
 
 def _schedule(schedule: object, axis_ids: Mapping[str, str | int]) -> ScheduleOp:
-    schedule = _check_keys("schedule", schedule, ("roots", "iterations", "invocations"))
+    schedule = check_keys("schedule", schedule, ("roots", "iterations", "invocations"))
     records: dict[str, tuple[str, JsonDict]] = {}
     for kind, required, optional in (
         ("iterations", ("id", "axis", "policy", "children"), ("guard",)),
         ("invocations", ("id", "primitive"), ("guard", "children")),
     ):
-        for index, node in enumerate(_check_list(f"schedule.{kind}", schedule[kind])):
-            node = _check_keys(f"schedule.{kind}[{index}]", node, required, optional)
-            node_id = _check_id(f"schedule.{kind}[{index}].id", node["id"])
+        for index, node in enumerate(check_list(f"schedule.{kind}", schedule[kind])):
+            node = check_keys(f"schedule.{kind}[{index}]", node, required, optional)
+            node_id = check_id(f"schedule.{kind}[{index}].id", node["id"])
             if str(node_id) in records:
-                _fail(f"schedule rule: schedule node id {_quote(node_id)} is defined twice")
+                fail(f"schedule rule: schedule node id {quote(node_id)} is defined twice")
             records[str(node_id)] = (kind, node)
 
     parent_of: dict[str, str] = {}
-    roots = _check_list("schedule.roots", schedule["roots"])
+    roots = check_list("schedule.roots", schedule["roots"])
     for root in roots:
-        _check_id("schedule.roots", root)
+        check_id("schedule.roots", root)
         if str(root) not in records:
-            _fail(f"schedule rule: root {_quote(root)} is not a schedule node")
+            fail(f"schedule rule: root {quote(root)} is not a schedule node")
         if str(root) in parent_of:
-            _fail(f"schedule rule: root {_quote(root)} appears twice in roots")
+            fail(f"schedule rule: root {quote(root)} appears twice in roots")
         parent_of[str(root)] = ""
     for node_id, (kind, node) in records.items():
         if kind == "invocations":
             if node.get("children"):
-                _fail(
+                fail(
                     f"invocation node rule: invocation '{node_id}' has children; "
                     "invocation nodes are leaves"
                 )
             continue
-        for child in _check_list(f"children of iteration node '{node_id}'", node["children"]):
-            _check_id(f"children of iteration node '{node_id}'", child)
+        for child in check_list(f"children of iteration node '{node_id}'", node["children"]):
+            check_id(f"children of iteration node '{node_id}'", child)
             if str(child) not in records:
-                _fail(
-                    f"schedule rule: iteration node '{node_id}' has child {_quote(child)}, "
+                fail(
+                    f"schedule rule: iteration node '{node_id}' has child {quote(child)}, "
                     "which is not a schedule node"
                 )
             previous = parent_of.get(str(child))
             if previous == "":
-                _fail(
-                    f"schedule rule: root {_quote(child)} is also a child of "
+                fail(
+                    f"schedule rule: root {quote(child)} is also a child of "
                     f"'{node_id}'; a root appears in no children list"
                 )
             if previous is not None:
-                _fail(
-                    f"schedule rule: node {_quote(child)} is a child of both "
+                fail(
+                    f"schedule rule: node {quote(child)} is a child of both "
                     f"'{previous}' and '{node_id}'; a node has one parent"
                 )
             parent_of[str(child)] = node_id
     for node_id in records:
         if node_id not in parent_of:
-            _fail(
+            fail(
                 f"schedule rule: node '{node_id}' is neither a root nor anybody's "
                 "child; every non-root node appears in exactly one children list"
             )
@@ -493,12 +436,12 @@ def _schedule(schedule: object, axis_ids: Mapping[str, str | int]) -> ScheduleOp
         kind, node = records[node_id]
         guard = _guard(f"guard of '{node_id}'", node.get("guard"), axis_ids)
         if kind == "invocations":
-            _check_id(f"primitive of invocation '{node_id}'", node["primitive"])
+            check_id(f"primitive of invocation '{node_id}'", node["primitive"])
             return InvokeOp(node["id"], node["primitive"], guard=guard)
-        _check_id(f"axis of iteration node '{node_id}'", node["axis"])
+        check_id(f"axis of iteration node '{node_id}'", node["axis"])
         policy = node["policy"]
         if parse_enum(Policy, policy) is None:
-            _fail(
+            fail(
                 f"iteration node rule: iteration node '{node_id}' has policy "
                 f"{policy!r}; expected {spelled(Policy)}"
             )

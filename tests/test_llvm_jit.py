@@ -729,7 +729,7 @@ def test_pass_list_is_exposed_and_registered():
         "reconcile-unrealized-casts",
         "teir-fence-nontemporal-stores",
     ]
-    from teir_dialect.universe import TEIR_UNIVERSE
+    from teir_tools.universe import TEIR_UNIVERSE
 
     for lowering_pass in LOWER_TO_LLVM_PASSES:
         if lowering_pass.name.startswith("teir-"):
