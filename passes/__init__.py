@@ -27,5 +27,20 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "teir-split": _lazy("split", "SplitPass"),
     "teir-tile": _lazy("tile", "TilePass"),
     "teir-reorder": _lazy("reorder", "ReorderPass"),
+    "teir-fuse-axes": _lazy("fuse_axes", "FuseAxesPass"),
+    "teir-parallelize": _lazy("parallelize", "ParallelizePass"),
+    "teir-sequentialize": _lazy("parallelize", "SequentializePass"),
+    "teir-fold-guarded-reduction": _lazy(
+        "fold_guarded_reduction", "FoldGuardedReductionPass"
+    ),
+    "teir-lift-elementwise": _lazy("lift_elementwise", "LiftElementwisePass"),
+    "teir-apply-schedule": _lazy("apply_schedule", "ApplySchedulePass"),
 }
 """Pass name -> factory, as xDSL's universe expects."""
+
+
+def apply_schedule(module: object, steps: object) -> None:
+    """See teir_passes.apply_schedule.apply_schedule (imported on first use)."""
+    from teir_passes.apply_schedule import apply_schedule as apply
+
+    apply(module, steps)  # pyright: ignore[reportArgumentType]

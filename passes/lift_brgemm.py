@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from teir_passes.primitives import erase_unused, with_roles
 from xdsl.context import Context
 from xdsl.dialects import builtin
 from xdsl.passes import ModulePass
@@ -29,6 +28,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from teir_dialect.dialect import InvokeOp, IterOp, id_text
+from teir_passes.primitives import erase_unused, with_roles
 
 
 class LiftBrgemm(RewritePattern):

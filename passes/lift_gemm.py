@@ -29,7 +29,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import permutations
 
-from teir_passes.primitives import erase_unused, with_roles
 from xdsl.context import Context
 from xdsl.dialects import builtin
 from xdsl.ir import Attribute
@@ -46,6 +45,7 @@ from teir_dialect.dialect import (
     id_text,
 )
 from teir_dialect.gemm import gemm_layout
+from teir_passes.primitives import erase_unused, with_roles
 
 
 def fits_gemm(m: AxisOp, n: AxisOp, k: AxisOp, width: int) -> bool:

@@ -3,7 +3,9 @@
     teir-canonicalize-guards    canonical guards; guarded Zero/ReLU hoisted out of K loops
     teir-drop-unit-iterations   no loops over extent-1 axes
     teir-lift-gemm              GEMM-shaped loops around scalar Contractions -> GEMM
+    teir-fold-guarded-reduction K loops (with first/last Zero, ReLU) -> the Contraction's K role
     teir-lift-brgemm            K loops around GEMMs -> BRGEMM
+    teir-lift-elementwise       loops around scalar Zero/Copy/ReLU -> tile primitives
     teir-canonicalize-guards    clean-up after lifting
     teir-match-gemm             record Table 10.6.1's decision and parameters
 
@@ -23,7 +25,9 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "teir-canonicalize-guards",
     "teir-drop-unit-iterations",
     "teir-lift-gemm",
+    "teir-fold-guarded-reduction",
     "teir-lift-brgemm",
+    "teir-lift-elementwise",
     "teir-canonicalize-guards",
     "teir-match-gemm",
 )

@@ -7,11 +7,18 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr
 from xdsl.ir import Attribute
 
-from teir_dialect.dialect import ConfigOp, InvokeOp, PrimitiveOp, id_text
+from teir_dialect.dialect import ConfigOp, InvokeOp, PrimitiveOp, id_text, make_id
+from teir_dialect.vocabulary import OperationKind
 
 
-def with_roles(prim: PrimitiveOp, extra: dict[str, Sequence[Attribute]], kind: str) -> PrimitiveOp:
-    """A primitive like `prim` with `extra` axes prepended to its roles (shared when equal)."""
+def with_roles(prim: PrimitiveOp, extra: dict[str, Sequence[Attribute]],
+               kind: str | None = None) -> PrimitiveOp:
+    """A primitive like `prim` with `extra` axes prepended to its roles (shared when equal).
+
+    A new one is named `kind_<role axes>`; without `kind`, a Contraction is named
+    after the kernel Table 10.6.1 gives it (`gemm_`, `brgemm_`, else
+    `contraction_`), like the spec's `gemm_squ` and `brgemm_sqtu`.
+    """
     config = prim.config
     roles = {
         role: [*extra.get(role, ()), *prim.role_ids(role)]
@@ -27,14 +34,21 @@ def with_roles(prim: PrimitiveOp, extra: dict[str, Sequence[Attribute]], kind: s
             and all([id_text(a) for a in other.role_ids(r)] == ids for r, ids in wanted.items())
         ):
             return other
-    base = f"{kind}_" + "".join(ids for axes in wanted.values() for ids in axes)
     taken = {p.primitive_id for p in config.primitives}
+    new = PrimitiveOp(0, prim.kind, {}, prim.metadata)
+    new.properties["roles"] = DictionaryAttr({r: ArrayAttr(a) for r, a in roles.items()})
+    config.body.block.insert_op_after(new, prim)
+    if kind is None:
+        kind = prim.kind.lower()
+        if prim.kind is OperationKind.CONTRACTION:
+            matched = new.matched_kernel().kind_name
+            kind = matched if matched in ("gemm", "brgemm") else kind
+    ids = [i for axes in wanted.values() for i in axes]
+    base = f"{kind}_" + ("" if all(len(i) == 1 for i in ids) else "_").join(ids)
     name, suffix = base, 1
     while name in taken:
         name, suffix = f"{base}_{suffix}", suffix + 1
-    new = PrimitiveOp(name, prim.kind, {}, prim.metadata)
-    new.properties["roles"] = DictionaryAttr({r: ArrayAttr(a) for r, a in roles.items()})
-    config.body.block.insert_op_after(new, prim)
+    new.properties["id"] = make_id(name)
     return new
 
 

@@ -20,6 +20,11 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.passes import ModulePass
+
+from teir_dialect.dialect import ConfigOp, IterOp
 from teir_passes.legality import reorder_problem
 from teir_passes.schedule_edit import (
     TransformError,
@@ -29,11 +34,6 @@ from teir_passes.schedule_edit import (
     set_terms,
     terms,
 )
-from xdsl.context import Context
-from xdsl.dialects import builtin
-from xdsl.passes import ModulePass
-
-from teir_dialect.dialect import ConfigOp, IterOp
 
 NAME = "teir-reorder"
 

@@ -38,6 +38,10 @@ class TransformError(PassFailedException):
         super().__init__(f"{pass_name}: {message}")
 
 
+class BrokenTransform(TransformError):
+    """A transformation produced an ill-formed configuration: a bug, not a refusal."""
+
+
 def names(values: Iterable[str | int]) -> list[str]:
     """Ids from a pass option: `a,b` arrives as ("a", "b"), `"a,b"` as ("a,b",)."""
     return [part.strip() for value in values for part in str(value).split(",") if part.strip()]
@@ -229,8 +233,9 @@ def clone_subtree(node: ScheduleNode, rename: Callable[[str], str]) -> ScheduleN
 
 
 def check_still_valid(config: ConfigOp, pass_name: str, what: str) -> None:
-    """Verifies the edited configuration; a failure becomes this pass's diagnostic."""
+    """Verifies the edited configuration. Transformations check their conditions
+    first, so a failure here is a bug; it still becomes a diagnostic, not a crash."""
     try:
         config.verify()
     except VerifyException as err:
-        raise TransformError(pass_name, f"{what}: {err}") from None
+        raise BrokenTransform(pass_name, f"internal error after {what}: {err}") from None

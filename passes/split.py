@@ -32,6 +32,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, StringAttr, i64
+from xdsl.passes import ModulePass
+
+from teir_dialect.dialect import (
+    AxisOp,
+    ConfigOp,
+    GuardTermAttr,
+    InvokeOp,
+    IterOp,
+    id_text,
+    make_id,
+)
+from teir_dialect.vocabulary import GuardKind, Policy
 from teir_passes.legality import role_split_problem
 from teir_passes.schedule_edit import (
     Taken,
@@ -49,21 +64,6 @@ from teir_passes.schedule_edit import (
     rewrite_terms,
     taken_ids,
 )
-from xdsl.context import Context
-from xdsl.dialects import builtin
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, StringAttr, i64
-from xdsl.passes import ModulePass
-
-from teir_dialect.dialect import (
-    AxisOp,
-    ConfigOp,
-    GuardTermAttr,
-    InvokeOp,
-    IterOp,
-    id_text,
-    make_id,
-)
-from teir_dialect.vocabulary import GuardKind, Policy
 
 NAME = "teir-split"
 
@@ -93,9 +93,6 @@ def split_axis(config: ConfigOp, axis_id: str, factor: int, inner: str | None = 
         raise TransformError(
             pass_name, f"axis '{axis_id}' is neither iterated nor used by a primitive"
         )
-    for prim in prims:
-        if (problem := role_split_problem(prim, axis)) is not None:
-            raise TransformError(pass_name, f"cannot split axis '{axis_id}': {problem}")
     taken = taken_ids(config)
     if inner is not None:
         if inner in taken.axes:
@@ -103,6 +100,9 @@ def split_axis(config: ConfigOp, axis_id: str, factor: int, inner: str | None = 
         taken.axes.add(inner)
     else:
         inner = fresh_id(f"{axis_id}_in", taken.axes)
+    for prim in prims:
+        if (problem := role_split_problem(prim, axis)) is not None:
+            raise TransformError(pass_name, f"cannot split axis '{axis_id}': {problem}")
     outer_extent, rest = divmod(extent, factor)
     remainder = fresh_id(f"{axis_id}_rem", taken.axes) if rest else None
 

@@ -16,6 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.passes import ModulePass
+
+from teir_dialect.dialect import ConfigOp, IterOp
 from teir_passes.reorder import reorder_chain
 from teir_passes.schedule_edit import (
     TransformError,
@@ -26,11 +31,6 @@ from teir_passes.schedule_edit import (
     names,
 )
 from teir_passes.split import split_axis
-from xdsl.context import Context
-from xdsl.dialects import builtin
-from xdsl.passes import ModulePass
-
-from teir_dialect.dialect import ConfigOp, IterOp
 
 NAME = "teir-tile"
 
