@@ -35,6 +35,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     ),
     "teir-lift-elementwise": _lazy("lift_elementwise", "LiftElementwisePass"),
     "teir-apply-schedule": _lazy("apply_schedule", "ApplySchedulePass"),
+    "teir-auto-schedule": _lazy("auto_schedule", "AutoSchedulePass"),
 }
 """Pass name -> factory, as xDSL's universe expects."""
 

@@ -13,7 +13,9 @@ folds too (the general form of teir-lift-brgemm). Then the GEMM/BRGEMM
 matching and microkernels apply to what was a loop nest.
 
 The node must be sequential, k must not be named by the Contraction's guard,
-and the guards of the Zero/ReLU name k only as `first(k)`/`last(k)`.
+and the guards of the Zero/ReLU name k only as `first(k)`/`last(k)`. A fold
+that would turn a GEMM or BRGEMM into a general loop nest (a third K axis)
+is not done: a reduction loop around a microkernel is as exact and faster.
 """
 
 from __future__ import annotations
@@ -30,7 +32,13 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from teir_dialect.dialect import GuardTermAttr, InvokeOp, IterOp, ScheduleNode
+from teir_dialect.dialect import (
+    GuardTermAttr,
+    InvokeOp,
+    IterOp,
+    PrimitiveOp,
+    ScheduleNode,
+)
 from teir_dialect.vocabulary import GuardKind, OperationKind, Role
 from teir_passes.primitives import erase_unused, with_roles
 from teir_passes.schedule_edit import set_terms, terms
@@ -42,6 +50,11 @@ def _edge(node: ScheduleNode, operation: OperationKind, kind: GuardKind, axis: s
         return False
     on_axis = [t for t in terms(node) if t.axis_text == axis]
     return [t.kind.data for t in on_axis] == [kind]
+
+
+def _kernel_rank(prim: PrimitiveOp) -> int:
+    """1 for a Contraction the microkernels take (GEMM, BRGEMM), else 0."""
+    return int(prim.matched_kernel().kind_name in ("gemm", "brgemm"))
 
 
 class FoldGuardedReduction(RewritePattern):
@@ -71,7 +84,13 @@ class FoldGuardedReduction(RewritePattern):
             return
         if relu is not None and op.config.tensor_count != 3:
             return
+        existing = {p.primitive_id for p in op.config.primitives}
         folded = with_roles(prim, {Role.K: [op.axis]})
+        if _kernel_rank(folded) < _kernel_rank(prim):
+            if folded.primitive_id not in existing:
+                folded.detach()
+                folded.erase()
+            return
         outer: list[GuardTermAttr] = terms(op)
         for node in (zero, contraction, relu):
             if node is not None:

@@ -1,13 +1,21 @@
 """`teir-optimize`: the default pass pipeline that `compile_kernel` runs first.
 
-    teir-canonicalize-guards    canonical guards; guarded Zero/ReLU hoisted out of K loops
-    teir-drop-unit-iterations   no loops over extent-1 axes
-    teir-lift-gemm              GEMM-shaped loops around scalar Contractions -> GEMM
-    teir-fold-guarded-reduction K loops (with first/last Zero, ReLU) -> the Contraction's K role
-    teir-lift-brgemm            K loops around GEMMs -> BRGEMM
-    teir-lift-elementwise       loops around scalar Zero/Copy/ReLU -> tile primitives
-    teir-canonicalize-guards    clean-up after lifting
-    teir-match-gemm             record Table 10.6.1's decision and parameters
+    teir-auto-schedule{threads}  normalize, fuse contiguous loops, lift GEMM/BRGEMM and
+                                 element-wise tiles, cache tiles, parallel loops
+                                 (teir_passes.auto_schedule; its script is recorded)
+    teir-canonicalize-guards     clean-up
+    teir-match-gemm              record Table 10.6.1's decision and parameters
+
+With `auto-schedule=false` the schedule is kept as written, only lifted:
+
+    teir-canonicalize-guards     canonical guards; guarded Zero/ReLU hoisted out of K loops
+    teir-drop-unit-iterations    no loops over extent-1 axes
+    teir-lift-gemm               GEMM-shaped loops around scalar Contractions -> GEMM
+    teir-fold-guarded-reduction  K loops (with first/last Zero, ReLU) -> the K role
+    teir-lift-brgemm             K loops around GEMMs -> BRGEMM
+    teir-lift-elementwise        loops around scalar Zero/Copy/ReLU -> tile primitives
+    teir-canonicalize-guards     clean-up after lifting
+    teir-match-gemm              record Table 10.6.1's decision and parameters
 
 Each pass can also run alone (`teir-opt -p NAME`); every one of them preserves
 results exactly, so the pipeline does too.
@@ -22,6 +30,13 @@ from xdsl.dialects import builtin
 from xdsl.passes import ModulePass
 
 DEFAULT_PIPELINE: tuple[str, ...] = (
+    "teir-auto-schedule",
+    "teir-canonicalize-guards",
+    "teir-match-gemm",
+)
+"""The default pipeline by pass name, in order."""
+
+LIFTING_PIPELINE: tuple[str, ...] = (
     "teir-canonicalize-guards",
     "teir-drop-unit-iterations",
     "teir-lift-gemm",
@@ -31,24 +46,34 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "teir-canonicalize-guards",
     "teir-match-gemm",
 )
-"""The default pipeline by pass name, in order."""
+"""teir-optimize{auto-schedule=false}: the schedule as written, lifted into primitives."""
 
 
-def default_passes() -> list[ModulePass]:
+def default_passes(auto_schedule: bool = True, threads: int = 0) -> list[ModulePass]:
     from teir_passes import PASSES
+    from teir_passes.auto_schedule import AutoSchedulePass
 
-    return [PASSES[name]()() for name in DEFAULT_PIPELINE]
+    if not auto_schedule:
+        return [PASSES[name]()() for name in LIFTING_PIPELINE]
+    return [
+        AutoSchedulePass(threads) if name == "teir-auto-schedule" else PASSES[name]()()
+        for name in DEFAULT_PIPELINE
+    ]
 
 
 @dataclass(frozen=True)
 class OptimizePass(ModulePass):
-    """Runs DEFAULT_PIPELINE: what compile_kernel does before lowering."""
+    """Runs DEFAULT_PIPELINE (or LIFTING_PIPELINE): what compile_kernel does before lowering."""
 
     name = "teir-optimize"
 
+    auto_schedule: bool = True
+    threads: int = 0
+    """Threads the auto-scheduler plans for; 0: every core this process may use."""
+
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        for pipeline_pass in default_passes():
+        for pipeline_pass in default_passes(self.auto_schedule, self.threads):
             pipeline_pass.apply(ctx, op)
 
 
-__all__ = ["DEFAULT_PIPELINE", "OptimizePass", "default_passes"]
+__all__ = ["DEFAULT_PIPELINE", "LIFTING_PIPELINE", "OptimizePass", "default_passes"]

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import builtin
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, StringAttr, i64
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from teir_dialect.dialect import (
@@ -43,9 +44,11 @@ from teir_dialect.dialect import (
     GuardTermAttr,
     InvokeOp,
     IterOp,
+    PrimitiveOp,
     id_text,
     make_id,
 )
+from teir_dialect.strided import Box, Undecided, parallel_overlap
 from teir_dialect.vocabulary import GuardKind, Policy
 from teir_passes.legality import role_split_problem
 from teir_passes.schedule_edit import (
@@ -56,7 +59,6 @@ from teir_passes.schedule_edit import (
     clone_subtree,
     configs_with_axis,
     fresh_id,
-    invocations_of,
     iterations_over,
     primitives_using,
     refresh_kernels,
@@ -115,8 +117,8 @@ def split_axis(config: ConfigOp, axis_id: str, factor: int, inner: str | None = 
 
     for loop in loops:
         _split_loop(loop, axis_id, inner, remainder, taken)
-    for prim in prims:
-        _split_role(config, prim.primitive_id, axis_id, inner, remainder, taken)
+    if prims:
+        _split_roles(config, prims, axis, inner, remainder, factor, taken)
     refresh_kernels(config)
     check_still_valid(config, pass_name, f"splitting axis '{axis_id}'")
     return SplitResult(inner, remainder)
@@ -161,31 +163,77 @@ def _split_loop(loop: IterOp, axis_id: str, inner: str, remainder: str | None,
         rewrite_terms(child, in_main)
 
 
-def _split_role(config: ConfigOp, prim_id: str, axis_id: str, inner: str,
-                remainder: str | None, taken: Taken) -> None:
-    prim = config.primitive(prim_id)
-    invocations = invocations_of(config, prim)
-    tail_prim = None
-    if remainder is not None:
-        tail_prim = replace_role_axis(
-            prim, axis_id, StringAttr(remainder), fresh_id(f"{prim_id}_rem", taken.primitives)
-        )
-    roles = {role: [StringAttr(inner) if id_text(a) == axis_id else a for a in ids.data]  # pyright: ignore
-             for role, ids in prim.roles.data.items()}
-    prim.properties["roles"] = builtin.DictionaryAttr(
-        {role: builtin.ArrayAttr(ids) for role, ids in roles.items()}
-    )
-    outer_id = config.axis(axis_id).id
-    for invoke in invocations:
-        wrapper = IterOp(fresh_id(axis_id, taken.nodes), 0, [], policy=Policy.SEQUENTIAL)
-        wrapper.properties["axis"] = outer_id
-        invoke.parent_block().insert_op_before(wrapper, invoke)  # pyright: ignore[reportOptionalMemberAccess]
-        invoke.detach()
-        wrapper.body.block.add_op(invoke)
-        if tail_prim is not None:
-            tail = InvokeOp(fresh_id(f"{invoke.node_id}_rem", taken.nodes), 0, guard=invoke.guard)
-            tail.properties["primitive"] = tail_prim.id
-            wrapper.parent_block().insert_op_after(tail, wrapper)  # pyright: ignore[reportOptionalMemberAccess]
+def _split_roles(config: ConfigOp, prims: list[PrimitiveOp], axis: AxisOp, inner: str,
+                 remainder: str | None, factor: int, taken: Taken) -> None:
+    """Every primitive using `axis` takes `inner` in its place; its invocations are
+    wrapped in loops over `axis` (the outer part), with remainder invocations after."""
+    axis_id = axis.axis_id
+    tails: dict[str, PrimitiveOp] = {}
+    for prim in prims:
+        if remainder is not None:
+            tails[prim.primitive_id] = replace_role_axis(
+                prim, axis_id, StringAttr(remainder),
+                fresh_id(f"{prim.primitive_id}_rem", taken.primitives),
+            )
+        prim.properties["roles"] = builtin.DictionaryAttr({
+            role: builtin.ArrayAttr(
+                [StringAttr(inner) if id_text(a) == axis_id else a for a in ids.data]  # pyright: ignore
+            )
+            for role, ids in prim.roles.data.items()
+        })
+    users = {prim.primitive_id for prim in prims}
+    for group in _sibling_groups(config, users):
+        if len(group) > 1 and not _group_is_exact(group, axis, factor):
+            groups = [[invoke] for invoke in group]
+        else:
+            groups = [group]
+        for members in groups:
+            wrapper = IterOp(fresh_id(axis_id, taken.nodes), 0, [], policy=Policy.SEQUENTIAL)
+            wrapper.properties["axis"] = axis.id
+            block = members[0].parent_block()
+            assert block is not None
+            block.insert_op_before(wrapper, members[0])
+            anchor: Operation = wrapper
+            for invoke in members:
+                invoke.detach()
+                wrapper.body.block.add_op(invoke)
+            for invoke in members:
+                if (tail_prim := tails.get(invoke.primitive_id)) is not None:
+                    tail = InvokeOp(fresh_id(f"{invoke.node_id}_rem", taken.nodes), 0,
+                                    guard=invoke.guard)
+                    tail.properties["primitive"] = tail_prim.id
+                    block.insert_op_after(tail, anchor)
+                    anchor = tail
+
+
+def _sibling_groups(config: ConfigOp, users: set[str]) -> list[list[InvokeOp]]:
+    """Runs of adjacent sibling invocations of the primitives in `users`."""
+    groups: list[list[InvokeOp]] = []
+    for node in config.schedule.walk_nodes():
+        if not isinstance(node, InvokeOp) or node.primitive_id not in users:
+            continue
+        previous = node.prev_op
+        if groups and previous is groups[-1][-1]:
+            groups[-1].append(node)
+        else:
+            groups.append([node])
+    return groups
+
+
+def _group_is_exact(group: list[InvokeOp], axis: AxisOp, factor: int) -> bool:
+    """Whether one loop over the outer part may hold the whole group: no out byte is
+    written at two different outer indices (the remainder counted as one more
+    index), so each byte still sees the group's calls in their order."""
+    boxes: list[Box] = []
+    for invoke in group:
+        prim = invoke.primitive_op()
+        base = sum(a.offset_on("out") for a in prim.all_role_axes)
+        axes = tuple((a.size, a.stride_on("out")) for a in prim.all_role_axes)
+        boxes.append(Box(base, axes, prim.element_width))
+    try:
+        return parallel_overlap(boxes, axis.size + 1, axis.stride_on("out")) is None
+    except Undecided:
+        return False
 
 
 @dataclass(frozen=True)

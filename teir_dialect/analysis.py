@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from teir_dialect.dialect import ConfigOp, InvokeOp, PrimitiveOp, ScheduleNode
 from teir_dialect.strided import ByteRange, disjoint_windows, index_range
+from teir_dialect.vocabulary import OperationKind
 
 __all__ = [
     "ByteRange",
@@ -19,6 +20,7 @@ __all__ = [
     "guard_terms",
     "index_range",
     "invocation_range",
+    "work",
 ]
 
 
@@ -65,3 +67,27 @@ def footprint(config: ConfigOp) -> dict[str, ByteRange | None]:
             if touched is not None:
                 result[tensor] = touched.union(result[tensor])
     return result
+
+
+def work(config: ConfigOp) -> tuple[float, float]:
+    """(floating-point operations, bytes moved) of one run, from the schedule (guards
+    ignored): 2 flops per multiply-add of a Contraction; bytes written by Zero,
+    read and written by Copy and ReLU."""
+    flops = 0.0
+    moved = 0.0
+    for node in config.schedule.walk_nodes():
+        if not isinstance(node, InvokeOp):
+            continue
+        prim = node.primitive_op()
+        calls = 1
+        for ancestor in node.ancestors():
+            calls *= ancestor.axis_op().size
+        elements = 1
+        for axis in prim.all_role_axes:
+            elements *= axis.size
+        if prim.kind is OperationKind.CONTRACTION:
+            flops += 2.0 * calls * elements
+        else:
+            copies = 1 if prim.kind is OperationKind.ZERO else 2
+            moved += calls * elements * prim.element_width * copies
+    return flops, moved

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from xdsl.dialects import func
 
-from teir_dialect.dialect import ConfigOp, InvokeOp
+from teir_dialect.analysis import work
+from teir_dialect.dialect import ConfigOp
 from teir_dialect.records import TeirError, find_configs
 from teir_tools.cli import run_tool
 from teir_tools.examples import examples, find_example
@@ -108,29 +109,6 @@ def make_inputs(kernel: Kernel, rng: np.random.Generator) -> list[np.ndarray]:
         raise OutOfMemory(
             f"cannot allocate the tensors: {_needs(kernel)} ({err})"
         ) from None
-
-
-def work(config: ConfigOp) -> tuple[float, float]:
-    """(floating-point operations, bytes moved) of one run, from the schedule."""
-    flops = 0.0
-    moved = 0.0
-    for node in config.schedule.walk_nodes():
-        if not isinstance(node, InvokeOp):
-            continue
-        prim = node.primitive_op()
-        calls = 1
-        for ancestor in node.ancestors():
-            calls *= ancestor.axis_op().size
-        elements = 1
-        for axis in prim.all_role_axes:
-            elements *= axis.size
-        if prim.kind == "Contraction":
-            flops += 2.0 * calls * elements
-        else:
-            moved += (
-                calls * elements * prim.element_width * (1 if prim.kind == "Zero" else 2)
-            )
-    return flops, moved
 
 
 def _rate(config: ConfigOp, seconds: float) -> str:

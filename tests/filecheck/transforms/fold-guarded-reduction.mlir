@@ -72,3 +72,26 @@ func.func @kept(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
 // CHECK:      teir.iter j over j {
 // CHECK-NEXT:   teir.invoke mac2 -> c
 // CHECK-NEXT:   teir.invoke relu -> r [first(j)]
+
+// -----
+
+// A loop around a BRGEMM stays: a third K axis would make it a general loop nest.
+func.func @brgemm_kept(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis m extent 16 strides [4, 0, 4] offsets [0, 0, 0]
+    teir.axis n extent 8 strides [0, 64, 64] offsets [0, 0, 0]
+    teir.axis k extent 16 strides [64, 4, 0] offsets [0, 0, 0]
+    teir.axis b extent 2 strides [1024, 512, 0] offsets [0, 0, 0]
+    teir.axis c extent 3 strides [2048, 1024, 0] offsets [0, 0, 0]
+    teir.primitive c Contraction {M = [m], N = [n], K = [b, k]} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter c over c {
+        teir.invoke mac -> c
+      }
+    }
+  }
+  func.return
+}
+// CHECK-LABEL: func.func @brgemm_kept
+// CHECK:      teir.iter c over c {
+// CHECK-NEXT:   teir.invoke mac -> c

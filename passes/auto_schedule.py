@@ -1,0 +1,237 @@
+"""`teir-auto-schedule{threads=N}`: a fast schedule for any configuration, as a script.
+
+The scheduler decides and the transformation passes act: every decision is a
+step of a `teir-apply-schedule` script, applied as it is made, and the steps
+that changed something are recorded on the configuration as the attribute
+`script` (JSON), so `teir-opt --emit=script` prints them and
+`teir-apply-schedule` replays them. The heuristics, in order, read the host
+(`teir_passes.host`: vector width, caches, cores), never constants of one CPU:
+
+1. canonical guards, no extent-1 loops;
+2. nested loops that are contiguous on every tensor and touch the same
+   tensors (the same kind: batch, M, N or K) are fused, so that the
+   dimensions a primitive sees are as long as the layout allows;
+3. GEMM-shaped loops become GEMM/BRGEMM primitives, reduction loops around
+   them join their K role, element-wise loops become tiles (the lifting
+   passes of teir-optimize);
+4. a GEMM/BRGEMM whose K extent (batch x k) is larger than what keeps a
+   panel of B in about half the L1 cache gets its outermost K axis split (a
+   reduction loop around the kernel, which still fuses its Zero and ReLU);
+   one whose A block (m x K) would not fit half the L2 gets its M axis split;
+5. with more than one thread and no parallel loop yet, the outermost loops
+   that move out are made parallel until their iterations number at least
+   four per thread (the race rule decides; refused steps are skipped); when
+   there is no such loop, the N (or M) axis of the largest Contraction is
+   split into blocks for the threads.
+
+Each step keeps results exactly (the transformation passes check it), so the
+schedule it produces computes what the configuration did.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.dialects.builtin import StringAttr
+from xdsl.passes import ModulePass
+
+from teir_dialect.dialect import ConfigOp, InvokeOp, IterOp, PrimitiveOp
+from teir_dialect.vocabulary import OperationKind, Role
+from teir_passes.apply_schedule import make_step
+from teir_passes.host import Host, host
+from teir_passes.schedule_edit import TransformError, names_axis
+
+SCRIPT_ATTR = "script"
+"""The attribute of teir.config holding the steps the auto-scheduler applied."""
+
+NORMALIZE = ("teir-canonicalize-guards", "teir-drop-unit-iterations")
+LIFT = ("teir-lift-gemm", "fold-guarded-reduction", "teir-lift-brgemm",
+        "lift-elementwise", "teir-canonicalize-guards")
+
+
+class _Scheduler:
+    """Applies steps to one configuration (held by a module of its own)."""
+
+    def __init__(self, module: builtin.ModuleOp, config: ConfigOp, ctx: Context,
+                 machine: Host, threads: int):
+        self.module = module
+        self.config = config
+        self.ctx = ctx
+        self.host = machine
+        self.threads = threads
+        self.script: list[dict] = []
+
+    def step(self, step: dict) -> bool:
+        """Applies `step`; True when it changed the configuration (then it is recorded).
+
+        A refused step (TransformError) leaves the configuration as it was."""
+        trial = self.module.clone()
+        try:
+            make_step(step).apply(self.ctx, trial)
+        except TransformError:
+            return False
+        (config,) = [op for op in trial.walk() if isinstance(op, ConfigOp)]
+        if str(config) == str(self.config):
+            return False
+        self.module, self.config = trial, config
+        self.script.append(step)
+        return True
+
+    # -- 2. fusion ------------------------------------------------------------------
+
+    def kind(self, axis_id: str) -> tuple[bool, ...]:
+        axis = self.config.axis(axis_id)
+        return tuple(axis.stride_on(t) != 0 for t in self.config.tensor_names)
+
+    def fuse_contiguous(self) -> None:
+        changed = True
+        while changed:
+            changed = False
+            for node in self.config.schedule.walk_nodes():
+                children = node.children if isinstance(node, IterOp) else []
+                if len(children) != 1 or not isinstance(children[0], IterOp):
+                    continue
+                inner = children[0]
+                if self.kind(node.axis_id) != self.kind(inner.axis_id):
+                    continue
+                if names_axis(inner, {node.axis_id, inner.axis_id}):
+                    continue
+                if self.step({"op": "fuse-axes", "outer": node.axis_id, "inner": inner.axis_id}):
+                    changed = True
+                    break
+
+    # -- 4. cache tiles ---------------------------------------------------------------
+
+    def contractions(self) -> list[PrimitiveOp]:
+        return [
+            p for p in self.config.primitives
+            if p.kind is OperationKind.CONTRACTION
+            and p.matched_kernel().kind_name in ("gemm", "brgemm")
+        ]
+
+    def tile_contractions(self) -> None:
+        for prim in self.contractions():
+            if prim.parent is None:
+                continue
+            kernel = prim.matched_kernel()
+            width = prim.element_width
+            k_axes = prim.role_axes(Role.K)
+            batch = kernel.get("br_size") if kernel.kind_name == "brgemm" else 1
+            k = kernel.get("k")
+            # a B panel of K x (register columns) in half of L1
+            columns = max(4, self.host.vector_registers // 2)
+            k_target = max(64, self.host.l1d // 2 // (width * columns))
+            outer = k_axes[0]
+            if batch * k > 2 * k_target:
+                if kernel.kind_name == "brgemm" and k < k_target:
+                    self.step({"op": "split", "axis": outer.axis_id,
+                               "factor": max(1, k_target // k)})
+                elif kernel.kind_name == "gemm":
+                    self.step({"op": "split", "axis": outer.axis_id, "factor": k_target})
+            prim = self.config.find_primitive(prim.primitive_id) or prim
+            if prim.parent is None or prim.matched_kernel().kind_name not in ("gemm", "brgemm"):
+                continue
+            kernel = prim.matched_kernel()
+            k_block = kernel.get("k") * max(1, kernel.get("br_size"))
+            m = kernel.get("m")
+            rows = self.host.lanes(width) * 2
+            m_target = max(rows, (self.host.l2 // 2) // (k_block * width) // rows * rows)
+            if m > 2 * m_target:
+                (m_axis,) = prim.role_axes(Role.M)
+                self.step({"op": "split", "axis": m_axis.axis_id, "factor": m_target})
+
+    # -- 5. threads ---------------------------------------------------------------------
+
+    def parallelize(self) -> None:
+        if self.threads <= 1:
+            return
+        nodes = list(self.config.schedule.walk_nodes())
+        if any(isinstance(n, IterOp) and n.parallel for n in nodes):
+            return  # the schedule already says how to run in parallel
+        iterations = 1
+        node = self.config.schedule.roots[0] if len(self.config.schedule.roots) == 1 else None
+        while isinstance(node, IterOp) and iterations < 4 * self.threads:
+            if node.guard is not None:
+                break
+            axis = node.axis_op()
+            moves_out = axis.stride_on("out") != 0 and axis.size > 1
+            if moves_out and self.step({"op": "parallelize", "axis": node.axis_id}):
+                iterations *= axis.size
+            children = node.children
+            node = children[0] if len(children) == 1 else None
+        if iterations == 1:
+            self.split_for_threads()
+
+    def split_for_threads(self) -> None:
+        """No loop to share: cut the widest free role axis of the largest Contraction."""
+        invocations = [n for n in self.config.schedule.walk_nodes() if isinstance(n, InvokeOp)]
+        prims = [inv.primitive_op() for inv in invocations]
+        contractions = [p for p in prims if p.kind is OperationKind.CONTRACTION]
+        if not contractions:
+            return
+        largest = max(contractions, key=lambda p: _volume(p))
+        free = [a for role in (Role.N, Role.M) for a in largest.role_axes(role)]
+        for axis in sorted(free, key=lambda a: -a.size):
+            if axis.size < 2 * self.threads:
+                continue
+            block = -(-axis.size // (4 * self.threads))
+            if self.step({"op": "split", "axis": axis.axis_id, "factor": block}):
+                self.step({"op": "parallelize", "axis": axis.axis_id})
+                return
+
+    def run(self) -> list[dict]:
+        for name in NORMALIZE:
+            self.step({"op": name})
+        self.fuse_contiguous()
+        for name in LIFT:
+            self.step({"op": name})
+        self.tile_contractions()
+        self.parallelize()
+        return self.script
+
+
+def _volume(prim: PrimitiveOp) -> int:
+    volume = 1
+    for axis in prim.all_role_axes:
+        volume *= axis.size
+    return volume
+
+
+def auto_schedule(config: ConfigOp, ctx: Context, threads: int = 0,
+                  machine: Host | None = None) -> list[dict]:
+    """Schedules `config` in place; returns the steps applied (also recorded on it)."""
+    machine = machine or host()
+    threads = threads or machine.cores
+    func = config.parent_op()
+    assert func is not None
+    module = builtin.ModuleOp([])
+    holder = func.clone()
+    module.body.block.add_op(holder)
+    (own,) = [op for op in module.walk() if isinstance(op, ConfigOp)]
+    scheduler = _Scheduler(module, own, ctx, machine, threads)
+    steps = scheduler.run()
+    config.detach_region(config.body)
+    config.add_region(scheduler.config.detach_region(scheduler.config.body))
+    config.__dict__.pop("_records", None)
+    if steps:
+        config.attributes[SCRIPT_ATTR] = StringAttr(json.dumps(steps))
+    return steps
+
+
+@dataclass(frozen=True)
+class AutoSchedulePass(ModulePass):
+    """Chooses and applies a schedule for every configuration (see the module docstring)."""
+
+    name = "teir-auto-schedule"
+
+    threads: int = 0
+    """Threads to schedule for; 0: every core this process may use."""
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        if self.threads < 0:
+            raise TransformError(self.name, f"threads must be 0 or more, got {self.threads}")
+        for config in [c for c in op.walk() if isinstance(c, ConfigOp)]:
+            auto_schedule(config, ctx, self.threads)
