@@ -11,8 +11,11 @@ whose K axes all have stride 0 on `out` keeps its accumulator in a register
 across the K loops. Zero/Copy/ReLU tiles that are contiguous or transposing
 become vector code instead (teir_lowering.tile_primitives).
 
-A Contraction that teir-match-gemm's rule makes a GEMM/BRGEMM (any layout)
-becomes a register-blocked microkernel (teir_lowering.microkernel). The Zero
+A Contraction whose `kernel` attribute (`#teir.kernel`, written by
+teir-match-gemm) says GEMM or BRGEMM (any layout) becomes a register-blocked
+microkernel (teir_lowering.microkernel). The decision is read from the IR, not
+made again here: a Contraction without the attribute gets the general loop
+nest, so run teir-match-gemm first, as teir-optimize and compile_kernel do. The Zero
 and the in-place ReLU of exactly its tile fuse into it (`fuses_zero`,
 `fuses_relu`) when they are its siblings just before / after it, the
 Contraction unguarded (a guard of the Zero/ReLU becomes the condition under
@@ -62,11 +65,12 @@ from teir_dialect.dialect import (
     GuardAttr,
     InvokeOp,
     IterOp,
+    KernelAttr,
     PrimitiveOp,
     ScheduleNode,
     id_text,
 )
-from teir_dialect.gemm import match_contraction
+from teir_dialect.gemm import KERNEL_ATTR
 from teir_dialect.records import TeirError
 from teir_dialect.vocabulary import DataType, GuardKind, Operation, Role
 
@@ -434,11 +438,13 @@ class _Emitter:
         store(builder, total, out, out_index)
 
     def microkernel_shape(self, prim: PrimitiveOp) -> GemmShape | None:
-        """The GemmShape of a Contraction the microkernels take (every GEMM/BRGEMM
-        that teir-match-gemm's rule accepts, in any layout), else None."""
+        """The tile of a Contraction whose `kernel` attribute (teir-match-gemm's
+        decision) is a GEMM/BRGEMM, which the microkernels take in any layout; else
+        (no attribute, or another kernel) None."""
         if not self.microkernels or prim.data_type not in COMPILED_DATA_TYPES:
             return None
-        return GemmShape.of(match_contraction(prim))
+        kernel = prim.attributes.get(KERNEL_ATTR)
+        return GemmShape.of(kernel) if isinstance(kernel, KernelAttr) else None
 
     def emit_microkernel(
         self,
@@ -552,8 +558,9 @@ class TeirToScfPass(ModulePass):
     name = "teir-to-scf"
 
     microkernels: bool = True
-    """Register-blocked vector code for matched GEMM/BRGEMM tiles, and vector code for
-    Zero/Copy/ReLU tiles (teir_lowering.tile_primitives); else scalar loops."""
+    """Register-blocked vector code for GEMM/BRGEMM tiles (as the `kernel` attribute
+    says), and vector code for Zero/Copy/ReLU tiles (teir_lowering.tile_primitives);
+    else scalar loops."""
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         PatternRewriteWalker(

@@ -3,6 +3,8 @@
 The pipeline (also `teir-opt -p` pass names):
 
     teir-optimize                         teir -> teir (teir_passes.pipeline)
+    teir-match-gemm                       records the microkernel decisions (also
+                                          with optimize=False)
     teir-to-scf, canonicalize, cse        teir -> scf/arith/memref
     teir-outline-parallel                 scf.parallel -> chunk functions
     convert-scf-to-cf ... reconcile-...   -> llvm dialect (teir_lowering.llvm_pipeline)
@@ -29,6 +31,7 @@ from llvmlite import ir
 from teir_lowering.convert_teir_to_scf import TeirToScfPass
 from teir_lowering.ndarray_entry import ENTRY_SUFFIX, add_ndarray_entry, data_offset
 from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass
+from teir_passes.match_gemm import MatchGemmPass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, ModuleOp
@@ -47,11 +50,14 @@ from teir_dialect.records import TeirError, find_configs, load_module
 NUMPY_DTYPES = {Float32Type(): np.dtype(np.float32), Float64Type(): np.dtype(np.float64)}
 
 SCF_PIPELINE: tuple[ModulePass, ...] = (
+    MatchGemmPass(),
     TeirToScfPass(),
     CanonicalizePass(),
     CommonSubexpressionElimination(),
 )
-"""teir -> scf/arith/memref, cleaned up."""
+"""teir -> scf/arith/memref, cleaned up. teir-to-scf reads teir-match-gemm's
+`kernel` attributes, so the pipeline records them first (they are refreshed, an
+idempotent pass, when teir-optimize ran before)."""
 
 
 def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None = None) -> None:
@@ -250,7 +256,8 @@ def compile_kernel(
 ) -> Kernel:
     """A callable kernel for `config` (module, record, JSON text, or path).
 
-    With `optimize` (the default) the teir-optimize pipeline runs first.
+    With `optimize` (the default) the teir-optimize pipeline runs first;
+    teir-match-gemm, which decides the microkernels, runs in any case.
     """
     module = load_module(config)
     function, config_op = _entry(module, name)
