@@ -14,11 +14,14 @@ The pipeline (also `teir-opt -p` pass names):
 A `Kernel` checks every call before it enters native code: the number of
 arrays, their type, C-contiguity, element type, a writeable `out`, and that
 each array covers the bytes the configuration touches on it (its footprint,
-offsets and guards included). So a call cannot reach memory outside the arrays.
+offsets and guards included). So a call cannot reach memory outside the
+arrays. Thread counts are checked where they come in (`compile_kernel`, a
+call, TEIR_NUM_THREADS): an int >= 1.
 """
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import os
 import threading
@@ -30,8 +33,9 @@ import numpy as np
 from llvmlite import ir
 from teir_lowering.convert_teir_to_scf import TeirToScfPass
 from teir_lowering.ndarray_entry import ENTRY_SUFFIX, add_ndarray_entry, data_offset
-from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass
+from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass, launches_threads
 from teir_passes.match_gemm import MatchGemmPass
+from teir_passes.pipeline import OptimizePass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, ModuleOp
@@ -86,10 +90,29 @@ class TeirToLLVMPass(ModulePass):
         lower_to_llvm(op, ctx)
 
 
+def check_threads(threads: object, what: str = "threads") -> int:
+    """`threads` as a thread count: an int >= 1; else a TypeError (not an int, or a
+    bool) or ValueError (< 1) naming the value."""
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
+        raise TypeError(
+            f"{what} must be an int >= 1, got {threads!r} of type {type(threads).__name__}"
+        )
+    if threads < 1:
+        raise ValueError(f"{what} must be an int >= 1, got {threads}")
+    return int(threads)
+
+
 def default_threads() -> int:
-    """TEIR_NUM_THREADS if set, else every core this process may run on."""
+    """TEIR_NUM_THREADS if set (an int >= 1, else a ValueError), else every core this
+    process may run on."""
     if value := os.environ.get("TEIR_NUM_THREADS"):
-        return max(1, int(value))
+        try:
+            count = int(value)
+        except ValueError:
+            raise ValueError(
+                f"TEIR_NUM_THREADS must be an int >= 1, got {value!r}"
+            ) from None
+        return check_threads(count, "TEIR_NUM_THREADS")
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
@@ -107,7 +130,12 @@ class TensorSpec:
 
 
 class Kernel:
-    """A compiled configuration: `kernel(in0, [in1,] out)` runs it in place on out."""
+    """A compiled configuration: `kernel(in0, [in1,] out)` runs it in place on out.
+
+    `threads` is the default thread count of calls (`kernel(..., threads=N)` per
+    call); it is not part of the machine code, so kernels that differ only in it
+    share their code (`with_threads`).
+    """
 
     def __init__(
         self,
@@ -123,7 +151,7 @@ class Kernel:
         self.name = name
         self.tensors = tuple(tensors)
         self.parallel = parallel
-        self.threads = threads
+        self.threads = check_threads(threads)
         self.stages = stages
         self._engine = engine  # keeps the machine code alive
         prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * len(tensors)))
@@ -136,6 +164,12 @@ class Kernel:
             )
             self._entry = entry_prototype(entry_address)
         self._set_threads = _omp_set_num_threads() if parallel else None
+
+    def with_threads(self, threads: int) -> Kernel:
+        """This kernel, the same machine code, with another default thread count."""
+        kernel = copy.copy(self)
+        kernel.threads = check_threads(threads)
+        return kernel
 
     def check(self, arrays: Sequence[object]) -> list[int]:
         """The arrays' data addresses if a call with them is safe, else a ValueError/TypeError."""
@@ -182,8 +216,10 @@ class Kernel:
         )
 
     def __call__(self, *arrays: np.ndarray, threads: int | None = None) -> np.ndarray:
+        if threads is not None and (type(threads) is not int or threads < 1):
+            threads = check_threads(threads)  # a numpy integer, or an error
         if self._set_threads is not None:
-            _set_omp_threads(self._set_threads, threads or self.threads)
+            _set_omp_threads(self._set_threads, self.threads if threads is None else threads)
         if self._entry is None:
             self._function(*self.check(arrays))
             return arrays[-1]
@@ -219,7 +255,9 @@ def _omp_set_num_threads():
     return function
 
 
-_CACHE: dict[tuple[str, int, bool], Kernel] = {}
+_CACHE: dict[tuple[str, bool], Kernel] = {}
+"""Compiled kernels by (the function's IR, optimize); the thread count is not part
+of the key: it changes no code."""
 _CACHE_LOCK = threading.Lock()
 
 
@@ -257,14 +295,18 @@ def compile_kernel(
     """A callable kernel for `config` (module, record, JSON text, or path).
 
     With `optimize` (the default) the teir-optimize pipeline runs first;
-    teir-match-gemm, which decides the microkernels, runs in any case.
+    teir-match-gemm, which decides the microkernels, runs in any case. `threads`
+    (an int >= 1; default `default_threads()`) is the default thread count of
+    the kernel's calls; the code is compiled once for every thread count.
     """
+    threads = default_threads() if threads is None else check_threads(threads)
     module = load_module(config)
     function, config_op = _entry(module, name)
-    key = (str(function), threads or 0, optimize)
+    key = (str(function), optimize)
     with _CACHE_LOCK:
-        if (cached := _CACHE.get(key)) is not None:
-            return cached
+        cached = _CACHE.get(key)
+    if cached is not None:
+        return cached if cached.threads == threads else cached.with_threads(threads)
     tensors = _tensor_specs(config_op)
     kernel_name = function.sym_name.data
     # Keep only the kernel's function.
@@ -275,17 +317,15 @@ def compile_kernel(
     ctx = teir_context()
     try:
         if optimize:
-            from teir_passes.pipeline import OptimizePass
-
             OptimizePass().apply(ctx, module)
             module.verify()
             stages["optimized"] = str(module)
         lower_to_llvm(module, ctx, stages)
-        parallel = "scf.parallel" in stages["scf"]
     except DiagnosticException as err:
         raise TeirError(f"lowering failed: {err}") from None
     from teir_lowering.jit import JitModule
 
+    parallel = launches_threads(module)
     if parallel:
         JitModule.load_library("libgomp.so.1")
     offset = data_offset()
@@ -302,7 +342,7 @@ def compile_kernel(
         engine,
         None if offset is None else engine.address(kernel_name + ENTRY_SUFFIX),
         parallel,
-        threads or default_threads(),
+        threads,
         stages,
     )
     with _CACHE_LOCK:
@@ -328,4 +368,4 @@ def _tensor_specs(config: ConfigOp) -> list[TensorSpec]:
     return specs
 
 
-__all__ = ["Kernel", "compile_kernel", "default_threads", "load_module"]
+__all__ = ["Kernel", "check_threads", "compile_kernel", "default_threads", "load_module"]

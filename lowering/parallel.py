@@ -38,6 +38,16 @@ from teir_dialect.records import TeirError
 LAUNCH_PREFIX = "__teir_launch_"
 
 
+def launches_threads(module: builtin.ModuleOp) -> bool:
+    """Whether teir-outline-parallel left a launcher in `module` (declared at the scf
+    level, defined by teir-gomp-launch): then the code forks through libgomp."""
+    return any(
+        isinstance(op, (func.FuncOp, llvm.FuncOp))
+        and op.sym_name.data.startswith(LAUNCH_PREFIX)
+        for op in module.ops
+    )
+
+
 def _inside(value: SSAValue, op: Operation) -> bool:
     owner = value.owner
     owner_op = owner if isinstance(owner, Operation) else owner.parent_op()
