@@ -14,9 +14,9 @@ The pipeline (also `teir-opt -p` pass names):
 A `Kernel` checks every call before it enters native code: the number of
 arrays, their type, C-contiguity, element type, a writeable `out`, and that
 each array covers the bytes the configuration touches on it (its footprint,
-offsets and guards included). So a call cannot reach memory outside the
-arrays. Thread counts are checked where they come in (`compile_kernel`, a
-call, TEIR_NUM_THREADS): an int >= 1.
+offsets and guards included; teir_dialect.arrays). So a call cannot reach
+memory outside the arrays. Thread counts are checked where they come in
+(`compile_kernel`, a call, TEIR_NUM_THREADS): an int >= 1.
 """
 
 from __future__ import annotations
@@ -31,14 +31,14 @@ from functools import cache
 
 import numpy as np
 from llvmlite import ir
-from teir_lowering.convert_teir_to_scf import TeirToScfPass
+from teir_lowering.convert_teir_to_scf import TeirToScfPass, stored_data_type
 from teir_lowering.ndarray_entry import ENTRY_SUFFIX, add_ndarray_entry, data_offset
 from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass, launches_threads
 from teir_passes.match_gemm import MatchGemmPass
 from teir_passes.pipeline import OptimizePass
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.transforms.common_subexpression_elimination import (
@@ -47,11 +47,9 @@ from xdsl.transforms.common_subexpression_elimination import (
 from xdsl.utils.exceptions import DiagnosticException
 
 from teir_dialect import teir_context
-from teir_dialect.analysis import footprint
+from teir_dialect.arrays import TensorSpec, check_arrays, tensor_specs
 from teir_dialect.dialect import ConfigOp
 from teir_dialect.records import TeirError, find_configs, load_module
-
-NUMPY_DTYPES = {Float32Type(): np.dtype(np.float32), Float64Type(): np.dtype(np.float64)}
 
 SCF_PIPELINE: tuple[ModulePass, ...] = (
     MatchGemmPass(),
@@ -119,16 +117,6 @@ def default_threads() -> int:
         return os.cpu_count() or 1
 
 
-@dataclass(frozen=True)
-class TensorSpec:
-    """What a call must pass for one tensor."""
-
-    name: str
-    dtype: np.dtype
-    needed_bytes: int
-    written: bool
-
-
 class Kernel:
     """A compiled configuration: `kernel(in0, [in1,] out)` runs it in place on out.
 
@@ -153,6 +141,7 @@ class Kernel:
         self.parallel = parallel
         self.threads = check_threads(threads)
         self.stages = stages
+        self._who = f"kernel '{name}'"
         self._engine = engine  # keeps the machine code alive
         prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * len(tensors)))
         self._function = prototype(address)  # ctypes releases the GIL during calls
@@ -182,31 +171,9 @@ class Kernel:
         return addresses
 
     def check_arrays(self, arrays: Sequence[object]) -> None:
-        """Raises TypeError/ValueError unless each array fits its tensor (all but overlap).
-
-        This runs on every call, so it reads only cheap attributes.
-        """
-        if len(arrays) != len(self.tensors):
-            names = ", ".join(t.name for t in self.tensors)
-            raise TypeError(
-                f"kernel '{self.name}' takes {len(self.tensors)} arrays ({names}), "
-                f"got {len(arrays)}"
-            )
-        for spec, array in zip(self.tensors, arrays):
-            if not isinstance(array, np.ndarray):
-                raise TypeError(f"{spec.name} must be a numpy array, got {type(array).__name__}")
-            if array.dtype != spec.dtype:
-                raise TypeError(f"{spec.name} must hold {spec.dtype} elements, got {array.dtype}")
-            flags = array.flags
-            if not flags.c_contiguous:
-                raise ValueError(f"{spec.name} must be C-contiguous")
-            if spec.written and not flags.writeable:
-                raise ValueError(f"{spec.name} is written by the kernel but is read-only")
-            if array.nbytes < spec.needed_bytes:
-                raise ValueError(
-                    f"{spec.name} has {array.nbytes} bytes but the configuration touches "
-                    f"its bytes up to {spec.needed_bytes}"
-                )
+        """Raises TypeError/ValueError unless each array fits its tensor (all but overlap;
+        teir_dialect.arrays, each tensor's exact dtype)."""
+        check_arrays(self._who, self.tensors, arrays)
 
     def _overlap_error(self, spec: TensorSpec) -> ValueError:
         return ValueError(
@@ -223,7 +190,7 @@ class Kernel:
         if self._entry is None:
             self._function(*self.check(arrays))
             return arrays[-1]
-        self.check_arrays(arrays)
+        check_arrays(self._who, self.tensors, arrays)
         if self._entry(*map(id, arrays)):
             self.check(arrays)  # raises the overlap error
         return arrays[-1]
@@ -307,7 +274,10 @@ def compile_kernel(
         cached = _CACHE.get(key)
     if cached is not None:
         return cached if cached.threads == threads else cached.with_threads(threads)
-    tensors = _tensor_specs(config_op)
+    tensors = tensor_specs(config_op, {
+        tensor: np.dtype(stored_data_type(tensor, value.type).numpy_name)
+        for tensor, value in zip(config_op.tensor_names, config_op.tensors)
+    })
     kernel_name = function.sym_name.data
     # Keep only the kernel's function.
     for op in list(module.ops):
@@ -348,24 +318,6 @@ def compile_kernel(
     with _CACHE_LOCK:
         _CACHE[key] = kernel
     return kernel
-
-
-def _tensor_specs(config: ConfigOp) -> list[TensorSpec]:
-    touched = footprint(config)
-    written = {"out"}
-    specs: list[TensorSpec] = []
-    for name, value in zip(config.tensor_names, config.tensors):
-        memref_type = value.type
-        assert isinstance(memref_type, MemRefType)
-        dtype = NUMPY_DTYPES.get(memref_type.element_type)
-        if dtype is None:
-            raise TeirError(
-                f"lowering: tensor {name} holds {memref_type.element_type}; only f32 "
-                "and f64 tensors are supported yet"
-            )
-        span = touched[name]
-        specs.append(TensorSpec(name, dtype, 0 if span is None else span.stop, name in written))
-    return specs
 
 
 __all__ = ["Kernel", "check_threads", "compile_kernel", "default_threads", "load_module"]

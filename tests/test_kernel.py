@@ -96,7 +96,7 @@ def test_exact_sizes_are_accepted(brgemm) -> None:
 
 
 def test_wrong_array_count(brgemm) -> None:
-    with pytest.raises(TypeError, match=r"takes 3 arrays \(in0, in1, out\), got 2"):
+    with pytest.raises(TypeError, match=r"has 3 tensors \(in0, in1, out\), got 2 arrays"):
         brgemm(*_exact(brgemm)[:2])
 
 
@@ -126,14 +126,14 @@ def test_wrong_dtype(brgemm) -> None:
 def test_non_contiguous(brgemm) -> None:
     arrays = _exact(brgemm)
     arrays[1] = np.zeros(arrays[1].size * 2, np.float32)[::2]
-    with pytest.raises(ValueError, match=r"in1 must be C-contiguous"):
+    with pytest.raises(ValueError, match=r"tensor in1 must be a C-contiguous array"):
         brgemm(*arrays)
 
 
 def test_read_only_out(brgemm) -> None:
     arrays = _exact(brgemm)
     arrays[2].flags.writeable = False
-    with pytest.raises(ValueError, match=r"out is written by the kernel but is read-only"):
+    with pytest.raises(ValueError, match=r"tensor out must be a writeable array"):
         brgemm(*arrays)
 
 
