@@ -12,17 +12,22 @@ from importlib import import_module
 from xdsl.passes import ModulePass
 
 
-def _lazy(module: str, name: str) -> Callable[[], type[ModulePass]]:
-    """A factory importing the pass class on first use (xDSL's universe protocol)."""
-    return lambda: getattr(import_module(f"teir_passes.{module}"), name)
+def lazy_pass(module: str, name: str) -> Callable[[], type[ModulePass]]:
+    """A factory importing the pass class `module.name` on first use (xDSL's universe
+    protocol), so that listing the passes imports none of them."""
+    return lambda: getattr(import_module(module), name)
 
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
-    "teir-optimize": _lazy("pipeline", "OptimizePass"),
-    "teir-canonicalize-guards": _lazy("canonicalize_guards", "CanonicalizeGuardsPass"),
-    "teir-match-gemm": _lazy("match_gemm", "MatchGemmPass"),
-    "teir-drop-unit-iterations": _lazy("drop_unit_iterations", "DropUnitIterationsPass"),
-    "teir-lift-gemm": _lazy("lift_gemm", "LiftGemmPass"),
-    "teir-lift-brgemm": _lazy("lift_brgemm", "LiftBrgemmPass"),
+    "teir-optimize": lazy_pass("teir_passes.pipeline", "OptimizePass"),
+    "teir-canonicalize-guards": lazy_pass(
+        "teir_passes.canonicalize_guards", "CanonicalizeGuardsPass"
+    ),
+    "teir-match-gemm": lazy_pass("teir_passes.match_gemm", "MatchGemmPass"),
+    "teir-drop-unit-iterations": lazy_pass(
+        "teir_passes.drop_unit_iterations", "DropUnitIterationsPass"
+    ),
+    "teir-lift-gemm": lazy_pass("teir_passes.lift_gemm", "LiftGemmPass"),
+    "teir-lift-brgemm": lazy_pass("teir_passes.lift_brgemm", "LiftBrgemmPass"),
 }
 """Pass name -> factory, as xDSL's universe expects."""
