@@ -8,18 +8,17 @@ import struct
 
 import numpy as np
 import pytest
-from xdsl.context import Context
-from xdsl.dialects import get_all_dialects
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
-from xdsl.utils.exceptions import DiagnosticException
-
 from teir_lowering.jit import JitCompilationError, JitModule
 from teir_lowering.llvm_pipeline import (
     LOWER_TO_LLVM_PASSES,
     LLVMLoweringError,
     lower_to_llvm_dialect,
 )
+from xdsl.context import Context
+from xdsl.dialects import get_all_dialects
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import DiagnosticException
 
 PTR = ctypes.c_void_p
 I64 = ctypes.c_int64
@@ -428,7 +427,7 @@ def test_cmpi_all_predicates():
             for p in _CMPI
         )
     )
-    u = lambda v: v & 0xFFFFFFFF  # noqa: E731
+    u = lambda v: v & 0xFFFFFFFF
     expected = {
         "eq": lambda a, b: a == b,
         "ne": lambda a, b: a != b,
@@ -543,8 +542,8 @@ def test_integer_min_max_and_bit_ops():
             for op in ops
         )
     )
-    u = lambda v: v & (2**64 - 1)  # noqa: E731
-    s = lambda v: v - 2**64 if v >= 2**63 else v  # noqa: E731
+    u = lambda v: v & (2**64 - 1)
+    s = lambda v: v - 2**64 if v >= 2**63 else v
     expected = {
         "minsi": min,
         "maxsi": max,
