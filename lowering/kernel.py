@@ -88,15 +88,21 @@ class TeirToLLVMPass(ModulePass):
         lower_to_llvm(op, ctx)
 
 
+MAX_THREADS = 2**31 - 1
+"""The largest thread count libgomp's omp_set_num_threads takes (a C int)."""
+
+
 def check_threads(threads: object, what: str = "threads") -> int:
     """`threads` as a thread count: an int >= 1; else a TypeError (not an int, or a
-    bool) or ValueError (< 1) naming the value."""
+    bool) or ValueError (< 1, or beyond a C int) naming the value."""
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
         raise TypeError(
             f"{what} must be an int >= 1, got {threads!r} of type {type(threads).__name__}"
         )
     if threads < 1:
         raise ValueError(f"{what} must be an int >= 1, got {threads}")
+    if threads > MAX_THREADS:
+        raise ValueError(f"{what} must be at most {MAX_THREADS}, got {threads}")
     return int(threads)
 
 
@@ -183,7 +189,7 @@ class Kernel:
         )
 
     def __call__(self, *arrays: np.ndarray, threads: int | None = None) -> np.ndarray:
-        if threads is not None and (type(threads) is not int or threads < 1):
+        if threads is not None and (type(threads) is not int or not 0 < threads <= MAX_THREADS):
             threads = check_threads(threads)  # a numpy integer, or an error
         if self._set_threads is not None:
             _set_omp_threads(self._set_threads, self.threads if threads is None else threads)

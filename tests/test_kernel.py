@@ -197,6 +197,7 @@ BAD_THREADS = [
     (True, TypeError, r"threads must be an int >= 1, got True of type bool"),
     (0, ValueError, r"threads must be an int >= 1, got 0"),
     (-1, ValueError, r"threads must be an int >= 1, got -1"),
+    (2**31, ValueError, r"threads must be at most 2147483647, got 2147483648"),
 ]
 
 
@@ -223,6 +224,7 @@ def test_numpy_integer_thread_counts_are_accepted(brgemm) -> None:
     ("-3", r"TEIR_NUM_THREADS must be an int >= 1, got -3"),
     ("two", r"TEIR_NUM_THREADS must be an int >= 1, got 'two'"),
     ("1.5", r"TEIR_NUM_THREADS must be an int >= 1, got '1.5'"),
+    ("99999999999", r"TEIR_NUM_THREADS must be at most 2147483647, got 99999999999"),
 ])
 def test_bad_teir_num_threads(monkeypatch, value: str, message: str) -> None:
     monkeypatch.setenv("TEIR_NUM_THREADS", value)
