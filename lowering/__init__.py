@@ -3,36 +3,39 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib import import_module
 
 from xdsl.passes import ModulePass
 
-
-def _lazy(module: str, name: str) -> Callable[[], type[ModulePass]]:
-    """A factory importing the pass class on first use (xDSL's universe protocol)."""
-    return lambda: getattr(import_module(f"teir_lowering.{module}"), name)
-
+from teir_passes import lazy_pass
 
 LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
-    "teir-to-scf": _lazy("convert_teir_to_scf", "TeirToScfPass"),
-    "teir-to-llvm": _lazy("kernel", "TeirToLLVMPass"),
-    "teir-outline-parallel": _lazy("parallel", "OutlineParallelPass"),
-    "teir-gomp-launch": _lazy("parallel", "GompLaunchPass"),
-    "teir-convert-arith-to-llvm": _lazy("convert_arith_to_llvm", "ConvertArithToLLVMPass"),
-    "teir-convert-func-to-llvm": _lazy("convert_func_to_llvm", "ConvertFuncToLLVMPass"),
-    "teir-convert-cf-to-llvm": _lazy("convert_cf_to_llvm", "ConvertCfToLLVMPass"),
-    "teir-convert-vector-to-llvm": _lazy("convert_vector_to_llvm", "ConvertVectorToLLVMPass"),
-    "teir-fence-nontemporal-stores": _lazy(
-        "fence_nontemporal", "FenceNontemporalStoresPass"
+    "teir-to-scf": lazy_pass("teir_lowering.convert_teir_to_scf", "TeirToScfPass"),
+    "teir-to-llvm": lazy_pass("teir_lowering.kernel", "TeirToLLVMPass"),
+    "teir-outline-parallel": lazy_pass("teir_lowering.parallel", "OutlineParallelPass"),
+    "teir-gomp-launch": lazy_pass("teir_lowering.parallel", "GompLaunchPass"),
+    "teir-convert-arith-to-llvm": lazy_pass(
+        "teir_lowering.convert_arith_to_llvm", "ConvertArithToLLVMPass"
     ),
-    "teir-convert-ptr-addressing-to-llvm": _lazy(
-        "llvm_pipeline", "ConvertPtrAddressingToLLVMPass"
+    "teir-convert-func-to-llvm": lazy_pass(
+        "teir_lowering.convert_func_to_llvm", "ConvertFuncToLLVMPass"
+    ),
+    "teir-convert-cf-to-llvm": lazy_pass(
+        "teir_lowering.convert_cf_to_llvm", "ConvertCfToLLVMPass"
+    ),
+    "teir-convert-vector-to-llvm": lazy_pass(
+        "teir_lowering.convert_vector_to_llvm", "ConvertVectorToLLVMPass"
+    ),
+    "teir-fence-nontemporal-stores": lazy_pass(
+        "teir_lowering.fence_nontemporal", "FenceNontemporalStoresPass"
+    ),
+    "teir-convert-ptr-addressing-to-llvm": lazy_pass(
+        "teir_lowering.llvm_pipeline", "ConvertPtrAddressingToLLVMPass"
     ),
 }
 """Lowering passes by name, registered with xDSL next to teir_passes.PASSES."""
 
 
-def compile_kernel(config: object, **options: object):  # noqa: ANN201
+def compile_kernel(config: object, **options: object):
     """See teir_lowering.kernel.compile_kernel (imported lazily: it loads llvmlite)."""
     from teir_lowering.kernel import compile_kernel as compile_
 

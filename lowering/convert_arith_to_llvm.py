@@ -16,15 +16,13 @@ Ops with no faithful LLVM counterpart in xDSL's dialect (e.g. `arith.floordivsi`
 `teir_lowering.llvm_pipeline` can report them.
 
 Vector compares and lane-wise selects (the element-wise `select(x < 0, 0, x)` of
-vectorized ReLUs): in xDSL 0.74, `arith.cmpf` always has a scalar i1 result, and
-`arith.select`, `llvm.fcmp` and `llvm.select` only verify scalars or a scalar i1
-condition, while MLIR and LLVM (and xDSL's llvmlite translation, which builds them
-with the same builder calls) take vectors of floats and of i1 alike. `LaneCmpfOp` and
-`LaneSelectOp` are MLIR's vector forms of `arith.cmpf` and `arith.select` (build them
-with `lane_cmpf` and `lane_select`); they lower to `VectorFCmpOp` and
-`VectorSelectOp`, the vector forms of `llvm.fcmp` and `llvm.select`. All four are
-subclasses of xDSL's ops, with the same names and printed forms (MLIR's), that only
-change what their verifiers accept; xDSL's parser cannot read them back.
+vectorized ReLUs): `LaneCmpfOp` and `LaneSelectOp` (teir_lowering.vector_ops, where
+the scf-level emitters build them) lower to `VectorFCmpOp` and `VectorSelectOp`, the
+vector forms of `llvm.fcmp` and `llvm.select`: xDSL 0.74's ops verify scalars or a
+scalar i1 condition only, while LLVM (and xDSL's llvmlite translation, which builds
+them with the same builder calls) takes vectors of floats and of i1 alike. Both are
+subclasses of xDSL's ops, with the same names and printed forms, that only change
+what their verifiers accept.
 
 The type conversion helpers at the top are shared with the func and cf conversions.
 """
@@ -63,10 +61,10 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.printer import Printer
 from xdsl.rewriter import InsertPoint
-from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.type import get_element_type_or_self
+
+from teir_lowering.vector_ops import verify_lane_compare, verify_lane_select
 
 # --------------------------------------------------------------------------------------
 # Type conversion shared by the arith, func and cf conversions
@@ -153,7 +151,7 @@ def convert_block_arguments(block: Block, rewriter: PatternRewriter) -> None:
         cast_op = UnrealizedConversionCastOp.get((new_arg,), (old_type,))
         rewriter.insert(cast_op, InsertPoint.at_start(block))
         rewriter.replace_uses_with_if(
-            new_arg, cast_op.results[0], lambda use: use.operation is not cast_op
+            new_arg, cast_op.results[0], lambda use, cast=cast_op: use.operation is not cast
         )
 
 
@@ -367,84 +365,6 @@ class ConvertCmpiOp(RewritePattern):
         rewriter.replace(op, llvm.ICmpOp(lhs, rhs, predicate))
 
 
-def _verify_lane_compare(lhs: Attribute, rhs: Attribute, result: Attribute) -> None:
-    """Operands: one 1-D vector type of floats; result: the vector of i1 of its shape."""
-    if not (
-        isinstance(lhs, VectorType)
-        and lhs.get_num_dims() == 1
-        and isinstance(lhs.element_type, AnyFloat)
-    ):
-        raise VerifyException(f"expected a 1-D vector of floats, got {lhs}")
-    if rhs != lhs:
-        raise VerifyException(f"operand types differ: {lhs} and {rhs}")
-    if result != VectorType(i1, lhs.get_shape()):
-        raise VerifyException(f"expected result {VectorType(i1, lhs.get_shape())}, got {result}")
-
-
-def _verify_lane_select(cond: Attribute, lhs: Attribute, rhs: Attribute, result: Attribute) -> None:
-    """Operands and result: one 1-D vector type; condition: the vector of i1 of its shape."""
-    if not (isinstance(lhs, VectorType) and lhs.get_num_dims() == 1):
-        raise VerifyException(f"expected 1-D vector operands, got {lhs}")
-    if rhs != lhs or result != lhs:
-        raise VerifyException(f"operand and result types differ: {lhs}, {rhs}, {result}")
-    if cond != VectorType(i1, lhs.get_shape()):
-        raise VerifyException(f"expected condition {VectorType(i1, lhs.get_shape())}, got {cond}")
-
-
-class LaneCmpfOp(arith.CmpfOp):
-    """
-    `arith.cmpf` of 1-D float vectors with MLIR's result type, a vector of i1 (xDSL's
-    `arith.cmpf` types every result as a scalar i1). Build it with `lane_cmpf`.
-    """
-
-    def verify_(self) -> None:
-        _verify_lane_compare(self.lhs.type, self.rhs.type, self.result.type)
-
-
-def lane_cmpf(lhs: SSAValue, rhs: SSAValue, predicate: str) -> arith.CmpfOp:
-    """`arith.cmpf`, lane-wise with a vector-of-i1 result (`LaneCmpfOp`) on vectors."""
-    if not isinstance(lhs.type, VectorType):
-        return arith.CmpfOp(lhs, rhs, predicate)
-    lane = LaneCmpfOp.__new__(LaneCmpfOp)
-    IRDLOperation.__init__(
-        lane,
-        operands=[lhs, rhs],
-        result_types=[VectorType(i1, lhs.type.get_shape())],
-        properties={
-            "predicate": IntegerAttr(arith.CMPF_COMPARISON_OPERATIONS.index(predicate), i64),
-            "fastmath": arith.FastMathFlagsAttr("none"),
-        },
-    )
-    return lane
-
-
-class LaneSelectOp(arith.SelectOp):
-    """
-    `arith.select` with a 1-D vector of i1 as condition: lane i of the result is lane
-    i of `lhs` where lane i of `cond` is set, else lane i of `rhs` (MLIR's semantics).
-    Printed in MLIR's form, `arith.select %c, %a, %b : vector<8xi1>, vector<8xf32>`.
-    """
-
-    def verify_(self) -> None:
-        _verify_lane_select(self.cond.type, self.lhs.type, self.rhs.type, self.result.type)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_list(self.operands, printer.print_ssa_value)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_list((self.cond.type, self.result.type), printer.print_attribute)
-
-
-def lane_select(cond: SSAValue, lhs: SSAValue, rhs: SSAValue) -> arith.SelectOp:
-    """`arith.select`, lane-wise (`LaneSelectOp`) when `cond` is a vector of i1."""
-    if isinstance(cond.type, VectorType):
-        op = LaneSelectOp.__new__(LaneSelectOp)
-        IRDLOperation.__init__(op, operands=[cond, lhs, rhs], result_types=[lhs.type])
-        return op
-    return arith.SelectOp(cond, lhs, rhs)
-
-
 class VectorFCmpOp(llvm.FCmpOp):
     """
     `llvm.fcmp` on 1-D vectors of floats, giving a vector of i1 (one per lane).
@@ -467,7 +387,7 @@ class VectorFCmpOp(llvm.FCmpOp):
         )
 
     def verify_(self) -> None:
-        _verify_lane_compare(self.lhs.type, self.rhs.type, self.res.type)
+        verify_lane_compare(self.lhs.type, self.rhs.type, self.res.type)
 
 
 class VectorSelectOp(llvm.SelectOp):
@@ -485,7 +405,7 @@ class VectorSelectOp(llvm.SelectOp):
         )
 
     def verify_(self) -> None:
-        _verify_lane_select(self.cond.type, self.lhs.type, self.rhs.type, self.res.type)
+        verify_lane_select(self.cond.type, self.lhs.type, self.rhs.type, self.res.type)
 
 
 @dataclass

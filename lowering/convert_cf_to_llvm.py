@@ -12,10 +12,6 @@ message is dropped, as LLVM has nowhere to keep it without a runtime to print it
 
 from dataclasses import dataclass
 
-from teir_lowering.convert_arith_to_llvm import (
-    cast_to_llvm,
-    convert_block_arguments,
-)
 from xdsl.context import Context
 from xdsl.dialects import cf, llvm
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
@@ -29,6 +25,11 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
+
+from teir_lowering.convert_arith_to_llvm import (
+    cast_to_llvm,
+    convert_block_arguments,
+)
 
 
 def _branch_operands(

@@ -14,12 +14,6 @@ The symbol name is kept, so the JIT exports the function under the func's `sym_n
 
 from dataclasses import dataclass
 
-from teir_lowering.convert_arith_to_llvm import (
-    cast_to_llvm,
-    convert_block_arguments,
-    convert_type_to_llvm,
-    replace_with_llvm,
-)
 from xdsl.context import Context
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import ModuleOp
@@ -33,6 +27,13 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.utils.exceptions import DiagnosticException
+
+from teir_lowering.convert_arith_to_llvm import (
+    cast_to_llvm,
+    convert_block_arguments,
+    convert_type_to_llvm,
+    replace_with_llvm,
+)
 
 
 def _llvm_function_type(

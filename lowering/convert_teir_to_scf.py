@@ -11,8 +11,11 @@ whose K axes all have stride 0 on `out` keeps its accumulator in a register
 across the K loops. Zero/Copy/ReLU tiles that are contiguous or transposing
 become vector code instead (teir_lowering.tile_primitives).
 
-A Contraction that teir-match-gemm's rule makes a GEMM/BRGEMM (any layout)
-becomes a register-blocked microkernel (teir_lowering.microkernel). The Zero
+A Contraction whose `kernel` attribute (`#teir.kernel`, written by
+teir-match-gemm) says GEMM or BRGEMM (any layout) becomes a register-blocked
+microkernel (teir_lowering.microkernel). The decision is read from the IR, not
+made again here: a Contraction without the attribute gets the general loop
+nest, so run teir-match-gemm first, as teir-optimize and compile_kernel do. The Zero
 and the in-place ReLU of exactly its tile fuse into it (`fuses_zero`,
 `fuses_relu`) when they are its siblings just before / after it, the
 Contraction unguarded (a guard of the Zero/ReLU becomes the condition under
@@ -25,22 +28,14 @@ tile once, so the fused code computes the same values.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, memref, scf
-from xdsl.dialects.builtin import (
-    Float32Type,
-    Float64Type,
-    FloatAttr,
-    IndexType,
-    IntegerAttr,
-    MemRefType,
-)
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.dialects import arith, builtin, scf
+from xdsl.dialects.builtin import IndexType, MemRefType
+from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -50,30 +45,57 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from teir_dialect.analysis import disjoint_windows
 from teir_dialect.dialect import (
     AxisOp,
     ConfigOp,
     GuardAttr,
     InvokeOp,
     IterOp,
+    KernelAttr,
     PrimitiveOp,
     ScheduleNode,
     id_text,
 )
+from teir_dialect.gemm import KERNEL_ATTR
 from teir_dialect.records import TeirError
+from teir_dialect.vocabulary import DataType, GuardKind, OperationKind, Role
+from teir_lowering.emit import (
+    Tile,
+    add,
+    constant,
+    for_loop,
+    if_then,
+    index,
+    load,
+    relu,
+    store,
+)
+from teir_lowering.microkernel import GemmEmitter, GemmShape
+from teir_lowering.tile_primitives import emit_tile_primitive
 
-if TYPE_CHECKING:
-    from teir_lowering.microkernel import GemmShape
-
-SUPPORTED_DATA_TYPES = {"FP32": Float32Type(), "TF32": Float32Type(), "FP64": Float64Type()}
+COMPILED_DATA_TYPES: tuple[DataType, ...] = (DataType.FP32, DataType.TF32, DataType.FP64)
 """Data types the lowering compiles (TF32 is computed as FP32)."""
 
 
-@dataclass(frozen=True)
-class Tile:
-    """Element index of the current tile of each tensor (None: index 0)."""
-
-    base: dict[str, SSAValue | None]
+def stored_data_type(tensor: str, tensor_type: Attribute) -> DataType:
+    """The compiled data type a tensor's memref stores (the first of
+    COMPILED_DATA_TYPES with its element type, so FP32 for f32); a TeirError for any
+    other memref."""
+    if not isinstance(tensor_type, MemRefType) or tensor_type.get_num_dims() != 1:
+        raise TeirError(
+            f"lowering: tensor {tensor} must be a 1-D memref of its element type, got "
+            f"{tensor_type}; other memref shapes are not supported yet"
+        )
+    element = tensor_type.element_type
+    for data_type in COMPILED_DATA_TYPES:
+        if data_type.storage_type == element:
+            return data_type
+    stored = " and ".join(dict.fromkeys(str(d.storage_type) for d in COMPILED_DATA_TYPES))
+    raise TeirError(
+        f"lowering: tensor {tensor} holds {element}; only {stored} tensors are "
+        "supported yet"
+    )
 
 
 class _Emitter:
@@ -83,19 +105,15 @@ class _Emitter:
         self.config = config
         self.microkernels = microkernels
         self.tensors = dict(zip(config.tensor_names, config.tensors))
-        self.width: dict[str, int] = {}
-        for name, value in self.tensors.items():
-            self.width[name] = _element_width(name, value.type)
+        self.width = {
+            name: stored_data_type(name, value.type).width for name, value in self.tensors.items()
+        }
         # Zero/ReLU nodes fused into a Contraction inside loops (see `sunk_into`),
         # by id of the Contraction's node: (the Zero/ReLU, the loops' axis ids)
         self.sunk_zero: dict[int, tuple[InvokeOp, tuple[str, ...]]] = {}
         self.sunk_relu: dict[int, tuple[InvokeOp, tuple[str, ...]]] = {}
 
-    # -- small builders -----------------------------------------------------
-
-    @staticmethod
-    def index(builder: Builder, value: int) -> SSAValue:
-        return builder.insert(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
+    # -- addressing -------------------------------------------------------------
 
     def elements(self, tensor: str, byte_count: int, what: str) -> int:
         width = self.width[tensor]
@@ -106,6 +124,13 @@ class _Emitter:
             )
         return byte_count // width
 
+    def offsets(self, tensor: str, axes: Iterable[AxisOp]) -> int:
+        """The offsets of `axes` on `tensor`, in elements."""
+        return sum(
+            self.elements(tensor, axis.offset_on(tensor), f"the offset of axis '{axis.axis_id}'")
+            for axis in axes
+        )
+
     def advance(
         self, builder: Builder, tile: Tile, axis: AxisOp, iv: SSAValue, tensors: Sequence[str]
     ) -> Tile:
@@ -113,102 +138,117 @@ class _Emitter:
         base = dict(tile.base)
         for tensor in tensors:
             stride = self.elements(tensor, axis.stride_on(tensor), f"the stride of axis '{axis.axis_id}'")
-            offset = self.elements(tensor, axis.offset_on(tensor), f"the offset of axis '{axis.axis_id}'")
+            offset = self.offsets(tensor, [axis])
             if stride == 0 and offset == 0:
                 continue
             value = base[tensor]
             if stride:
                 step = iv if stride == 1 else builder.insert(
-                    arith.MuliOp(iv, self.index(builder, stride))
+                    arith.MuliOp(iv, index(builder, stride))
                 ).result
                 value = step if value is None else builder.insert(arith.AddiOp(value, step)).result
             if offset:
-                shift = self.index(builder, offset)
-                value = shift if value is None else builder.insert(arith.AddiOp(value, shift)).result
+                value = index(builder, offset) if value is None else add(builder, value, offset)
             base[tensor] = value
         return Tile(base)
-
-    def address(self, builder: Builder, tile: Tile, tensor: str) -> SSAValue:
-        value = tile.base[tensor]
-        return self.index(builder, 0) if value is None else value
 
     # -- schedule -------------------------------------------------------------
 
     def emit_nodes(
         self, builder: Builder, nodes: Sequence[ScheduleNode], tile: Tile, ivs: dict[str, SSAValue]
     ) -> None:
-        index = 0
-        while index < len(nodes):
-            node = nodes[index]
-            after = nodes[index + 1] if index + 1 < len(nodes) else None
+        position = 0
+        while position < len(nodes):
+            node = nodes[position]
+            after = nodes[position + 1] if position + 1 < len(nodes) else None
             if after is not None:
                 # A Zero just before / a ReLU just after a sequential K loop whose
                 # first / last node is a GEMM/BRGEMM of its tile: fused into the
                 # kernel's first / last iteration (see `sunk_into`).
-                if (sunk := self.sunk_into(after, node, "first")) is not None:
+                if (sunk := self.sunk_into(after, node, GuardKind.FIRST)) is not None:
                     self.sunk_zero[id(sunk[0])] = (node, sunk[1])
-                    index += 1
+                    position += 1
                     continue
-                if (sunk := self.sunk_into(node, after, "last")) is not None:
+                if (sunk := self.sunk_into(node, after, GuardKind.LAST)) is not None:
                     self.sunk_relu[id(sunk[0])] = (after, sunk[1])
                     self.emit_guarded(builder, node, tile, ivs)
-                    index += 2
+                    position += 2
                     continue
             # A GEMM/BRGEMM with the Zero just before and/or the ReLU just after
             # it, of its tile, fused into the kernel (see fuses_zero, fuses_relu).
             zero = node if after is not None and self.fuses_zero(node, after) else None
-            at = index + 1 if zero is not None else index
+            at = position + 1 if zero is not None else position
             contraction = nodes[at]
-            relu = nodes[at + 1] if at + 1 < len(nodes) else None
-            if relu is not None and not self.fuses_relu(contraction, relu):
-                relu = None
-            stop = at + (2 if relu is not None else 1)
+            relu_node = nodes[at + 1] if at + 1 < len(nodes) else None
+            if relu_node is not None and not self.fuses_relu(contraction, relu_node):
+                relu_node = None
+            stop = at + (2 if relu_node is not None else 1)
             zero_loops: tuple[str, ...] = ()
             relu_loops: tuple[str, ...] = ()
             if id(contraction) in self.sunk_zero:
                 zero, zero_loops = self.sunk_zero.pop(id(contraction))
             if id(contraction) in self.sunk_relu:
-                relu, relu_loops = self.sunk_relu.pop(id(contraction))
-            if zero is not None or relu is not None:
+                relu_node, relu_loops = self.sunk_relu.pop(id(contraction))
+            if zero is not None or relu_node is not None:
                 assert isinstance(contraction, InvokeOp)
                 prim = contraction.primitive_op()
-                element = SUPPORTED_DATA_TYPES.get(prim.data_type)
-                if element is not None and self.microkernel_shape(prim) is not None:
+                if (shape := self.microkernel_shape(prim)) is not None:
                     self.emit_microkernel(
-                        builder, prim, element, tile,
+                        builder, prim, shape, tile,
                         zero_first=zero is not None,
-                        zero_when=self.fused_condition(builder, zero, zero_loops, "first", ivs),
-                        relu=relu is not None,
-                        relu_when=self.fused_condition(builder, relu, relu_loops, "last", ivs),
+                        zero_when=self.fused_condition(builder, zero, zero_loops,
+                                                       GuardKind.FIRST, ivs),
+                        relu=relu_node is not None,
+                        relu_when=self.fused_condition(builder, relu_node, relu_loops,
+                                                       GuardKind.LAST, ivs),
                     )
-                    index = stop
+                    position = stop
                     continue
                 assert not zero_loops and not relu_loops, "sunk_into checked the kernel"
             self.emit_guarded(builder, node, tile, ivs)
-            index += 1
+            position += 1
 
-    def fused_condition(
-        self, builder: Builder, node: ScheduleNode | None, loops: tuple[str, ...], kind: str,
-        ivs: dict[str, SSAValue],
-    ) -> SSAValue | None:
-        """When a fused Zero/ReLU acts: its guard and, if it was sunk into the loops
-        `loops`, their first (kind "first") or last iteration; None: always."""
-        if node is None:
-            return None
-        result = None if node.guard is None else self.condition(builder, node.guard, ivs)
-        for axis_id in loops:
-            target = 0 if kind == "first" else self.config.axis(axis_id).size - 1
-            test = builder.insert(
-                arith.CmpiOp(ivs[axis_id], self.index(builder, target), "eq")
-            ).result
+    def at_end(self, builder: Builder, ivs: dict[str, SSAValue], axis_id: str,
+               kind: GuardKind) -> SSAValue:
+        """Whether the loop over `axis_id` is at its first / last index."""
+        target = 0 if kind == GuardKind.FIRST else self.config.axis(axis_id).size - 1
+        return builder.insert(arith.CmpiOp(ivs[axis_id], index(builder, target), "eq")).result
+
+    @staticmethod
+    def conjunction(builder: Builder, tests: Iterable[SSAValue]) -> SSAValue | None:
+        """tests[0] and tests[1] and ... (None: no test, always true)."""
+        result: SSAValue | None = None
+        for test in tests:
             result = test if result is None else builder.insert(arith.AndIOp(result, test)).result
         return result
 
+    def condition(self, builder: Builder, guard: GuardAttr | None,
+                  ivs: dict[str, SSAValue]) -> SSAValue | None:
+        """The i1 of a guard (None: no guard)."""
+        terms = () if guard is None else guard.terms
+        return self.conjunction(builder, (
+            self.at_end(builder, ivs, term.axis_text, GuardKind(term.kind.data)) for term in terms
+        ))
+
+    def fused_condition(
+        self, builder: Builder, node: ScheduleNode | None, loops: tuple[str, ...],
+        kind: GuardKind, ivs: dict[str, SSAValue],
+    ) -> SSAValue | None:
+        """When a fused Zero/ReLU acts: its guard and, if it was sunk into the loops
+        `loops`, their first (kind FIRST) or last iteration; None: always."""
+        if node is None:
+            return None
+        guard = self.condition(builder, node.guard, ivs)
+        return self.conjunction(builder, [
+            *([] if guard is None else [guard]),
+            *(self.at_end(builder, ivs, axis_id, kind) for axis_id in loops),
+        ])
+
     def sunk_into(
-        self, loop: ScheduleNode, elementwise: ScheduleNode, kind: str
+        self, loop: ScheduleNode, elementwise: ScheduleNode, kind: GuardKind
     ) -> tuple[InvokeOp, tuple[str, ...]] | None:
-        """The Contraction, and the loops down to it, into whose first (kind "first",
-        `elementwise` a Zero just before `loop`) or last (kind "last", a ReLU just
+        """The Contraction, and the loops down to it, into whose first (kind FIRST,
+        `elementwise` a Zero just before `loop`) or last (kind LAST, a ReLU just
         after `loop`) iteration the Zero/ReLU fuses; else None.
 
         `loop` must be an unguarded sequential loop over an axis with neither stride
@@ -227,9 +267,9 @@ class _Emitter:
         axis = loop.axis_op()
         if axis.stride_on("out") or axis.offset_on("out"):
             return None
-        inner = loop.children[0 if kind == "first" else -1]
+        inner = loop.children[0 if kind == GuardKind.FIRST else -1]
         if isinstance(inner, InvokeOp):
-            fuses = (self.fuses_zero(elementwise, inner) if kind == "first"
+            fuses = (self.fuses_zero(elementwise, inner) if kind == GuardKind.FIRST
                      else self.fuses_relu(inner, elementwise))
             if fuses and self.microkernel_shape(inner.primitive_op()) is not None:
                 return inner, (loop.axis_id,)
@@ -247,9 +287,9 @@ class _Emitter:
             and all(
                 [id_text(a) for a in elementwise.role_ids(role)]
                 == [id_text(a) for a in contraction.role_ids(role)]
-                for role in ("M", "N")
+                for role in (Role.M, Role.N)
             )
-            and all(axis.offset_on("out") == 0 for axis in contraction.role_axes("K"))
+            and all(axis.offset_on("out") == 0 for axis in contraction.role_axes(Role.K))
         )
 
     def fuses_zero(self, zero: ScheduleNode, contraction: ScheduleNode) -> bool:
@@ -260,9 +300,10 @@ class _Emitter:
         if contraction.guard is not None:
             return False
         z, c = zero.primitive_op(), contraction.primitive_op()
-        return z.kind == "Zero" and c.kind == "Contraction" and self.same_tile(z, c)
+        return (z.kind == OperationKind.ZERO and c.kind == OperationKind.CONTRACTION
+                and self.same_tile(z, c))
 
-    def fuses_relu(self, contraction: ScheduleNode, relu: ScheduleNode) -> bool:
+    def fuses_relu(self, contraction: ScheduleNode, relu_node: ScheduleNode) -> bool:
         """An (in place) ReLU of the tile of the unguarded Contraction just before it.
 
         The rule: the ReLU is the next sibling of an unguarded Contraction in the
@@ -276,36 +317,22 @@ class _Emitter:
         two orders agree. A ReLU after a guarded Contraction is left alone; one
         after a loop is `sunk_into` it when it can be.
         """
-        if not (isinstance(contraction, InvokeOp) and isinstance(relu, InvokeOp)):
+        if not (isinstance(contraction, InvokeOp) and isinstance(relu_node, InvokeOp)):
             return False
         if contraction.guard is not None or self.config.tensor_count != 3:
             return False
-        c, r = contraction.primitive_op(), relu.primitive_op()
-        return c.kind == "Contraction" and r.kind == "ReLU" and self.same_tile(r, c)
+        c, r = contraction.primitive_op(), relu_node.primitive_op()
+        return (c.kind == OperationKind.CONTRACTION and r.kind == OperationKind.RELU
+                and self.same_tile(r, c))
 
     def emit_guarded(
         self, builder: Builder, node: ScheduleNode, tile: Tile, ivs: dict[str, SSAValue]
     ) -> None:
-        if node.guard is None:
-            self.emit_node(builder, node, tile, ivs)
-            return
         condition = self.condition(builder, node.guard, ivs)
-        body = Block()
-        self.emit_node(Builder(InsertPoint.at_end(body)), node, tile, ivs)
-        body.add_op(scf.YieldOp())
-        builder.insert(scf.IfOp(condition, [], Region(body)))
-
-    def condition(self, builder: Builder, guard: GuardAttr, ivs: dict[str, SSAValue]) -> SSAValue:
-        result: SSAValue | None = None
-        for term in guard.terms:
-            axis = self.config.axis(term.axis_text)
-            target = 0 if term.kind.data == "first" else axis.size - 1
-            test = builder.insert(
-                arith.CmpiOp(ivs[term.axis_text], self.index(builder, target), "eq")
-            ).result
-            result = test if result is None else builder.insert(arith.AndIOp(result, test)).result
-        assert result is not None
-        return result
+        if condition is None:
+            self.emit_node(builder, node, tile, ivs)
+        else:
+            if_then(builder, condition, lambda inner: self.emit_node(inner, node, tile, ivs))
 
     def emit_node(
         self, builder: Builder, node: ScheduleNode, tile: Tile, ivs: dict[str, SSAValue]
@@ -318,16 +345,13 @@ class _Emitter:
             self.emit_parallel(builder, node, tile, ivs)
             return
         axis = node.axis_op()
-        body = Block(arg_types=[IndexType()])
-        iv = body.args[0]
-        iv.name_hint = _hint(node.axis_id)
-        inner = Builder(InsertPoint.at_end(body))
-        inner_tile = self.advance(inner, tile, axis, iv, self.config.tensor_names)
-        self.emit_nodes(inner, node.children, inner_tile, {**ivs, node.axis_id: iv})
-        inner.insert(scf.YieldOp())
-        builder.insert(
-            scf.ForOp(self.index(builder, 0), self.index(builder, axis.size), self.index(builder, 1), [], body)
-        )
+
+        def body(inner: Builder, iv: SSAValue, _: list[SSAValue]) -> None:
+            iv.name_hint = _hint(node.axis_id)
+            inner_tile = self.advance(inner, tile, axis, iv, self.config.tensor_names)
+            self.emit_nodes(inner, node.children, inner_tile, {**ivs, node.axis_id: iv})
+
+        for_loop(builder, 0, axis.size, 1, body)
 
     def emit_parallel(
         self, builder: Builder, node: IterOp, tile: Tile, ivs: dict[str, SSAValue]
@@ -354,9 +378,9 @@ class _Emitter:
         inner.insert(scf.ReduceOp())
         builder.insert(
             scf.ParallelOp(
-                [self.index(builder, 0) for _ in axes],
-                [self.index(builder, a.size) for a in axes],
-                [self.index(builder, 1) for _ in axes],
+                [index(builder, 0) for _ in axes],
+                [index(builder, a.size) for a in axes],
+                [index(builder, 1) for _ in axes],
                 Region(body),
             )
         )
@@ -364,12 +388,12 @@ class _Emitter:
     # -- primitives -----------------------------------------------------------
 
     def emit_primitive(self, builder: Builder, prim: PrimitiveOp, tile: Tile) -> None:
-        if prim.data_type not in SUPPORTED_DATA_TYPES:
+        if prim.data_type not in COMPILED_DATA_TYPES:
             raise TeirError(
                 f"lowering: primitive '{prim.primitive_id}' uses {prim.data_type}, which "
-                f"is not supported yet (supported: {', '.join(SUPPORTED_DATA_TYPES)})"
+                f"is not supported yet (supported: {', '.join(COMPILED_DATA_TYPES)})"
             )
-        element = SUPPORTED_DATA_TYPES[prim.data_type]
+        element = DataType(prim.data_type).storage_type
         tensors = prim.accessed_tensors
         for tensor in tensors:
             if self.tensors[tensor].type.element_type != element:  # pyright: ignore
@@ -377,185 +401,128 @@ class _Emitter:
                     f"lowering: primitive '{prim.primitive_id}' works on {prim.data_type} "
                     f"but tensor {tensor} is {self.tensors[tensor].type}"
                 )
-        if prim.kind == "Contraction" and self.emit_microkernel(builder, prim, element, tile):
-            return
-        if prim.kind != "Contraction" and self.microkernels:
-            from teir_lowering.tile_primitives import emit_tile_primitive
-
-            if emit_tile_primitive(self, builder, prim, element, tile):
+        kind = prim.kind
+        if kind == OperationKind.CONTRACTION:
+            if (shape := self.microkernel_shape(prim)) is not None:
+                self.emit_microkernel(builder, prim, shape, tile)
                 return
-        free = order_for_out([*prim.role_axes("M"), *prim.role_axes("N")], prim.element_width)
-        reduced = list(prim.role_axes("K")) if prim.kind == "Contraction" else []
-        keep_accumulator = prim.kind == "Contraction" and bool(reduced) and all(
-            axis.stride_on("out") == 0 for axis in reduced
-        )
-
-        def scalar(b: Builder, t: Tile) -> None:
-            self.emit_scalar(b, prim.kind, element, t)
-
-        def reduction(b: Builder, t: Tile) -> None:
-            out = self.tensors["out"]
-            # K axes have stride 0 on out but their offsets still count.
-            shift = sum(
-                self.elements("out", axis.offset_on("out"), f"the offset of axis '{axis.axis_id}'")
-                for axis in reduced
-            )
-            out_index = self.address(b, t, "out")
-            if shift:
-                out_index = b.insert(arith.AddiOp(out_index, self.index(b, shift))).result
-            acc = b.insert(memref.LoadOp.get(out, [out_index])).res
-
-            def product(bb: Builder, tt: Tile, accumulator: SSAValue) -> SSAValue:
-                a = bb.insert(memref.LoadOp.get(self.tensors["in0"], [self.address(bb, tt, "in0")])).res
-                c = bb.insert(memref.LoadOp.get(self.tensors["in1"], [self.address(bb, tt, "in1")])).res
-                prod = bb.insert(arith.MulfOp(a, c)).result
-                return bb.insert(arith.AddfOp(accumulator, prod)).result
-
-            total = self.emit_accumulating_loops(b, reduced, t, ("in0", "in1"), acc, product)
-            b.insert(memref.StoreOp.get(total, out, [out_index]))
-
-        if keep_accumulator:
-            self.emit_loops(builder, free, tile, tensors, reduction)
+        elif self.microkernels and emit_tile_primitive(builder, prim, element, tile):
+            return
+        free = order_for_out([*prim.role_axes(Role.M), *prim.role_axes(Role.N)],
+                             prim.element_width)
+        reduced = list(prim.role_axes(Role.K)) if kind == OperationKind.CONTRACTION else []
+        if reduced and all(axis.stride_on("out") == 0 for axis in reduced):
+            self.emit_loops(builder, free, tile, tensors,
+                            lambda inner, inner_tile, _: self.emit_reduction(
+                                inner, reduced, inner_tile))
         else:
-            self.emit_loops(builder, free + reduced, tile, tensors, scalar)
+            self.emit_loops(builder, free + reduced, tile, tensors,
+                            lambda inner, inner_tile, _: self.emit_scalar(
+                                inner, kind, element, inner_tile))
+
+    def emit_reduction(self, builder: Builder, reduced: Sequence[AxisOp], tile: Tile) -> None:
+        """One element of out accumulated in a register across the K loops `reduced`
+        (stride 0 on out; their offsets still count)."""
+        out = self.tensors["out"]
+        out_index = add(builder, tile.address(builder, "out"), self.offsets("out", reduced))
+        acc = load(builder, out, out_index)
+
+        def product(inner: Builder, inner_tile: Tile, carried: list[SSAValue]) -> list[SSAValue]:
+            (accumulator,) = carried
+            a = load(inner, self.tensors["in0"], inner_tile.address(inner, "in0"))
+            b = load(inner, self.tensors["in1"], inner_tile.address(inner, "in1"))
+            prod = inner.insert(arith.MulfOp(a, b)).result
+            return [inner.insert(arith.AddfOp(accumulator, prod)).result]
+
+        (total,) = self.emit_loops(builder, reduced, tile, ("in0", "in1"), product, [acc])
+        store(builder, total, out, out_index)
 
     def microkernel_shape(self, prim: PrimitiveOp) -> GemmShape | None:
-        """The GemmShape of a Contraction the microkernels take (every GEMM/BRGEMM
-        that teir-match-gemm's rule accepts, in any layout), else None."""
-        from teir_lowering.microkernel import GemmShape
-
-        if not self.microkernels or prim.data_type not in SUPPORTED_DATA_TYPES:
+        """The tile of a Contraction whose `kernel` attribute (teir-match-gemm's
+        decision) is a GEMM/BRGEMM, which the microkernels take in any layout; else
+        (no attribute, or another kernel) None."""
+        if not self.microkernels or prim.data_type not in COMPILED_DATA_TYPES:
             return None
-        kernel = prim.matched_kernel()
-        kind = kernel.kind_name
-        if kind not in ("gemm", "brgemm"):
-            return None
-        return GemmShape(
-            m=kernel.get("m"), n=kernel.get("n"), k=kernel.get("k"),
-            lda=kernel.get("lda"), ldb=kernel.get("ldb"), ldc=kernel.get("ldc"),
-            batch=kernel.get("br_size") if kind == "brgemm" else 1,
-            batch_a=kernel.get("br_stride_a") if kind == "brgemm" else 0,
-            batch_b=kernel.get("br_stride_b") if kind == "brgemm" else 0,
-            trans=kernel.trans.data,
-        )
+        kernel = prim.attributes.get(KERNEL_ATTR)
+        return GemmShape.of(kernel) if isinstance(kernel, KernelAttr) else None
 
     def emit_microkernel(
         self,
         builder: Builder,
         prim: PrimitiveOp,
-        element: Attribute,
+        shape: GemmShape,
         tile: Tile,
         zero_first: bool = False,
         relu: bool = False,
         relu_when: SSAValue | None = None,
         zero_when: SSAValue | None = None,
-    ) -> bool:
-        """A register-blocked GEMM/BRGEMM (teir_lowering.microkernel) for a matched
-        tile, with a fused Zero before / ReLU after it; False: not a matched tile."""
-        from teir_lowering.microkernel import GemmEmitter
-
-        shape = self.microkernel_shape(prim)
-        if shape is None:
-            return False
-        bases: list[SSAValue] = []
-        for tensor in ("in0", "in1", "out"):
-            shift = sum(
-                self.elements(tensor, axis.offset_on(tensor), f"the offset of axis '{axis.axis_id}'")
-                for axis in prim.all_role_axes
-            )
-            base = self.address(builder, tile, tensor)
-            if shift:
-                base = builder.insert(arith.AddiOp(base, self.index(builder, shift))).result
-            bases.append(base)
+    ) -> None:
+        """The register-blocked GEMM/BRGEMM (teir_lowering.microkernel) of a matched
+        tile, with a fused Zero before / ReLU after it."""
+        bases = [
+            add(builder, tile.address(builder, tensor), self.offsets(tensor, prim.all_role_axes))
+            for tensor in ("in0", "in1", "out")
+        ]
         emitter = GemmEmitter(
-            shape, element, prim.element_width,
+            shape, DataType(prim.data_type).storage_type, prim.element_width,
             self.tensors["in0"], self.tensors["in1"], self.tensors["out"],
             zero_first=zero_first, zero_when=zero_when, relu=relu, relu_when=relu_when,
         )
         emitter.emit(builder, *bases)
-        return True
 
-    def emit_loops(self, builder, axes, tile, tensors, body_fn) -> None:  # noqa: ANN001
-        """Nested scf.for over `axes` (outermost first) around `body_fn(builder, tile)`."""
+    def emit_loops(
+        self, builder: Builder, axes: Sequence[AxisOp], tile: Tile, tensors: Sequence[str],
+        body: Callable[[Builder, Tile, list[SSAValue]], Sequence[SSAValue] | None],
+        carried: Sequence[SSAValue] = (),
+    ) -> list[SSAValue]:
+        """Nested scf.for over `axes` (outermost first) around `body(builder, tile,
+        values)`, carrying `carried` through iter_args; returns the final values."""
         if not axes:
-            body_fn(builder, tile)
-            return
+            return list(body(builder, tile, list(carried)) or ())
         axis, rest = axes[0], axes[1:]
-        body = Block(arg_types=[IndexType()])
-        body.args[0].name_hint = _hint(axis.axis_id)
-        inner = Builder(InsertPoint.at_end(body))
-        inner_tile = self.advance(inner, tile, axis, body.args[0], tensors)
-        self.emit_loops(inner, rest, inner_tile, tensors, body_fn)
-        inner.insert(scf.YieldOp())
-        builder.insert(
-            scf.ForOp(self.index(builder, 0), self.index(builder, axis.size), self.index(builder, 1), [], body)
-        )
 
-    def emit_accumulating_loops(self, builder, axes, tile, tensors, acc, step_fn) -> SSAValue:  # noqa: ANN001
-        """Nested scf.for carrying `acc` through iter_args; returns the final value."""
-        if not axes:
-            return step_fn(builder, tile, acc)
-        axis, rest = axes[0], axes[1:]
-        body = Block(arg_types=[IndexType(), acc.type])
-        body.args[0].name_hint = _hint(axis.axis_id)
-        body.args[1].name_hint = "acc"
-        inner = Builder(InsertPoint.at_end(body))
-        inner_tile = self.advance(inner, tile, axis, body.args[0], tensors)
-        result = self.emit_accumulating_loops(inner, rest, inner_tile, tensors, body.args[1], step_fn)
-        inner.insert(scf.YieldOp(result))
-        loop = builder.insert(
-            scf.ForOp(self.index(builder, 0), self.index(builder, axis.size), self.index(builder, 1), [acc], body)
-        )
-        return loop.results[0]
+        def step(inner: Builder, iv: SSAValue, values: list[SSAValue]) -> list[SSAValue]:
+            iv.name_hint = _hint(axis.axis_id)
+            for value in values:
+                value.name_hint = "acc"
+            inner_tile = self.advance(inner, tile, axis, iv, tensors)
+            return self.emit_loops(inner, rest, inner_tile, tensors, body, values)
 
-    def emit_scalar(self, builder: Builder, kind: str, element: Attribute, tile: Tile) -> None:
+        return for_loop(builder, 0, axis.size, 1, step, carried)
+
+    def emit_scalar(self, builder: Builder, kind: OperationKind, element: Attribute,
+                    tile: Tile) -> None:
+        """One element of a primitive."""
         out = self.tensors["out"]
-        out_index = self.address(builder, tile, "out")
-        if kind == "Zero":
-            zero = builder.insert(arith.ConstantOp(FloatAttr(0.0, element))).result  # pyright: ignore
-            builder.insert(memref.StoreOp.get(zero, out, [out_index]))
+        out_index = tile.address(builder, "out")
+        if kind == OperationKind.ZERO:
+            store(builder, constant(builder, element), out, out_index)
             return
-        if kind == "Copy":
-            value = builder.insert(memref.LoadOp.get(self.tensors["in0"], [self.address(builder, tile, "in0")])).res
-            builder.insert(memref.StoreOp.get(value, out, [out_index]))
+        if kind == OperationKind.COPY:
+            value = load(builder, self.tensors["in0"], tile.address(builder, "in0"))
+            store(builder, value, out, out_index)
             return
-        if kind == "ReLU":
+        if kind == OperationKind.RELU:
             source = "in0" if self.config.tensor_count == 2 else "out"
-            from teir_lowering.microkernel import relu
-
-            value = builder.insert(memref.LoadOp.get(self.tensors[source], [self.address(builder, tile, source)])).res
-            builder.insert(memref.StoreOp.get(relu(builder, value), out, [out_index]))
+            value = load(builder, self.tensors[source], tile.address(builder, source))
+            store(builder, relu(builder, value), out, out_index)
             return
-        assert kind == "Contraction"
-        a = builder.insert(memref.LoadOp.get(self.tensors["in0"], [self.address(builder, tile, "in0")])).res
-        b = builder.insert(memref.LoadOp.get(self.tensors["in1"], [self.address(builder, tile, "in1")])).res
-        c = builder.insert(memref.LoadOp.get(out, [out_index])).res
+        a = load(builder, self.tensors["in0"], tile.address(builder, "in0"))
+        b = load(builder, self.tensors["in1"], tile.address(builder, "in1"))
+        c = load(builder, out, out_index)
         prod = builder.insert(arith.MulfOp(a, b)).result
         total = builder.insert(arith.AddfOp(c, prod)).result
-        builder.insert(memref.StoreOp.get(total, out, [out_index]))
-
-
-def writes_out_once(axes: Sequence[tuple[int, int]], width: int) -> bool:
-    """Whether axes given as (extent, out stride) reach distinct out elements of
-    `width` units: sorted by stride, each stride of an axis with extent > 1 is at
-    least the span of the smaller ones."""
-    span = width
-    for size, stride in sorted(axes, key=lambda axis: axis[1]):
-        if size > 1:
-            if stride < span:
-                return False
-            span = stride * (size - 1) + span
-    return True
+        store(builder, total, out, out_index)
 
 
 def order_for_out(axes: list[AxisOp], width: int) -> list[AxisOp]:
     """The free axes, the one with the smallest stride on out innermost, when that is safe.
 
     Reordering the loops of an element-wise tile changes nothing when every out
-    element is written once (`writes_out_once`: distinct indices, distinct
+    element is written once (`disjoint_windows`: distinct indices, distinct
     addresses). The innermost loop then walks out contiguously and vectorizes.
     """
-    if not writes_out_once([(axis.size, axis.stride_on("out")) for axis in axes], width):
+    if not disjoint_windows([(axis.size, axis.stride_on("out")) for axis in axes], width):
         return axes
     by_stride = sorted(axes, key=lambda axis: axis.stride_on("out"))
     return list(reversed(by_stride))  # ties keep their order, reversed
@@ -563,23 +530,6 @@ def order_for_out(axes: list[AxisOp], width: int) -> list[AxisOp]:
 
 def _hint(axis_id: str) -> str | None:
     return axis_id if axis_id.isidentifier() else None
-
-
-def _element_width(tensor: str, tensor_type: Attribute) -> int:
-    if not isinstance(tensor_type, MemRefType) or tensor_type.get_num_dims() != 1:
-        raise TeirError(
-            f"lowering: tensor {tensor} must be a 1-D memref of its element type, got "
-            f"{tensor_type}; other memref shapes are not supported yet"
-        )
-    element = tensor_type.element_type
-    if isinstance(element, Float32Type):
-        return 4
-    if isinstance(element, Float64Type):
-        return 8
-    raise TeirError(
-        f"lowering: tensor {tensor} holds {element}; only f32 and f64 tensors are "
-        "supported yet"
-    )
 
 
 @dataclass
@@ -595,7 +545,7 @@ class LowerConfig(RewritePattern):
         builder = Builder(InsertPoint.at_end(block))
         tile = Tile({name: None for name in op.tensor_names})
         emitter.emit_nodes(builder, op.schedule.roots, tile, {})
-        ops: list[Operation] = list(block.ops)
+        ops = list(block.ops)
         for new_op in ops:
             new_op.detach()
         rewriter.replace(op, ops, [])
@@ -608,8 +558,9 @@ class TeirToScfPass(ModulePass):
     name = "teir-to-scf"
 
     microkernels: bool = True
-    """Register-blocked vector code for matched GEMM/BRGEMM tiles, and vector code for
-    Zero/Copy/ReLU tiles (teir_lowering.tile_primitives); else scalar loops."""
+    """Register-blocked vector code for GEMM/BRGEMM tiles (as the `kernel` attribute
+    says), and vector code for Zero/Copy/ReLU tiles (teir_lowering.tile_primitives);
+    else scalar loops."""
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         PatternRewriteWalker(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -179,7 +179,7 @@ class JitModule:
         self._llvm_module = llvm_module
         self._assembly: str | None = None
 
-    _loaded_libraries: set[str] = set()
+    _loaded_libraries: ClassVar[set[str]] = set()
 
     @staticmethod
     def load_library(name: str) -> None:

@@ -3,6 +3,8 @@
 The pipeline (also `teir-opt -p` pass names):
 
     teir-optimize                         teir -> teir (teir_passes.pipeline)
+    teir-match-gemm                       records the microkernel decisions (also
+                                          with optimize=False)
     teir-to-scf, canonicalize, cse        teir -> scf/arith/memref
     teir-outline-parallel                 scf.parallel -> chunk functions
     convert-scf-to-cf ... reconcile-...   -> llvm dialect (teir_lowering.llvm_pipeline)
@@ -12,11 +14,14 @@ The pipeline (also `teir-opt -p` pass names):
 A `Kernel` checks every call before it enters native code: the number of
 arrays, their type, C-contiguity, element type, a writeable `out`, and that
 each array covers the bytes the configuration touches on it (its footprint,
-offsets and guards included). So a call cannot reach memory outside the arrays.
+offsets and guards included; teir_dialect.arrays). So a call cannot reach
+memory outside the arrays. Thread counts are checked where they come in
+(`compile_kernel`, a call, TEIR_NUM_THREADS): an int >= 1.
 """
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import os
 import threading
@@ -26,12 +31,9 @@ from functools import cache
 
 import numpy as np
 from llvmlite import ir
-from teir_lowering.convert_teir_to_scf import TeirToScfPass
-from teir_lowering.ndarray_entry import ENTRY_SUFFIX, add_ndarray_entry, data_offset
-from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.transforms.common_subexpression_elimination import (
@@ -40,18 +42,24 @@ from xdsl.transforms.common_subexpression_elimination import (
 from xdsl.utils.exceptions import DiagnosticException
 
 from teir_dialect import teir_context
-from teir_dialect.analysis import footprint
+from teir_dialect.arrays import TensorSpec, check_arrays, tensor_specs
 from teir_dialect.dialect import ConfigOp
 from teir_dialect.records import TeirError, find_configs, load_module
-
-NUMPY_DTYPES = {Float32Type(): np.dtype(np.float32), Float64Type(): np.dtype(np.float64)}
+from teir_lowering.convert_teir_to_scf import TeirToScfPass, stored_data_type
+from teir_lowering.ndarray_entry import ENTRY_SUFFIX, add_ndarray_entry, data_offset
+from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass, launches_threads
+from teir_passes.match_gemm import MatchGemmPass
+from teir_passes.pipeline import OptimizePass
 
 SCF_PIPELINE: tuple[ModulePass, ...] = (
+    MatchGemmPass(),
     TeirToScfPass(),
     CanonicalizePass(),
     CommonSubexpressionElimination(),
 )
-"""teir -> scf/arith/memref, cleaned up."""
+"""teir -> scf/arith/memref, cleaned up. teir-to-scf reads teir-match-gemm's
+`kernel` attributes, so the pipeline records them first (they are refreshed, an
+idempotent pass, when teir-optimize ran before)."""
 
 
 def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None = None) -> None:
@@ -80,28 +88,48 @@ class TeirToLLVMPass(ModulePass):
         lower_to_llvm(op, ctx)
 
 
+MAX_THREADS = 2**31 - 1
+"""The largest thread count libgomp's omp_set_num_threads takes (a C int)."""
+
+
+def check_threads(threads: object, what: str = "threads") -> int:
+    """`threads` as a thread count: an int >= 1; else a TypeError (not an int, or a
+    bool) or ValueError (< 1, or beyond a C int) naming the value."""
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
+        raise TypeError(
+            f"{what} must be an int >= 1, got {threads!r} of type {type(threads).__name__}"
+        )
+    if threads < 1:
+        raise ValueError(f"{what} must be an int >= 1, got {threads}")
+    if threads > MAX_THREADS:
+        raise ValueError(f"{what} must be at most {MAX_THREADS}, got {threads}")
+    return int(threads)
+
+
 def default_threads() -> int:
-    """TEIR_NUM_THREADS if set, else every core this process may run on."""
+    """TEIR_NUM_THREADS if set (an int >= 1, else a ValueError), else every core this
+    process may run on."""
     if value := os.environ.get("TEIR_NUM_THREADS"):
-        return max(1, int(value))
+        try:
+            count = int(value)
+        except ValueError:
+            raise ValueError(
+                f"TEIR_NUM_THREADS must be an int >= 1, got {value!r}"
+            ) from None
+        return check_threads(count, "TEIR_NUM_THREADS")
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
 
 
-@dataclass(frozen=True)
-class TensorSpec:
-    """What a call must pass for one tensor."""
-
-    name: str
-    dtype: np.dtype
-    needed_bytes: int
-    written: bool
-
-
 class Kernel:
-    """A compiled configuration: `kernel(in0, [in1,] out)` runs it in place on out."""
+    """A compiled configuration: `kernel(in0, [in1,] out)` runs it in place on out.
+
+    `threads` is the default thread count of calls (`kernel(..., threads=N)` per
+    call); it is not part of the machine code, so kernels that differ only in it
+    share their code (`with_threads`).
+    """
 
     def __init__(
         self,
@@ -117,8 +145,9 @@ class Kernel:
         self.name = name
         self.tensors = tuple(tensors)
         self.parallel = parallel
-        self.threads = threads
+        self.threads = check_threads(threads)
         self.stages = stages
+        self._who = f"kernel '{name}'"
         self._engine = engine  # keeps the machine code alive
         prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * len(tensors)))
         self._function = prototype(address)  # ctypes releases the GIL during calls
@@ -131,6 +160,12 @@ class Kernel:
             self._entry = entry_prototype(entry_address)
         self._set_threads = _omp_set_num_threads() if parallel else None
 
+    def with_threads(self, threads: int) -> Kernel:
+        """This kernel, the same machine code, with another default thread count."""
+        kernel = copy.copy(self)
+        kernel.threads = check_threads(threads)
+        return kernel
+
     def check(self, arrays: Sequence[object]) -> list[int]:
         """The arrays' data addresses if a call with them is safe, else a ValueError/TypeError."""
         self.check_arrays(arrays)
@@ -142,31 +177,9 @@ class Kernel:
         return addresses
 
     def check_arrays(self, arrays: Sequence[object]) -> None:
-        """Raises TypeError/ValueError unless each array fits its tensor (all but overlap).
-
-        This runs on every call, so it reads only cheap attributes.
-        """
-        if len(arrays) != len(self.tensors):
-            names = ", ".join(t.name for t in self.tensors)
-            raise TypeError(
-                f"kernel '{self.name}' takes {len(self.tensors)} arrays ({names}), "
-                f"got {len(arrays)}"
-            )
-        for spec, array in zip(self.tensors, arrays):
-            if not isinstance(array, np.ndarray):
-                raise TypeError(f"{spec.name} must be a numpy array, got {type(array).__name__}")
-            if array.dtype != spec.dtype:
-                raise TypeError(f"{spec.name} must hold {spec.dtype} elements, got {array.dtype}")
-            flags = array.flags
-            if not flags.c_contiguous:
-                raise ValueError(f"{spec.name} must be C-contiguous")
-            if spec.written and not flags.writeable:
-                raise ValueError(f"{spec.name} is written by the kernel but is read-only")
-            if array.nbytes < spec.needed_bytes:
-                raise ValueError(
-                    f"{spec.name} has {array.nbytes} bytes but the configuration touches "
-                    f"its bytes up to {spec.needed_bytes}"
-                )
+        """Raises TypeError/ValueError unless each array fits its tensor (all but overlap;
+        teir_dialect.arrays, each tensor's exact dtype)."""
+        check_arrays(self._who, self.tensors, arrays)
 
     def _overlap_error(self, spec: TensorSpec) -> ValueError:
         return ValueError(
@@ -176,12 +189,14 @@ class Kernel:
         )
 
     def __call__(self, *arrays: np.ndarray, threads: int | None = None) -> np.ndarray:
+        if threads is not None and (type(threads) is not int or not 0 < threads <= MAX_THREADS):
+            threads = check_threads(threads)  # a numpy integer, or an error
         if self._set_threads is not None:
-            _set_omp_threads(self._set_threads, threads or self.threads)
+            _set_omp_threads(self._set_threads, self.threads if threads is None else threads)
         if self._entry is None:
             self._function(*self.check(arrays))
             return arrays[-1]
-        self.check_arrays(arrays)
+        check_arrays(self._who, self.tensors, arrays)
         if self._entry(*map(id, arrays)):
             self.check(arrays)  # raises the overlap error
         return arrays[-1]
@@ -213,7 +228,9 @@ def _omp_set_num_threads():
     return function
 
 
-_CACHE: dict[tuple[str, int, bool], Kernel] = {}
+_CACHE: dict[tuple[str, bool], Kernel] = {}
+"""Compiled kernels by (the function's IR, optimize); the thread count is not part
+of the key: it changes no code."""
 _CACHE_LOCK = threading.Lock()
 
 
@@ -250,15 +267,23 @@ def compile_kernel(
 ) -> Kernel:
     """A callable kernel for `config` (module, record, JSON text, or path).
 
-    With `optimize` (the default) the teir-optimize pipeline runs first.
+    With `optimize` (the default) the teir-optimize pipeline runs first;
+    teir-match-gemm, which decides the microkernels, runs in any case. `threads`
+    (an int >= 1; default `default_threads()`) is the default thread count of
+    the kernel's calls; the code is compiled once for every thread count.
     """
+    threads = default_threads() if threads is None else check_threads(threads)
     module = load_module(config)
     function, config_op = _entry(module, name)
-    key = (str(function), threads or 0, optimize)
+    key = (str(function), optimize)
     with _CACHE_LOCK:
-        if (cached := _CACHE.get(key)) is not None:
-            return cached
-    tensors = _tensor_specs(config_op)
+        cached = _CACHE.get(key)
+    if cached is not None:
+        return cached if cached.threads == threads else cached.with_threads(threads)
+    tensors = tensor_specs(config_op, {
+        tensor: np.dtype(stored_data_type(tensor, value.type).numpy_name)
+        for tensor, value in zip(config_op.tensor_names, config_op.tensors)
+    })
     kernel_name = function.sym_name.data
     # Keep only the kernel's function.
     for op in list(module.ops):
@@ -268,17 +293,15 @@ def compile_kernel(
     ctx = teir_context()
     try:
         if optimize:
-            from teir_passes.pipeline import OptimizePass
-
             OptimizePass().apply(ctx, module)
             module.verify()
             stages["optimized"] = str(module)
         lower_to_llvm(module, ctx, stages)
-        parallel = "scf.parallel" in stages["scf"]
     except DiagnosticException as err:
         raise TeirError(f"lowering failed: {err}") from None
     from teir_lowering.jit import JitModule
 
+    parallel = launches_threads(module)
     if parallel:
         JitModule.load_library("libgomp.so.1")
     offset = data_offset()
@@ -295,7 +318,7 @@ def compile_kernel(
         engine,
         None if offset is None else engine.address(kernel_name + ENTRY_SUFFIX),
         parallel,
-        threads or default_threads(),
+        threads,
         stages,
     )
     with _CACHE_LOCK:
@@ -303,22 +326,4 @@ def compile_kernel(
     return kernel
 
 
-def _tensor_specs(config: ConfigOp) -> list[TensorSpec]:
-    touched = footprint(config)
-    written = {"out"}
-    specs: list[TensorSpec] = []
-    for name, value in zip(config.tensor_names, config.tensors):
-        memref_type = value.type
-        assert isinstance(memref_type, MemRefType)
-        dtype = NUMPY_DTYPES.get(memref_type.element_type)
-        if dtype is None:
-            raise TeirError(
-                f"lowering: tensor {name} holds {memref_type.element_type}; only f32 "
-                "and f64 tensors are supported yet"
-            )
-        span = touched[name]
-        specs.append(TensorSpec(name, dtype, 0 if span is None else span.stop, name in written))
-    return specs
-
-
-__all__ = ["Kernel", "compile_kernel", "default_threads", "load_module"]
+__all__ = ["Kernel", "check_threads", "compile_kernel", "default_threads", "load_module"]

@@ -23,11 +23,6 @@ Besides xDSL's own passes and TEIR's three conversions, the list holds:
 
 from dataclasses import dataclass
 
-from teir_lowering.convert_arith_to_llvm import ConvertArithToLLVMPass
-from teir_lowering.convert_cf_to_llvm import ConvertCfToLLVMPass
-from teir_lowering.convert_func_to_llvm import ConvertFuncToLLVMPass
-from teir_lowering.convert_vector_to_llvm import NONTEMPORAL, ConvertVectorToLLVMPass
-from teir_lowering.fence_nontemporal import FenceNontemporalStoresPass
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm, memref, ptr
 from xdsl.dialects.builtin import (
@@ -58,6 +53,12 @@ from xdsl.transforms.convert_vector_to_ptr import ConvertVectorToPtrPass
 from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.utils.type import get_element_type_or_self
+
+from teir_lowering.convert_arith_to_llvm import ConvertArithToLLVMPass
+from teir_lowering.convert_cf_to_llvm import ConvertCfToLLVMPass
+from teir_lowering.convert_func_to_llvm import ConvertFuncToLLVMPass
+from teir_lowering.convert_vector_to_llvm import NONTEMPORAL, ConvertVectorToLLVMPass
+from teir_lowering.fence_nontemporal import FenceNontemporalStoresPass
 
 
 class LLVMLoweringError(DiagnosticException):

@@ -22,7 +22,8 @@ loads (`vector.insert`) or scatters them to scalar stores (`vector.extract`):
   runs with V = m as before, "?TT" with V = n (vectors along n, broadcast A).
 - "NNT" (V = m) and "TTN" (V = n) keep X contiguous while C is contiguous along
   U instead of V: each L x L square of accumulators is transposed in registers
-  (`transpose`: log2 L stages of L shuffles) and C is read and written by vector
+  (`teir_lowering.emit.transpose`: unpack within 128-bit lanes, then 128-bit-lane
+  shuffles, L log2 L shuffles in all) and C is read and written by vector
   rows along U, once per block. This needs NR a multiple of L, hence one vector
   per block when two would not fit (MV = 1, NR = L with 16 lanes: about 4%
   slower at k = 128 than the MV = 2 blocks of "NNN", faster for short k, and
@@ -69,7 +70,7 @@ Fused epilogues (`GemmEmitter`): `zero_first` is a Zero of the tile just before
 (the accumulators start at +0 and C is not read: beta = 0), or, with
 `zero_when`, only when that i1 holds (C is read and replaced by +0 by a select);
 `relu` is a ReLU of the tile just after, select(x < 0, +0, x) on each final
-value before its one store (`relu`, below: an ordered compare, so -0.0 and NaN
+value before its one store (`teir_lowering.emit.relu`: an ordered compare, so -0.0 and NaN
 pass unchanged), or, with `relu_when`, only when that i1 holds. When they may
 be fused is the caller's rule (teir_lowering.convert_teir_to_scf: siblings of
 the Contraction, or sunk into the first / last iteration of the K loops around
@@ -84,51 +85,39 @@ by rounding only. Vector width follows the host: 512-bit with AVX-512, else
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from typing import cast
 
-from teir_lowering.convert_arith_to_llvm import lane_cmpf, lane_select
 from xdsl.builder import Builder
-from xdsl.dialects import arith, math, memref, scf, vector
-from xdsl.dialects.builtin import (
-    DenseArrayBase,
-    DenseIntOrFPElementsAttr,
-    FloatAttr,
-    IndexType,
-    IntegerAttr,
-    VectorType,
-    i64,
+from xdsl.dialects import arith, vector
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, i64
+from xdsl.ir import Attribute, SSAValue
+
+from teir_dialect.dialect import KernelAttr
+from teir_lowering.emit import (
+    MIN_LANES,
+    add,
+    constant,
+    fma,
+    for_loop,
+    load,
+    relu,
+    splat,
+    store,
+    transpose,
+    value_type,
+    vector_bytes,
 )
-from xdsl.ir import Attribute, Block, SSAValue
-from xdsl.rewriter import InsertPoint
 
 ACCUMULATOR_REGISTERS = 24
 """Vector registers for C blocks with 32 architectural vector registers (AVX-512):
 the loaded vectors of A (or B) and a broadcast need the rest."""
 
 
-@cache
-def vector_bytes() -> int:
-    """The host's vector register width in bytes."""
-    import llvmlite.binding as llvm
-
-    llvm.initialize_native_target()
-    features = llvm.get_host_cpu_features()
-    if features.get("avx512f"):
-        return 64
-    if features.get("avx2") or features.get("avx"):
-        return 32
-    return 16
-
-
 def accumulator_budget() -> int:
     """Accumulators per block: 24 of the 32 registers with AVX-512, 12 of 16 without."""
     return ACCUMULATOR_REGISTERS if vector_bytes() == 64 else ACCUMULATOR_REGISTERS // 2
 
-
-MIN_LANES = 4
 
 
 def lanes_for(extent: int, width: int, minimum: int = MIN_LANES) -> int:
@@ -160,6 +149,23 @@ class GemmShape:
     batch_a: int
     batch_b: int
     trans: str = "NNN"
+
+    @staticmethod
+    def of(kernel: KernelAttr) -> GemmShape | None:
+        """The tile of a `#teir.kernel` that teir-match-gemm recorded; None unless it
+        is a GEMM or BRGEMM (the microkernels take every layout of both)."""
+        kind = kernel.kind_name
+        if kind not in ("gemm", "brgemm"):
+            return None
+        batched = kind == "brgemm"
+        return GemmShape(
+            m=kernel.get("m"), n=kernel.get("n"), k=kernel.get("k"),
+            lda=kernel.get("lda"), ldb=kernel.get("ldb"), ldc=kernel.get("ldc"),
+            batch=kernel.get("br_size") if batched else 1,
+            batch_a=kernel.get("br_stride_a"),
+            batch_b=kernel.get("br_stride_b"),
+            trans=kernel.trans.data,
+        )
 
     @property
     def a_strides(self) -> tuple[int, int]:
@@ -273,29 +279,7 @@ class Operand:
     batch: int
 
 
-class IndexArithmetic:
-    """Index constants and `base + value * scale` for the emitters of vector code."""
-
-    @staticmethod
-    def index(builder: Builder, value: int) -> SSAValue:
-        return builder.insert(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
-
-    def add(self, builder: Builder, base: SSAValue, value: int | SSAValue, scale: int = 1) -> SSAValue:
-        """base + value * scale, skipping zero terms."""
-        if isinstance(value, int):
-            if value * scale == 0:
-                return base
-            term = self.index(builder, value * scale)
-        else:
-            if scale == 0:
-                return base
-            term = value if scale == 1 else builder.insert(
-                arith.MuliOp(value, self.index(builder, scale))
-            ).result
-        return builder.insert(arith.AddiOp(base, term)).result
-
-
-class GemmEmitter(IndexArithmetic):
+class GemmEmitter:
     """Emits the blocked loops of one GEMM/BRGEMM tile at given base indices.
 
     `zero_first`: a fused Zero of the tile (the accumulation starts from +0 and C
@@ -326,76 +310,12 @@ class GemmEmitter(IndexArithmetic):
 
     # -- small builders ----------------------------------------------------------
 
-    def loop(self, builder: Builder, lower: int, upper: int, step: int,
-             body: Callable[[Builder, SSAValue, list[SSAValue]], list[SSAValue]],
-             carried: list[SSAValue] | None = None) -> list[SSAValue]:
-        """scf.for lower..upper by step with `carried` iter_args; body returns the yields."""
-        carried = carried or []
-        block = Block(arg_types=[IndexType(), *(v.type for v in carried)])
-        inner = Builder(InsertPoint.at_end(block))
-        results = body(inner, block.args[0], list(block.args[1:]))
-        inner.insert(scf.YieldOp(*results))
-        op = builder.insert(scf.ForOp(
-            self.index(builder, lower), self.index(builder, upper), self.index(builder, step),
-            carried, block,
-        ))
-        return list(op.results)
-
-    def typ(self, lanes: int) -> Attribute:
-        return self.element if lanes == 1 else VectorType(self.element, [lanes])
-
-    def zero(self, builder: Builder, lanes: int, value: float = 0.0) -> SSAValue:
-        """+0 (or `value`, e.g. -0.0) as a scalar or splat vector constant."""
-        if lanes == 1:
-            attr = FloatAttr(value, self.element)  # pyright: ignore
-        else:
-            attr = DenseIntOrFPElementsAttr.from_list(self.typ(lanes), [value])  # pyright: ignore
-        return builder.insert(arith.ConstantOp(attr)).result
-
-    def load(self, builder: Builder, memory: SSAValue, at: SSAValue, stride: int, lanes: int,
-             valid: int | None = None, fill: float = 0.0) -> SSAValue:
-        """`lanes` elements at `at`, `at + stride`, ...: a scalar, a vector load (unit
-        stride), or a gather of scalar loads; only the first `valid` lanes are read
-        when given (the others hold `fill`)."""
-        if lanes == 1:
-            return builder.insert(memref.LoadOp.get(memory, [at])).res
-        if stride == 1 and valid is None:
-            return builder.insert(vector.LoadOp(memory, [at], self.typ(lanes))).result
-        value = self.zero(builder, lanes, fill)
-        for lane in range(lanes if valid is None else valid):
-            element = builder.insert(memref.LoadOp.get(memory, [self.add(builder, at, lane * stride)])).res
-            value = builder.insert(vector.InsertOp(element, value, [lane])).result
-        return value
-
-    def store(self, builder: Builder, value: SSAValue, memory: SSAValue, at: SSAValue,
-              stride: int, lanes: int) -> None:
-        """The inverse of `load`: a scalar, a vector store, or one store per lane."""
-        if lanes == 1:
-            builder.insert(memref.StoreOp.get(value, memory, [at]))
-        elif stride == 1:
-            builder.insert(vector.StoreOp(value, memory, [at]))
-        else:
-            for lane in range(lanes):
-                element = builder.insert(vector.ExtractOp(value, [lane], self.element)).result
-                builder.insert(memref.StoreOp.get(element, memory, [self.add(builder, at, lane * stride)]))
-
-    def splat(self, builder: Builder, scalar: SSAValue, lanes: int) -> SSAValue:
-        if lanes == 1:
-            return scalar
-        return builder.insert(vector.BroadcastOp(scalar, self.typ(lanes))).vector
-
-    @staticmethod
-    def fma(builder: Builder, x: SSAValue, y: SSAValue, acc: SSAValue) -> SSAValue:
-        if isinstance(x.type, VectorType):
-            return builder.insert(vector.FMAOp(x, y, acc)).res
-        return builder.insert(math.FmaOp(x, y, acc)).result
-
     def start(self, builder: Builder, loaded: list[SSAValue]) -> list[SSAValue]:
         """The initial accumulators from C's `loaded` values under a conditional Zero."""
         if self.zero_when is None:
             return loaded
         return [builder.insert(arith.SelectOp(
-                    self.zero_when, self.zero(builder, _lanes(value.type)), value)).result
+                    self.zero_when, constant(builder, value.type), value)).result
                 for value in loaded]
 
     def finish(self, builder: Builder, value: SSAValue) -> SSAValue:
@@ -488,90 +408,65 @@ class GemmEmitter(IndexArithmetic):
         squares = [(v, g) for v in range(vectors) for g in range(0, nr, lanes)]
 
         def column_block(cb: Builder, u0: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-            y_block = self.add(cb, y.base, u0, y.free)
-            c_column = self.add(cb, c0, u0, cu)
+            y_block = add(cb, y.base, u0, y.free)
+            c_column = add(cb, c0, u0, cu)
 
             def row_block(rb: Builder, v0: SSAValue, __: list[SSAValue]) -> list[SSAValue]:
-                c_block = self.add(rb, c_column, v0, cv)
-                c_at = [[self.add(rb, c_block, v * lanes * cv + j * cu) for v in range(vectors)]
+                c_block = add(rb, c_column, v0, cv)
+                c_at = [[add(rb, c_block, v * lanes * cv + j * cu) for v in range(vectors)]
                         for j in range(nr)]
                 if self.zero_first and self.zero_when is None:
-                    accs = [self.zero(rb, lanes)] * (nr * vectors)
+                    accs = [constant(rb, value_type(self.element, lanes))] * (nr * vectors)
                 elif transposed:
-                    accs = [self.zero(rb, lanes)] * (nr * vectors)
+                    accs = [constant(rb, value_type(self.element, lanes))] * (nr * vectors)
                     for v, g in squares:  # rows of C along u, transposed to columns
-                        rows = [self.load(rb, self.c, self.add(rb, c_at[g][v], lane * cv), 1, lanes)
+                        rows = [load(rb, self.c, add(rb, c_at[g][v], lane * cv), lanes)
                                 for lane in range(lanes)]
-                        for j, column in enumerate(self.transpose(rb, rows), start=g):
+                        for j, column in enumerate(transpose(rb, rows), start=g):
                             accs[j * vectors + v] = column
                 else:
-                    accs = [self.load(rb, self.c, c_at[j][v], cv, lanes)
+                    accs = [load(rb, self.c, c_at[j][v], lanes, cv)
                             for j in range(nr) for v in range(vectors)]
                 accs = self.start(rb, accs)
-                x_block = self.add(rb, x.base, v0, x.free)
+                x_block = add(rb, x.base, v0, x.free)
 
                 def batch(bb: Builder, t: SSAValue, acc: list[SSAValue]) -> list[SSAValue]:
-                    x_batch = self.add(bb, x_block, t, x.batch)
-                    y_batch = self.add(bb, y_block, t, y.batch)
+                    x_batch = add(bb, x_block, t, x.batch)
+                    y_batch = add(bb, y_block, t, y.batch)
 
                     def step(kb: Builder, kk: SSAValue, acc: list[SSAValue]) -> list[SSAValue]:
-                        x_k = self.add(kb, x_batch, kk, x.k)
-                        x_vectors = [self.load(kb, x.memory, self.add(kb, x_k, v * lanes * x.free),
-                                               x.free, lanes)
+                        x_k = add(kb, x_batch, kk, x.k)
+                        x_vectors = [load(kb, x.memory, add(kb, x_k, v * lanes * x.free), lanes,
+                                          x.free)
                                      for v in range(vectors)]
-                        y_k = self.add(kb, y_batch, kk, y.k)
+                        y_k = add(kb, y_batch, kk, y.k)
                         out: list[SSAValue] = []
                         for j in range(nr):
-                            value = kb.insert(memref.LoadOp.get(
-                                y.memory, [self.add(kb, y_k, j * y.free)])).res
-                            splat = self.splat(kb, value, lanes)
+                            value = load(kb, y.memory, add(kb, y_k, j * y.free))
+                            broadcast = splat(kb, value, lanes)
                             for v in range(vectors):
-                                out.append(self.fma(kb, x_vectors[v], splat, acc[j * vectors + v]))
+                                out.append(fma(kb, x_vectors[v], broadcast, acc[j * vectors + v]))
                         return out
 
-                    return self.loop(bb, 0, s.k, 1, step, acc)
+                    return for_loop(bb, 0, s.k, 1, step, acc)
 
-                accs = self.loop(rb, 0, s.batch, 1, batch, accs)
+                accs = for_loop(rb, 0, s.batch, 1, batch, accs)
                 values = [self.finish(rb, acc) for acc in accs]
                 if transposed:
                     for v, g in squares:
-                        rows = self.transpose(rb, [values[j * vectors + v] for j in range(g, g + lanes)])
+                        rows = transpose(rb, [values[j * vectors + v] for j in range(g, g + lanes)])
                         for lane, row in enumerate(rows):
-                            self.store(rb, row, self.c, self.add(rb, c_at[g][v], lane * cv), 1, lanes)
+                            store(rb, row, self.c, add(rb, c_at[g][v], lane * cv))
                     return []
                 for j in range(nr):
                     for v in range(vectors):
-                        self.store(rb, values[j * vectors + v], self.c, c_at[j][v], cv, lanes)
+                        store(rb, values[j * vectors + v], self.c, c_at[j][v], cv)
                 return []
 
-            self.loop(cb, row_start, row_stop, vectors * lanes, row_block)
+            for_loop(cb, row_start, row_stop, vectors * lanes, row_block)
             return []
 
-        self.loop(builder, col_start, col_stop, nr, column_block)
-
-    def transpose(self, builder: Builder, rows: list[SSAValue]) -> list[SSAValue]:
-        """The L x L transpose of L vectors of L lanes: log2(L) stages; the stage of
-        distance g pairs vectors r and r + g and, within each 2g-lane segment,
-        gathers their low g lanes into r and their high g lanes into r + g."""
-        lanes = len(rows)
-        typ = rows[0].type
-        vectors = list(rows)
-        g = lanes // 2
-        while g >= 1:
-            low = [q * 2 * g + lane + side for q in range(lanes // (2 * g))
-                   for side in (0, lanes) for lane in range(g)]
-            high = [index + g for index in low]
-            for r in range(lanes):
-                if r & g:
-                    continue
-                vectors[r], vectors[r + g] = (
-                    builder.insert(vector.ShuffleOp(
-                        vectors[r], vectors[r + g], DenseArrayBase.from_list(i64, mask),
-                        result_type=typ)).result  # pyright: ignore
-                    for mask in (low, high)
-                )
-            g //= 2
-        return vectors
+        for_loop(builder, col_start, col_stop, nr, column_block)
 
     # -- dot kernel ------------------------------------------------------------------
 
@@ -599,55 +494,54 @@ class GemmEmitter(IndexArithmetic):
         rest = s.k - whole
 
         def column_block(cb: Builder, j0: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-            b_block = self.add(cb, b0, j0, b_n)
-            c_column = self.add(cb, c0, j0, c_n)
+            b_block = add(cb, b0, j0, b_n)
+            c_column = add(cb, c0, j0, c_n)
 
             def row_block(rb: Builder, i0: SSAValue, __: list[SSAValue]) -> list[SSAValue]:
-                a_block = self.add(rb, a0, i0, a_m)
-                c_block = self.add(rb, c_column, i0, c_m)
+                a_block = add(rb, a0, i0, a_m)
+                c_block = add(rb, c_column, i0, c_m)
                 # (i, j) at i * nr + j; from -0.0, the identity of IEEE addition,
                 # so that a sum of -0.0 products stays -0.0 as in the reference
-                accs = [self.zero(rb, lanes, -0.0)] * (mr * nr)
+                accs = [constant(rb, value_type(self.element, lanes), -0.0)] * (mr * nr)
 
                 def batch(bb: Builder, t: SSAValue, acc: list[SSAValue]) -> list[SSAValue]:
-                    a_batch = self.add(bb, a_block, t, s.batch_a)
-                    b_batch = self.add(bb, b_block, t, s.batch_b)
+                    a_batch = add(bb, a_block, t, s.batch_a)
+                    b_batch = add(bb, b_block, t, s.batch_b)
 
                     def step(kb: Builder, p: SSAValue | int, acc: list[SSAValue],
                              valid: int | None = None) -> list[SSAValue]:
-                        a_p, b_p = self.add(kb, a_batch, p), self.add(kb, b_batch, p)
-                        a_rows = [self.load(kb, self.a, self.add(kb, a_p, i * a_m), 1, lanes, valid,
-                                            -0.0) for i in range(mr)]
+                        a_p, b_p = add(kb, a_batch, p), add(kb, b_batch, p)
+                        a_rows = [load(kb, self.a, add(kb, a_p, i * a_m), lanes, 1, valid, -0.0) for i in range(mr)]
                         out = list(acc)
                         for j in range(nr):
-                            b_column = self.load(kb, self.b, self.add(kb, b_p, j * b_n), 1, lanes, valid)
+                            b_column = load(kb, self.b, add(kb, b_p, j * b_n), lanes, 1, valid)
                             for i in range(mr):
-                                out[i * nr + j] = self.fma(kb, a_rows[i], b_column, out[i * nr + j])
+                                out[i * nr + j] = fma(kb, a_rows[i], b_column, out[i * nr + j])
                         return out
 
                     if whole:
-                        acc = self.loop(bb, 0, whole, lanes, step, acc)
+                        acc = for_loop(bb, 0, whole, lanes, step, acc)
                     if rest:  # the k remainder: lanes past it add -0.0 * +0.0 = -0.0
                         acc = step(bb, whole, acc, rest)
                     return acc
 
-                accs = self.loop(rb, 0, s.batch, 1, batch, accs)
+                accs = for_loop(rb, 0, s.batch, 1, batch, accs)
                 sums = self.reduce_lanes(rb, accs)
                 for i in range(mr):
                     for j in range(nr):
-                        at = self.add(rb, c_block, i * c_m + j * c_n)
+                        at = add(rb, c_block, i * c_m + j * c_n)
                         if self.zero_first and self.zero_when is None:
-                            start = self.zero(rb, 1)
+                            start = constant(rb, self.element)
                         else:
-                            (start,) = self.start(rb, [rb.insert(memref.LoadOp.get(self.c, [at])).res])
+                            (start,) = self.start(rb, [load(rb, self.c, at)])
                         total = rb.insert(arith.AddfOp(start, sums[i * nr + j])).result
-                        rb.insert(memref.StoreOp.get(self.finish(rb, total), self.c, [at]))
+                        store(rb, self.finish(rb, total), self.c, at)
                 return []
 
-            self.loop(cb, row_start, row_stop, mr, row_block)
+            for_loop(cb, row_start, row_stop, mr, row_block)
             return []
 
-        self.loop(builder, col_start, col_stop, nr, column_block)
+        for_loop(builder, col_start, col_stop, nr, column_block)
 
     def reduce_lanes(self, builder: Builder, vectors: list[SSAValue]) -> list[SSAValue]:
         """The lane sums of `vectors` (one vector type), reduced together.
@@ -694,20 +588,3 @@ class GemmEmitter(IndexArithmetic):
             for lane, owner in enumerate(owners):
                 sums[owner] = builder.insert(vector.ExtractOp(value, [lane], self.element)).result
         return [s for s in sums if s is not None]
-
-
-def _lanes(typ: Attribute) -> int:
-    return typ.get_shape()[0] if isinstance(typ, VectorType) else 1
-
-
-def relu(builder: Builder, value: SSAValue) -> SSAValue:
-    """The reference ReLU of a scalar or 1-D vector of floats: select(x < 0, +0, x),
-    an ordered compare, so -0.0 and NaN pass unchanged (a max would not). Vectors
-    use `lane_cmpf`/`lane_select` (teir_lowering.convert_arith_to_llvm)."""
-    typ = value.type
-    if isinstance(typ, VectorType):
-        zero = builder.insert(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(typ, [0.0]))).result  # pyright: ignore
-    else:
-        zero = builder.insert(arith.ConstantOp(FloatAttr(0.0, typ))).result  # pyright: ignore
-    negative = builder.insert(lane_cmpf(value, zero, "olt")).result
-    return builder.insert(lane_select(negative, zero, value)).result

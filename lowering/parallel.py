@@ -33,8 +33,19 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from teir_dialect.records import TeirError
+from teir_lowering.emit import for_loop
 
 LAUNCH_PREFIX = "__teir_launch_"
+
+
+def launches_threads(module: builtin.ModuleOp) -> bool:
+    """Whether teir-outline-parallel left a launcher in `module` (declared at the scf
+    level, defined by teir-gomp-launch): then the code forks through libgomp."""
+    return any(
+        isinstance(op, (func.FuncOp, llvm.FuncOp))
+        and op.sym_name.data.startswith(LAUNCH_PREFIX)
+        for op in module.ops
+    )
 
 
 def _inside(value: SSAValue, op: Operation) -> bool:
@@ -79,29 +90,28 @@ def outline_parallel(loop: scf.ParallelOp, parent: func.FuncOp, name: str) -> fu
     lo, hi = body.args[-2], body.args[-1]
     lo.name_hint, hi.name_hint = "lo", "hi"
 
-    step = builder.insert(arith.ConstantOp(IntegerAttr(1, IndexType()))).result
-    loop_body = Block(arg_types=[IndexType()])
-    loop_body.args[0].name_hint = "linear"
-    inner = Builder(InsertPoint.at_end(loop_body))
-    remaining = loop_body.args[0]
-    ivs: list[SSAValue] = [remaining] * len(loop.upperBound)
-    for dim in reversed(range(len(loop.upperBound))):
-        extent = mapping[loop.upperBound[dim]]
-        index = remaining if dim == 0 else inner.insert(arith.RemUIOp(remaining, extent)).result
-        if dim:
-            remaining = inner.insert(arith.DivUIOp(remaining, extent)).result
-        lower = mapping[loop.lowerBound[dim]]
-        stride = mapping[loop.step[dim]]
-        scaled = inner.insert(arith.MuliOp(index, stride)).result
-        ivs[dim] = inner.insert(arith.AddiOp(lower, scaled)).result
-    for arg, iv in zip(loop.body.block.args, ivs):
-        mapping[arg] = iv
-    for op in loop.body.block.ops:
-        if isinstance(op, scf.ReduceOp):
-            continue
-        inner.insert(op.clone(value_mapper=mapping))
-    inner.insert(scf.YieldOp())
-    builder.insert(scf.ForOp(lo, hi, step, [], loop_body))
+    def chunk(inner: Builder, linear: SSAValue, _: list[SSAValue]) -> None:
+        """One iteration of the loop at a linear index: its indices, then its body."""
+        linear.name_hint = "linear"
+        remaining = linear
+        ivs: list[SSAValue] = [remaining] * len(loop.upperBound)
+        for dim in reversed(range(len(loop.upperBound))):
+            extent = mapping[loop.upperBound[dim]]
+            position = remaining if dim == 0 else inner.insert(
+                arith.RemUIOp(remaining, extent)).result
+            if dim:
+                remaining = inner.insert(arith.DivUIOp(remaining, extent)).result
+            lower = mapping[loop.lowerBound[dim]]
+            stride = mapping[loop.step[dim]]
+            scaled = inner.insert(arith.MuliOp(position, stride)).result
+            ivs[dim] = inner.insert(arith.AddiOp(lower, scaled)).result
+        for arg, iv in zip(loop.body.block.args, ivs):
+            mapping[arg] = iv
+        for op in loop.body.block.ops:
+            if not isinstance(op, scf.ReduceOp):
+                inner.insert(op.clone(value_mapper=mapping))
+
+    for_loop(builder, lo, hi, 1, chunk)
     builder.insert(func.ReturnOp())
     outlined = func.FuncOp(
         name, ([v.type for v in body.args], []), Region(body), visibility="private"
@@ -172,33 +182,26 @@ def _parents(op: Operation, stop: Operation) -> list[Operation]:
 
 def _sequentialize(loop: scf.ParallelOp) -> None:
     """scf.parallel -> nested scf.for, for loops already inside a parallel chunk."""
-    rewriter = Rewriter()
+    bounds = list(zip(loop.lowerBound, loop.upperBound, loop.step))
     block = loop.body.block
-    outer_block: Block | None = None
-    innermost: Block | None = None
-    ivs: list[SSAValue] = []
-    loops: list[scf.ForOp] = []
-    for lower, upper, stride in zip(loop.lowerBound, loop.upperBound, loop.step):
-        body = Block(arg_types=[IndexType()])
-        ivs.append(body.args[0])
-        new_loop = scf.ForOp(lower, upper, stride, [], body)
-        if innermost is not None:
-            innermost.add_op(new_loop)
-        else:
-            outer_block = body
-        loops.append(new_loop)
-        innermost = body
-    assert innermost is not None and outer_block is not None
-    for arg, iv in zip(block.args, ivs):
-        arg.replace_all_uses_with(iv)
-    for op in list(block.ops):
-        op.detach()
-        if isinstance(op, scf.ReduceOp):
-            continue
-        innermost.add_op(op)
-    for body_block in [lp.body.block for lp in loops]:
-        body_block.add_op(scf.YieldOp())
-    rewriter.replace_op(loop, loops[0], [])
+
+    def nest(builder: Builder, ivs: list[SSAValue]) -> None:
+        if len(ivs) < len(bounds):
+            lower, upper, stride = bounds[len(ivs)]
+            for_loop(builder, lower, upper, stride,
+                     lambda inner, iv, _: nest(inner, [*ivs, iv]))
+            return
+        for arg, iv in zip(block.args, ivs):
+            arg.replace_all_uses_with(iv)
+        for op in list(block.ops):
+            op.detach()
+            if isinstance(op, scf.ReduceOp):
+                op.erase()
+            else:
+                builder.insert(op)
+
+    nest(Builder(InsertPoint.before(loop)), [])
+    Rewriter.erase_op(loop)
 
 
 # --------------------------------------------------------------------------
@@ -206,7 +209,7 @@ def _sequentialize(loop: scf.ParallelOp) -> None:
 # --------------------------------------------------------------------------
 
 
-def _declare(module: builtin.ModuleOp, name: str, inputs: list, output) -> None:  # noqa: ANN001
+def _declare(module: builtin.ModuleOp, name: str, inputs: list, output) -> None:
     if any(isinstance(o, llvm.FuncOp) and o.sym_name.data == name for o in module.ops):
         return
     module.body.block.add_op(

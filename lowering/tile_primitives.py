@@ -3,8 +3,9 @@
 `emit_tile_primitive` is the hook of `teir-to-scf`: for a Zero, Copy or ReLU
 tile it emits scf/arith/memref/vector loops and returns True, or returns False
 (having emitted nothing) to leave the tile to the scalar loops. Two layouts
-qualify, both only when the tile writes each out element once (then the order
-in which elements are written does not matter, as in `order_for_out`):
+qualify, both only when the tile writes each out element once
+(`teir_dialect.analysis.disjoint_windows`; then the order in which elements
+are written does not matter, as in teir-to-scf's `order_for_out`):
 
 - contiguous: the axis with the smallest out stride has unit stride on out and
   on the source (Copy and ReLU: in0, or out for the in-place ReLU; Zero reads
@@ -19,7 +20,7 @@ in which elements are written does not matter, as in `order_for_out`):
   (`teir-match-gemm`'s `operand_layout`). The R x C tile is cut into L x L
   blocks (L lanes: 16 f32 or 8 f64 with AVX-512): L rows of in0 are loaded as
   vectors, transposed in registers by log2(L) stages of `vector.shuffle`
-  (`transpose_network`: unpack-low/high within 128-bit lanes, then 128-bit-lane
+  (`teir_lowering.emit.transpose`: unpack-low/high within 128-bit lanes, then 128-bit-lane
   shuffles, which x86 does with vunpck*/vshuf*), and stored as L rows of out.
   Edges that are not a multiple of L use L/2, L/4 ... down to 16-byte vectors,
   then scalar loops. For large outputs the blocks store whole cache lines with
@@ -34,30 +35,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
-from typing import TYPE_CHECKING
 
-from teir_lowering.convert_teir_to_scf import writes_out_once
-from teir_lowering.microkernel import MIN_LANES, IndexArithmetic, relu, vector_bytes
 from xdsl.builder import Builder
-from xdsl.dialects import arith, memref, scf, vector
-from xdsl.dialects.builtin import (
-    BoolAttr,
-    DenseArrayBase,
-    DenseIntOrFPElementsAttr,
-    FloatAttr,
-    IndexType,
-    VectorType,
-    i64,
+from xdsl.dialects import arith, memref, vector
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, i64
+from xdsl.ir import Attribute, SSAValue
+
+from teir_dialect.analysis import disjoint_windows, footprint
+from teir_dialect.dialect import ConfigOp, PrimitiveOp
+from teir_dialect.vocabulary import OperationKind
+from teir_lowering.emit import (
+    MIN_LANES,
+    Tile,
+    add,
+    constant,
+    for_loop,
+    if_then,
+    index,
+    load,
+    relu,
+    store,
+    transpose,
+    value_type,
+    vector_bytes,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
-from xdsl.rewriter import InsertPoint
-
-if TYPE_CHECKING:
-    from teir_lowering.convert_teir_to_scf import Tile, _Emitter
-
-    from teir_dialect.dialect import PrimitiveOp
-
 
 CACHE_LINE = 64
 """Bytes per cache line (x86)."""
@@ -84,78 +85,13 @@ class TileAxis:
     out: int
 
 
-# -- the register transpose ---------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TransposeStage:
-    """Vectors i and i + `distance` (i without that bit) become lo(i, j) at i, hi at j."""
-
-    distance: int
-    lo: tuple[int, ...]
-    hi: tuple[int, ...]
-
-
-@cache
-def transpose_network(lanes: int, width: int) -> tuple[tuple[TransposeStage, ...], tuple[int, ...]]:
-    """The shuffle stages transposing `lanes` vectors of `lanes` elements, and where
-    column j ends up (`order[j]` is the index of the vector holding it, in row order).
-
-    First log2(E) stages (E elements per 128-bit lane) interleave pairs of vectors
-    within 128-bit lanes, at granularity 1, 2, ... elements (vunpcklps/vunpckhps,
-    vunpcklpd/vunpckhpd): each 128-bit lane then holds an E x E block transposed.
-    Then log2(lanes / E) stages move whole 128-bit lanes: the even lanes of both
-    vectors, then the odd ones (vshuff32x4 / vperm2f128).
-    """
-    per_lane = max(1, min(lanes, 16 // width))
-    stages: list[TransposeStage] = []
-    granularity = 1
-    while granularity < per_lane:
-        lo: list[int] = []
-        hi: list[int] = []
-        for base in range(0, lanes, per_lane):
-            for half, target in ((0, lo), (per_lane // 2, hi)):
-                for k in range(per_lane // (2 * granularity)):
-                    start = base + half + k * granularity
-                    target += range(start, start + granularity)
-                    target += range(lanes + start, lanes + start + granularity)
-        stages.append(TransposeStage(granularity, tuple(lo), tuple(hi)))
-        granularity *= 2
-    blocks = lanes // per_lane
-    distance = per_lane
-    while distance < lanes:
-        lo, hi = [], []
-        for parity, target in ((0, lo), (1, hi)):
-            for offset in (0, lanes):
-                for block in range(parity, blocks, 2):
-                    start = offset + block * per_lane
-                    target += range(start, start + per_lane)
-        stages.append(TransposeStage(distance, tuple(lo), tuple(hi)))
-        distance *= 2
-    # Follow (row, column) labels through the stages to find each column.
-    vectors = [[(row, column) for column in range(lanes)] for row in range(lanes)]
-    for stage in stages:
-        for i in range(lanes):
-            if i & stage.distance:
-                continue
-            j = i + stage.distance
-            both = vectors[i] + vectors[j]
-            vectors[i], vectors[j] = [both[k] for k in stage.lo], [both[k] for k in stage.hi]
-    order = [0] * lanes
-    for index, labels in enumerate(vectors):
-        column = labels[0][1]
-        assert labels == [(row, column) for row in range(lanes)], "not a transpose"
-        order[column] = index
-    return tuple(stages), tuple(order)
-
-
 # -- emission -----------------------------------------------------------------------
 
 
-class TileEmitter(IndexArithmetic):
+class TileEmitter:
     """Emits the vector loops of one Zero/Copy/ReLU tile at given base indices."""
 
-    def __init__(self, kind: str, element: Attribute, width: int,
+    def __init__(self, kind: OperationKind, element: Attribute, width: int,
                  source: SSAValue | None, out: SSAValue, nontemporal: bool = False):
         self.nontemporal = nontemporal  # may use non-temporal stores (see aligned_tile)
         self.kind = kind
@@ -168,33 +104,6 @@ class TileEmitter(IndexArithmetic):
 
     # -- small builders -------------------------------------------------------
 
-    def loop(self, builder: Builder, lower: int | SSAValue, upper: int | SSAValue,
-             step: int, body: Callable[[Builder, SSAValue], None]) -> None:
-        """scf.for lower..upper by step (nothing when statically empty)."""
-        if isinstance(lower, int) and isinstance(upper, int) and upper <= lower:
-            return
-        block = Block(arg_types=[IndexType()])
-        inner = Builder(InsertPoint.at_end(block))
-        body(inner, block.args[0])
-        inner.insert(scf.YieldOp())
-        bounds = [v if isinstance(v, SSAValue) else self.index(builder, v)
-                  for v in (lower, upper, step)]
-        builder.insert(scf.ForOp(*bounds, [], block))
-
-    def when(self, builder: Builder, condition: SSAValue,
-             then: Callable[[Builder], None], otherwise: Callable[[Builder], None] | None = None,
-             ) -> None:
-        """scf.if condition, with an else region when `otherwise` is given."""
-        regions = []
-        for body in (then, otherwise):
-            if body is None:
-                continue
-            block = Block()
-            body(Builder(InsertPoint.at_end(block)))
-            block.add_op(scf.YieldOp())
-            regions.append(Region(block))
-        builder.insert(scf.IfOp(condition, [], *regions))
-
     def outer_loops(self, builder: Builder, axes: Sequence[TileAxis], source: SSAValue,
                     out: SSAValue, body: Callable[[Builder, SSAValue, SSAValue], None]) -> None:
         """Scalar loops over `axes` (outermost first) advancing both bases."""
@@ -203,42 +112,24 @@ class TileEmitter(IndexArithmetic):
             return
         axis, rest = axes[0], axes[1:]
 
-        def step(b: Builder, iv: SSAValue) -> None:
-            self.outer_loops(b, rest, self.add(b, source, iv, axis.source),
-                             self.add(b, out, iv, axis.out), body)
+        def step(b: Builder, iv: SSAValue, _: list[SSAValue]) -> None:
+            self.outer_loops(b, rest, add(b, source, iv, axis.source),
+                             add(b, out, iv, axis.out), body)
 
-        self.loop(builder, 0, axis.size, 1, step)
+        for_loop(builder, 0, axis.size, 1, step)
 
     def apply(self, builder: Builder, value: SSAValue) -> SSAValue:
         """The primitive's value for a loaded (vector or scalar) `value`."""
-        return relu(builder, value) if self.kind == "ReLU" else value
-
-    def zero(self, builder: Builder, typ: Attribute) -> SSAValue:
-        if isinstance(typ, VectorType):
-            attr = DenseIntOrFPElementsAttr.from_list(typ, [0.0])  # pyright: ignore
-        else:
-            attr = FloatAttr(0.0, self.element)  # pyright: ignore
-        return builder.insert(arith.ConstantOp(attr)).result
-
-    def vector_type(self, lanes: int) -> VectorType:
-        return VectorType(self.element, [lanes])
+        return relu(builder, value) if self.kind == OperationKind.RELU else value
 
     def element_op(self, builder: Builder, source: SSAValue | None, out: SSAValue,
                    lanes: int) -> None:
         """One vector (lanes > 1) or scalar of the primitive: out[out] = f(source[source])."""
-        if lanes == 1:
-            if self.source is None or source is None:
-                value = self.zero(builder, self.element)
-            else:
-                value = self.apply(builder, builder.insert(memref.LoadOp.get(self.source, [source])).res)
-            builder.insert(memref.StoreOp.get(value, self.out, [out]))
-            return
-        typ = self.vector_type(lanes)
         if self.source is None or source is None:
-            value = self.zero(builder, typ)
+            value = constant(builder, value_type(self.element, lanes))
         else:
-            value = self.apply(builder, builder.insert(vector.LoadOp(self.source, [source], typ)).result)
-        builder.insert(vector.StoreOp(value, self.out, [out]))
+            value = self.apply(builder, load(builder, self.source, source, lanes))
+        store(builder, value, self.out, out)
 
     # -- contiguous runs ----------------------------------------------------------
 
@@ -249,10 +140,10 @@ class TileEmitter(IndexArithmetic):
         def row(b: Builder, src: SSAValue, dst: SSAValue) -> None:
             full = run // self.lanes * self.lanes
 
-            def vectors(vb: Builder, i: SSAValue) -> None:
-                self.element_op(vb, self.add(vb, src, i), self.add(vb, dst, i), self.lanes)
+            def vectors(vb: Builder, i: SSAValue, _: list[SSAValue]) -> None:
+                self.element_op(vb, add(vb, src, i), add(vb, dst, i), self.lanes)
 
-            self.loop(b, 0, full, self.lanes, vectors)
+            for_loop(b, 0, full, self.lanes, vectors)
             done = full
             lanes = self.lanes // 2
             while done < run:
@@ -260,7 +151,7 @@ class TileEmitter(IndexArithmetic):
                     lanes //= 2
                     continue
                 step = lanes if lanes >= self.min_lanes else 1
-                self.element_op(b, self.add(b, src, done), self.add(b, dst, done), step)
+                self.element_op(b, add(b, src, done), add(b, dst, done), step)
                 done += step
 
         self.outer_loops(builder, outer, source, out, row)
@@ -318,59 +209,59 @@ class TileEmitter(IndexArithmetic):
         piece = self.min_lanes  # lanes per 16 bytes
         columns_full = columns.size // lanes * lanes
         pointer = builder.insert(memref.ExtractAlignedPointerAsIndexOp.get(self.out)).aligned_pointer
-        start = self.add(builder, pointer, out, width)  # bytes
-        misalignment = builder.insert(arith.RemUIOp(start, self.index(builder, CACHE_LINE))).result
-        granule = builder.insert(arith.RemUIOp(misalignment, self.index(builder, 16))).result
-        aligned = builder.insert(arith.CmpiOp(granule, self.index(builder, 0), "eq")).result
+        start = add(builder, pointer, out, width)  # bytes
+        misalignment = builder.insert(arith.RemUIOp(start, index(builder, CACHE_LINE))).result
+        granule = builder.insert(arith.RemUIOp(misalignment, index(builder, 16))).result
+        aligned = builder.insert(arith.CmpiOp(granule, index(builder, 0), "eq")).result
 
         def streaming(b: Builder) -> None:
-            lead = b.insert(arith.SubiOp(self.index(b, CACHE_LINE), misalignment)).result
-            lead = b.insert(arith.RemUIOp(lead, self.index(b, CACHE_LINE))).result
-            peel = b.insert(arith.DivUIOp(lead, self.index(b, width))).result
+            lead = b.insert(arith.SubiOp(index(b, CACHE_LINE), misalignment)).result
+            lead = b.insert(arith.RemUIOp(lead, index(b, CACHE_LINE))).result
+            peel = b.insert(arith.DivUIOp(lead, index(b, width))).result
 
             def is_head(bb: Builder, lane: int) -> SSAValue:
-                return bb.insert(arith.CmpiOp(self.index(bb, lane), peel, "ult")).result
+                return bb.insert(arith.CmpiOp(index(bb, lane), peel, "ult")).result
 
             def row_of(bb: Builder, lane: int) -> SSAValue:
                 """The tile row in lane `lane` of the edge block: lane, or lane + nr - lanes."""
                 return bb.insert(arith.SelectOp(
-                    is_head(bb, lane), self.index(bb, lane), self.index(bb, lane + nr - lanes)
+                    is_head(bb, lane), index(bb, lane), index(bb, lane + nr - lanes)
                 )).result
 
             def edges(bb: Builder) -> None:
-                source_rows = [self.add(bb, source, row_of(bb, k), rows.source)
+                source_rows = [add(bb, source, row_of(bb, k), rows.source)
                                for k in range(lanes)]
-                out_pieces = [self.add(bb, out, row_of(bb, q)) for q in range(0, lanes, piece)]
+                out_pieces = [add(bb, out, row_of(bb, q)) for q in range(0, lanes, piece)]
 
-                def block(cb: Builder, c0: SSAValue) -> None:
+                def block(cb: Builder, c0: SSAValue, _: list[SSAValue]) -> None:
                     vectors = self.transposed(
-                        cb, [self.add(cb, row, c0) for row in source_rows], lanes)
+                        cb, [add(cb, row, c0) for row in source_rows], lanes)
                     for column, value in enumerate(vectors):
-                        at = self.add(cb, c0, column)
+                        at = add(cb, c0, column)
                         for q, base in zip(range(0, lanes, piece), out_pieces):
                             part = cb.insert(vector.ShuffleOp(
                                 value, value, DenseArrayBase.from_list(i64, list(range(q, q + piece))),
-                                result_type=self.vector_type(piece))).result
-                            self.store(cb, part, self.add(cb, base, at, columns.out), True)
+                                result_type=VectorType(self.element, [piece]))).result
+                            store(cb, part, self.out, add(cb, base, at, columns.out), nontemporal=True)
 
-                self.loop(bb, 0, columns_full, lanes, block)
+                for_loop(bb, 0, columns_full, lanes, block)
 
-            nonzero = b.insert(arith.CmpiOp(peel, self.index(b, 0), "ne")).result
-            self.when(b, nonzero, edges)
-            middle = b.insert(arith.SubiOp(self.index(b, nr), peel)).result
-            middle = b.insert(arith.DivUIOp(middle, self.index(b, lanes))).result
-            middle = b.insert(arith.MuliOp(middle, self.index(b, lanes))).result
+            nonzero = b.insert(arith.CmpiOp(peel, index(b, 0), "ne")).result
+            if_then(b, nonzero, edges)
+            middle = b.insert(arith.SubiOp(index(b, nr), peel)).result
+            middle = b.insert(arith.DivUIOp(middle, index(b, lanes))).result
+            middle = b.insert(arith.MuliOp(middle, index(b, lanes))).result
             middle = b.insert(arith.AddiOp(peel, middle)).result
 
-            def line_blocks(rb: Builder, r0: SSAValue) -> None:
-                self.loop(rb, 0, columns_full, lanes, lambda cb, c0: self.block(
+            def line_blocks(rb: Builder, r0: SSAValue, _: list[SSAValue]) -> None:
+                for_loop(rb, 0, columns_full, lanes, lambda cb, c0, _: self.block(
                     cb, rows, columns, source, out, r0, c0, lanes, nontemporal=True))
 
-            self.loop(b, peel, middle, lanes, line_blocks)
+            for_loop(b, peel, middle, lanes, line_blocks)
             self.region(b, rows, columns, source, out, (0, nr), (columns_full, columns.size),
                         lanes)
 
-        self.when(builder, aligned, streaming, lambda b: self.region(
+        if_then(builder, aligned, streaming, lambda b: self.region(
             b, rows, columns, source, out, (0, nr), (0, columns.size), lanes))
 
     def region(self, builder: Builder, rows: TileAxis, columns: TileAxis,
@@ -389,13 +280,13 @@ class TileEmitter(IndexArithmetic):
         r_full = r_lo + (r_hi - r_lo) // lanes * lanes
         c_full = c_lo + (c_hi - c_lo) // lanes * lanes
 
-        def row_block(rb: Builder, r0: SSAValue) -> None:
-            def column_block(cb: Builder, c0: SSAValue) -> None:
+        def row_block(rb: Builder, r0: SSAValue, _: list[SSAValue]) -> None:
+            def column_block(cb: Builder, c0: SSAValue, _: list[SSAValue]) -> None:
                 self.block(cb, rows, columns, source, out, r0, c0, lanes)
 
-            self.loop(rb, c_lo, c_full, lanes, column_block)
+            for_loop(rb, c_lo, c_full, lanes, column_block)
 
-        self.loop(builder, r_lo, r_full, lanes, row_block)
+        for_loop(builder, r_lo, r_full, lanes, row_block)
         self.region(builder, rows, columns, source, out, (r_lo, r_full), (c_full, c_hi),
                     lanes // 2)
         self.region(builder, rows, columns, source, out, (r_full, r_hi), (c_lo, c_hi),
@@ -405,71 +296,53 @@ class TileEmitter(IndexArithmetic):
               out: SSAValue, r0: SSAValue, c0: SSAValue, lanes: int,
               nontemporal: bool = False) -> None:
         """One lanes x lanes block: rows r0.. of the source in, rows c0.. of out out."""
-        src = self.add(builder, self.add(builder, source, r0, rows.source), c0)
-        dst = self.add(builder, self.add(builder, out, c0, columns.out), r0)
+        src = add(builder, add(builder, source, r0, rows.source), c0)
+        dst = add(builder, add(builder, out, c0, columns.out), r0)
         vectors = self.transposed(
-            builder, [self.add(builder, src, k * rows.source) for k in range(lanes)], lanes)
+            builder, [add(builder, src, k * rows.source) for k in range(lanes)], lanes)
         for column, value in enumerate(vectors):
-            self.store(builder, value, self.add(builder, dst, column * columns.out), nontemporal)
+            store(builder, value, self.out, add(builder, dst, column * columns.out),
+                  nontemporal=nontemporal)
 
     def transposed(self, builder: Builder, addresses: Sequence[SSAValue],
                    lanes: int) -> list[SSAValue]:
         """The primitive applied to `lanes` vectors loaded at `addresses` (rows of the
         source), transposed: vector j holds lane j of every row, in row order."""
         assert self.source is not None
-        typ = self.vector_type(lanes)
-        vectors = [
-            self.apply(builder, builder.insert(vector.LoadOp(self.source, [at], typ)).result)
-            for at in addresses
-        ]
-        stages, order = transpose_network(lanes, self.width)
-        for stage in stages:
-            for i in range(lanes):
-                if i & stage.distance:
-                    continue
-                j = i + stage.distance
-                vectors[i], vectors[j] = (
-                    builder.insert(vector.ShuffleOp(
-                        vectors[i], vectors[j], DenseArrayBase.from_list(i64, mask),
-                        result_type=typ)).result
-                    for mask in (stage.lo, stage.hi)
-                )
-        return [vectors[index] for index in order]
-
-    def store(self, builder: Builder, value: SSAValue, at: SSAValue, nontemporal: bool) -> None:
-        flag = BoolAttr.from_bool(True) if nontemporal else None
-        builder.insert(vector.StoreOp(value, self.out, [at], flag))
+        return transpose(builder, [self.apply(builder, load(builder, self.source, at, lanes))
+                                   for at in addresses])
 
     def scalar_region(self, builder: Builder, rows: TileAxis, columns: TileAxis,
                       source: SSAValue, out: SSAValue, row_range: tuple[int, int],
                       column_range: tuple[int, int]) -> None:
         """Element by element, rows of out innermost."""
 
-        def column(cb: Builder, c: SSAValue) -> None:
-            src_c = self.add(cb, source, c)
-            dst_c = self.add(cb, out, c, columns.out)
+        def column(cb: Builder, c: SSAValue, _: list[SSAValue]) -> None:
+            src_c = add(cb, source, c)
+            dst_c = add(cb, out, c, columns.out)
 
-            def row(rb: Builder, r: SSAValue) -> None:
-                self.element_op(rb, self.add(rb, src_c, r, rows.source), self.add(rb, dst_c, r), 1)
+            def row(rb: Builder, r: SSAValue, _: list[SSAValue]) -> None:
+                self.element_op(rb, add(rb, src_c, r, rows.source), add(rb, dst_c, r), 1)
 
-            self.loop(cb, *row_range, 1, row)
+            for_loop(cb, *row_range, 1, row)
 
-        self.loop(builder, *column_range, 1, column)
+        for_loop(builder, *column_range, 1, column)
 
 
 # -- the teir-to-scf hook -----------------------------------------------------------
 
 
-def emit_tile_primitive(emitter: _Emitter, builder: Builder, prim: PrimitiveOp,
-                        element: Attribute, tile: Tile) -> bool:
+def emit_tile_primitive(builder: Builder, prim: PrimitiveOp, element: Attribute,
+                        tile: Tile) -> bool:
     """Vector code for a Zero/Copy/ReLU tile (see the module doc); False: not handled."""
     kind = prim.kind
-    if kind not in ("Zero", "Copy", "ReLU"):
+    if kind == OperationKind.CONTRACTION:
         return False
+    config = prim.config
     width = prim.element_width
-    if kind == "Zero":
+    if kind == OperationKind.ZERO:
         source_name = None
-    elif kind == "ReLU" and emitter.config.tensor_count == 3:
+    elif kind == OperationKind.RELU and config.tensor_count == 3:
         source_name = "out"  # in place
     else:
         source_name = "in0"
@@ -485,40 +358,34 @@ def emit_tile_primitive(emitter: _Emitter, builder: Builder, prim: PrimitiveOp,
         if axis.size > 1:
             source_stride = 0 if source_name is None else axis.stride_on(source_name) // width
             axes.append(TileAxis(axis.size, source_stride, axis.stride_on("out") // width))
-    if not axes or not writes_out_once([(axis.size, axis.out) for axis in axes], 1):
+    if not axes or not disjoint_windows([(axis.size, axis.out) for axis in axes], 1):
         return False
     plan = _plan(kind, axes, source_name is None)
     if plan is None:
         return False
-
-    def base(tensor: str) -> SSAValue:
-        value = emitter.address(builder, tile, tensor)
-        if shift[tensor]:
-            value = builder.insert(arith.AddiOp(value, emitter.index(builder, shift[tensor]))).result
-        return value
-
-    out = base("out")
-    source = out if source_name in (None, "out") else base(source_name)
+    memory = dict(zip(config.tensor_names, config.tensors))
+    out = add(builder, tile.address(builder, "out"), shift["out"])
+    source = out
+    if source_name not in (None, "out"):
+        source = add(builder, tile.address(builder, source_name), shift[source_name])
     tile_emitter = TileEmitter(
         kind, element, width,
-        None if source_name is None else emitter.tensors[source_name],
-        emitter.tensors["out"],
+        None if source_name is None else memory[source_name],
+        memory["out"],
     )
     if plan[0] == "contiguous":
         _, outer, run = plan
         tile_emitter.emit_contiguous(builder, outer, run, source, out)
     else:
         _, outer, rows, columns = plan
-        tile_emitter.nontemporal = _large_output(emitter)
+        tile_emitter.nontemporal = _large_output(config)
         tile_emitter.emit_transpose(builder, outer, rows, columns, source, out)
     return True
 
 
-def _large_output(emitter: _Emitter) -> bool:
+def _large_output(config: ConfigOp) -> bool:
     """Whether the configuration's out footprint reaches `NONTEMPORAL_MIN_BYTES`."""
-    from teir_dialect.analysis import footprint
-
-    touched = footprint(emitter.config)["out"]
+    touched = footprint(config)["out"]
     return touched is not None and touched.stop - touched.start >= NONTEMPORAL_MIN_BYTES
 
 
@@ -527,7 +394,7 @@ Plan = (
 )
 
 
-def _plan(kind: str, axes: list[TileAxis], no_source: bool) -> Plan:
+def _plan(kind: OperationKind, axes: list[TileAxis], no_source: bool) -> Plan:
     """("contiguous", outer axes, run) or ("transpose", outer, rows, columns), or None."""
     by_out = sorted(axes, key=lambda a: a.out)
     inner = by_out[0]
@@ -541,7 +408,7 @@ def _plan(kind: str, axes: list[TileAxis], no_source: bool) -> Plan:
         if run < MIN_LANES:
             return None
         return ("contiguous", list(reversed(rest)), run)
-    if kind == "Zero" or inner.out != 1:
+    if kind == OperationKind.ZERO or inner.out != 1:
         return None
     columns = [a for a in axes if a.source == 1 and a is not inner]
     if len(columns) != 1 or inner.source < columns[0].size or columns[0].out < inner.size:

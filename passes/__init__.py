@@ -12,30 +12,31 @@ from importlib import import_module
 from xdsl.passes import ModulePass
 
 
-def _lazy(module: str, name: str) -> Callable[[], type[ModulePass]]:
-    """A factory importing the pass class on first use (xDSL's universe protocol)."""
-    return lambda: getattr(import_module(f"teir_passes.{module}"), name)
+def lazy_pass(module: str, name: str) -> Callable[[], type[ModulePass]]:
+    """A factory importing the pass class `module.name` on first use (xDSL's universe
+    protocol), so that listing the passes imports none of them."""
+    return lambda: getattr(import_module(module), name)
 
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
-    "teir-optimize": _lazy("pipeline", "OptimizePass"),
-    "teir-canonicalize-guards": _lazy("canonicalize_guards", "CanonicalizeGuardsPass"),
-    "teir-match-gemm": _lazy("match_gemm", "MatchGemmPass"),
-    "teir-drop-unit-iterations": _lazy("drop_unit_iterations", "DropUnitIterationsPass"),
-    "teir-lift-gemm": _lazy("lift_gemm", "LiftGemmPass"),
-    "teir-lift-brgemm": _lazy("lift_brgemm", "LiftBrgemmPass"),
-    "teir-split": _lazy("split", "SplitPass"),
-    "teir-tile": _lazy("tile", "TilePass"),
-    "teir-reorder": _lazy("reorder", "ReorderPass"),
-    "teir-fuse-axes": _lazy("fuse_axes", "FuseAxesPass"),
-    "teir-parallelize": _lazy("parallelize", "ParallelizePass"),
-    "teir-sequentialize": _lazy("parallelize", "SequentializePass"),
-    "teir-fold-guarded-reduction": _lazy(
-        "fold_guarded_reduction", "FoldGuardedReductionPass"
+    "teir-optimize": lazy_pass("teir_passes.pipeline", "OptimizePass"),
+    "teir-canonicalize-guards": lazy_pass("teir_passes.canonicalize_guards", "CanonicalizeGuardsPass"),
+    "teir-match-gemm": lazy_pass("teir_passes.match_gemm", "MatchGemmPass"),
+    "teir-drop-unit-iterations": lazy_pass("teir_passes.drop_unit_iterations", "DropUnitIterationsPass"),
+    "teir-lift-gemm": lazy_pass("teir_passes.lift_gemm", "LiftGemmPass"),
+    "teir-lift-brgemm": lazy_pass("teir_passes.lift_brgemm", "LiftBrgemmPass"),
+    "teir-split": lazy_pass("teir_passes.split", "SplitPass"),
+    "teir-tile": lazy_pass("teir_passes.tile", "TilePass"),
+    "teir-reorder": lazy_pass("teir_passes.reorder", "ReorderPass"),
+    "teir-fuse-axes": lazy_pass("teir_passes.fuse_axes", "FuseAxesPass"),
+    "teir-parallelize": lazy_pass("teir_passes.parallelize", "ParallelizePass"),
+    "teir-sequentialize": lazy_pass("teir_passes.parallelize", "SequentializePass"),
+    "teir-fold-guarded-reduction": lazy_pass(
+        "teir_passes.fold_guarded_reduction", "FoldGuardedReductionPass"
     ),
-    "teir-lift-elementwise": _lazy("lift_elementwise", "LiftElementwisePass"),
-    "teir-apply-schedule": _lazy("apply_schedule", "ApplySchedulePass"),
-    "teir-auto-schedule": _lazy("auto_schedule", "AutoSchedulePass"),
+    "teir-lift-elementwise": lazy_pass("teir_passes.lift_elementwise", "LiftElementwisePass"),
+    "teir-apply-schedule": lazy_pass("teir_passes.apply_schedule", "ApplySchedulePass"),
+    "teir-auto-schedule": lazy_pass("teir_passes.auto_schedule", "AutoSchedulePass"),
 }
 """Pass name -> factory, as xDSL's universe expects."""
 

@@ -45,6 +45,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from teir_dialect.analysis import disjoint_windows
 from teir_dialect.dialect import (
     AxisOp,
     GuardAttr,
@@ -168,18 +169,9 @@ def out_span(loop: IterOp, below: IterOp) -> int | None:
 
 
 def chain_is_disjoint(chain: Sequence[AxisOp], span: int) -> bool:
-    """Distinct index tuples of `chain` address disjoint `span`-byte windows of out.
-
-    Mixed radix: sorted by stride, each axis must step past everything finer.
-    """
-    for axis in sorted(
-        (a for a in chain if a.size > 1), key=lambda a: a.stride_on("out")
-    ):
-        stride = axis.stride_on("out")
-        if stride < span:
-            return False
-        span += stride * (axis.size - 1)
-    return True
+    """Distinct index tuples of `chain` address disjoint `span`-byte windows of out
+    (the mixed-radix rule, `teir_dialect.analysis.disjoint_windows`)."""
+    return disjoint_windows([(axis.size, axis.stride_on("out")) for axis in chain], span)
 
 
 # --------------------------------------------------------------------------

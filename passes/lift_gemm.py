@@ -33,10 +33,14 @@ from xdsl.context import Context
 from xdsl.dialects import builtin
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
 from teir_dialect.dialect import (
-    AxisOp,
     ConfigOp,
     InvokeOp,
     IterOp,
@@ -45,12 +49,8 @@ from teir_dialect.dialect import (
     id_text,
 )
 from teir_dialect.gemm import gemm_layout
+from teir_dialect.vocabulary import OperationKind, Role
 from teir_passes.primitives import erase_unused, with_roles
-
-
-def fits_gemm(m: AxisOp, n: AxisOp, k: AxisOp, width: int) -> bool:
-    """Whether (m, n, k) fits Table 10.6.1's GEMM pattern (teir-match-gemm's rule)."""
-    return gemm_layout(m, n, k, width) is not None
 
 
 def _invocations(node: IterOp) -> list[InvokeOp]:
@@ -68,74 +68,81 @@ def _names_axis(node: IterOp, axes: set[str]) -> bool:
 
 def _element_local(invoke: InvokeOp, config: ConfigOp, used: set[str]) -> bool:
     prim = invoke.primitive_op()
-    if prim.kind == "Zero" or (prim.kind == "ReLU" and config.tensor_count == 3):
-        return not ({id_text(a) for a in prim.role_ids("M") + prim.role_ids("N")} & used)
+    if prim.kind == OperationKind.ZERO or (
+        prim.kind == OperationKind.RELU and config.tensor_count == 3
+    ):
+        roles = prim.role_ids(Role.M) + prim.role_ids(Role.N)
+        return not ({id_text(a) for a in roles} & used)
     return False
 
 
-def _splice(node: IterOp) -> None:
-    children = node.children
-    for child in children:
-        child.detach()
-    Rewriter.replace_op(node, children, [])
+class LiftGemm(RewritePattern):
+    """Three loops m, n, k around an invocation of a scalar Contraction -> an
+    invocation of a GEMM primitive (see the module docstring for the conditions)."""
 
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: InvokeOp, rewriter: PatternRewriter) -> None:
+        prim = op.primitive_op()
+        if prim.kind != OperationKind.CONTRACTION or prim.all_role_axes:
+            return
+        config = op.config
+        # Innermost candidates first: they give the smallest leading dimensions.
+        path = [n for n in reversed(op.ancestors()) if not n.parallel and n.guard is None]
+        for m_node, n_node, k_node in permutations(path, 3):
+            m, n, k = (x.axis_op() for x in (m_node, n_node, k_node))
+            if gemm_layout(m, n, k, prim.element_width) is None:
+                continue
+            if _invocations(k_node) != [op]:
+                continue
+            axes = {m.axis_id, n.axis_id, k.axis_id}
+            if any(_names_axis(node, axes) for node in (m_node, n_node, k_node)):
+                continue
+            others = list(
+                {id(inv): inv for node in (m_node, n_node) for inv in _invocations(node)
+                 if inv is not op}.values()
+            )
+            if all(_element_local(inv, config, axes) for inv in others):
+                self.rewrite(op, prim, (m_node, n_node, k_node), others, rewriter)
+                return
 
-def _retarget(invoke: InvokeOp, prim: PrimitiveOp) -> None:
-    invoke.properties["primitive"] = prim.id
-
-
-def lift_gemm(op: InvokeOp) -> bool:
-    """Lifts the loops around `op` into a GEMM if the conditions hold; True if it did."""
-    prim = op.primitive_op()
-    if prim.kind != "Contraction" or prim.all_role_axes:
-        return False
-    config = op.config
-    # Innermost candidates first: they give the smallest leading dimensions.
-    path = [n for n in reversed(op.ancestors()) if not n.parallel and n.guard is None]
-    for m_node, n_node, k_node in permutations(path, 3):
-        m, n, k = (x.axis_op() for x in (m_node, n_node, k_node))
-        if not fits_gemm(m, n, k, prim.element_width):
-            continue
-        if _invocations(k_node) != [op]:
-            continue
-        axes = {m.axis_id, n.axis_id, k.axis_id}
-        if any(_names_axis(node, axes) for node in (m_node, n_node, k_node)):
-            continue
-        others = list(
-            {id(inv): inv for node in (m_node, n_node) for inv in _invocations(node)
-             if inv is not op}.values()
+    @staticmethod
+    def rewrite(
+        op: InvokeOp,
+        prim: PrimitiveOp,
+        nodes: tuple[IterOp, IterOp, IterOp],
+        others: list[InvokeOp],
+        rewriter: PatternRewriter,
+    ) -> None:
+        """X invokes the GEMM, the other invocations get m / n into their roles, and
+        the three nodes give way to their children."""
+        m_node, n_node, k_node = nodes
+        config = op.config
+        old = [prim]
+        gemm = with_roles(
+            prim, {Role.M: [m_node.axis], Role.N: [n_node.axis], Role.K: [k_node.axis]}, "gemm"
         )
-        if not all(_element_local(inv, config, axes) for inv in others):
-            continue
-        _rewrite(op, prim, (m_node, n_node, k_node), others)
-        return True
-    return False
+        _retarget(op, gemm, rewriter)
+        for inv in others:
+            extra: dict[str, list[Attribute]] = {Role.M: [], Role.N: []}
+            below = {a.node_id for a in inv.ancestors()}
+            if m_node.node_id in below:
+                extra[Role.M].append(m_node.axis)
+            if n_node.node_id in below:
+                extra[Role.N].append(n_node.axis)
+            source = inv.primitive_op()
+            old.append(source)
+            _retarget(inv, with_roles(source, extra, source.kind.lower()), rewriter)
+        for node in (k_node, n_node, m_node):
+            children = node.children
+            for child in children:
+                child.detach()
+            rewriter.replace(node, children, [])
+        erase_unused(config, old)
 
 
-def _rewrite(
-    op: InvokeOp,
-    prim: PrimitiveOp,
-    nodes: tuple[IterOp, IterOp, IterOp],
-    others: list[InvokeOp],
-) -> None:
-    m_node, n_node, k_node = nodes
-    config = op.config
-    old = [prim]
-    gemm = with_roles(prim, {"M": [m_node.axis], "N": [n_node.axis], "K": [k_node.axis]}, "gemm")
-    _retarget(op, gemm)
-    for inv in others:
-        extra: dict[str, list[Attribute]] = {"M": [], "N": []}
-        below = {a.node_id for a in inv.ancestors()}
-        if m_node.node_id in below:
-            extra["M"].append(m_node.axis)
-        if n_node.node_id in below:
-            extra["N"].append(n_node.axis)
-        source = inv.primitive_op()
-        old.append(source)
-        _retarget(inv, with_roles(source, extra, source.kind.lower()))
-    for node in (k_node, n_node, m_node):
-        _splice(node)
-    erase_unused(config, old)
+def _retarget(invoke: InvokeOp, prim: PrimitiveOp, rewriter: PatternRewriter) -> None:
+    invoke.properties["primitive"] = prim.id
+    rewriter.notify_op_modified(invoke)
 
 
 @dataclass(frozen=True)
@@ -145,5 +152,4 @@ class LiftGemmPass(ModulePass):
     name = "teir-lift-gemm"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        while any(lift_gemm(inv) for inv in list(op.walk()) if isinstance(inv, InvokeOp)):
-            pass
+        PatternRewriteWalker(LiftGemm()).rewrite_module(op)

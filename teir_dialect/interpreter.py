@@ -55,9 +55,9 @@ import numpy as np
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
 
-from teir_dialect.analysis import footprint
+from teir_dialect.arrays import check_arrays, tensor_specs
 from teir_dialect.dialect import ConfigOp, InvokeOp, IterOp, PrimitiveOp, ScheduleNode
-from teir_dialect.records import TeirError, find_configs, from_json
+from teir_dialect.records import TeirError, find_configs, load_module
 from teir_dialect.vocabulary import DataType, GuardKind, OperationKind
 
 __all__ = [
@@ -438,19 +438,18 @@ class _Runner:
 
 
 def load_config(config: object) -> ConfigOp:
-    """The verified ConfigOp of a ConfigOp, an op holding exactly one, or a record."""
-    if isinstance(config, Operation):
-        configs = find_configs(config)
-        if len(configs) != 1:
-            raise TeirError(
-                f"run_reference expects exactly one teir.config, found {len(configs)}"
-            )
+    """The verified ConfigOp of a ConfigOp, of an op holding exactly one, or of what
+    `records.load_module` loads (a record dict, JSON text, a .json/.mlir path)."""
+    ir = config if isinstance(config, Operation) else load_module(config)
+    configs = find_configs(ir)
+    if len(configs) != 1:
+        raise TeirError(f"run_reference expects exactly one teir.config, found {len(configs)}")
+    if ir is config:  # load_module verified the others
         try:
             configs[0].verify()
         except VerifyException as err:
             raise TeirError(str(err)) from None
-        return configs[0]
-    return find_configs(from_json(config))[0]
+    return configs[0]
 
 
 def _data_range(arr: np.ndarray) -> tuple[int, int]:
@@ -459,44 +458,9 @@ def _data_range(arr: np.ndarray) -> tuple[int, int]:
 
 
 def _check_arrays(config: ConfigOp, arrays: Sequence[np.ndarray]) -> None:
-    names = config.tensor_names
-    if len(arrays) != len(names):
-        raise ValueError(
-            f"run_reference: the configuration has {len(names)} tensors "
-            f"({', '.join(names)}), got {len(arrays)} arrays"
-        )
-    for name, arr in zip(names, arrays):
-        if not isinstance(arr, np.ndarray):
-            raise ValueError(
-                f"run_reference: tensor {name} must be a numpy array, "
-                f"got {type(arr).__name__}"
-            )
-        if arr.dtype.hasobject:
-            raise ValueError(
-                f"run_reference: tensor {name} must hold plain numbers, not objects"
-            )
-        if not arr.flags.c_contiguous:
-            raise ValueError(
-                f"run_reference: tensor {name} must be a C-contiguous array "
-                "(pass np.ascontiguousarray(...) and copy the result back)"
-            )
-    if not arrays[-1].flags.writeable:
-        raise ValueError("run_reference: tensor out must be a writeable array")
-    for name, touched in footprint(config).items():
-        if touched is None:
-            continue
-        arr = arrays[names.index(name)]
-        if touched.start < 0:
-            raise ValueError(
-                f"run_reference: the configuration touches byte {touched.start} of "
-                f"tensor {name}, before its start"
-            )
-        if arr.nbytes < touched.stop:
-            raise ValueError(
-                f"run_reference: tensor {name} has {arr.nbytes} bytes but the "
-                f"configuration touches bytes [{touched.start}, {touched.stop}); "
-                f"it needs at least {touched.stop} bytes"
-            )
+    """Any plain numeric dtype: the interpreter reads each array's bytes as the
+    primitives' data type (teir_dialect.arrays)."""
+    check_arrays("run_reference", tensor_specs(config), arrays)
 
 
 def _output_overlaps_an_input(arrays: Sequence[np.ndarray]) -> bool:

@@ -36,9 +36,9 @@ from hypothesis import strategies as st
 
 from teir_dialect import from_json
 from teir_dialect.analysis import footprint
-from teir_dialect.vocabulary import DataType
 from teir_dialect.interpreter import STORAGE_DTYPE, from_float64
 from teir_dialect.records import find_configs
+from teir_dialect.vocabulary import DataType
 
 KINDS = {2: ("Zero", "Copy", "ReLU"), 3: ("Zero", "ReLU", "Contraction")}
 

@@ -18,19 +18,19 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import FLAT_EXAMPLES, TREE_EXAMPLES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import GeneratedConfig, _strides, configs, random_arrays
-from teir_lowering.kernel import compile_kernel
-from teir_passes.canonicalize_guards import CanonicalizeGuardsPass
 from xdsl.dialects.builtin import ModuleOp
 
+from conftest import FLAT_EXAMPLES, TREE_EXAMPLES
+from strategies import GeneratedConfig, _strides, configs, random_arrays
 from teir_dialect import from_json, teir_context
 from teir_dialect.dialect import InvokeOp
-from teir_dialect.vocabulary import DataType
 from teir_dialect.interpreter import run_reference
 from teir_dialect.records import find_configs
+from teir_dialect.vocabulary import DataType
+from teir_lowering.kernel import compile_kernel
+from teir_passes.canonicalize_guards import CanonicalizeGuardsPass
 
 
 def canonicalized(record: Any, times: int = 1) -> ModuleOp:

@@ -14,8 +14,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import SPEC_EXAMPLES, load
 
+from conftest import SPEC_EXAMPLES, load
 from teir_dialect import TeirError, from_json, to_json
 from teir_dialect.dialect import MAX_SCHEDULE_DEPTH
 from teir_dialect.records import load_json, load_module

@@ -518,7 +518,7 @@ def naive_run(record: dict[str, Any], arrays: list[np.ndarray]) -> None:
                 o[at[out]] = arrays[0][at[0]]
             elif op == "ReLU":
                 x = arrays[0][at[0]] if tensors == 2 else o[at[out]]
-                o[at[out]] = 0 if x < 0 else x
+                o[at[out]] = max(x, 0)
             else:
                 a, b = float(arrays[0][at[0]]), float(arrays[1][at[1]])
                 o[at[out]] = float(o[at[out]]) + a * b

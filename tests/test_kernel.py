@@ -12,15 +12,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import FLAT_EXAMPLES, SPEC_EXAMPLES, TREE_EXAMPLES
 from hypothesis import HealthCheck, given, settings
-from strategies import configs, random_arrays
-from teir_lowering.kernel import compile_kernel
-from teir_lowering.numpy_peer import numpy_peer
 
+from conftest import FLAT_EXAMPLES, SPEC_EXAMPLES, TREE_EXAMPLES
+from strategies import configs, random_arrays
 from teir_dialect import TeirError, from_json
 from teir_dialect.interpreter import run_reference
 from teir_dialect.records import find_configs
+from teir_lowering.kernel import compile_kernel
+from teir_lowering.numpy_peer import numpy_peer
 
 
 def _inputs(kernel, seed: int = 0) -> list[np.ndarray]:
@@ -96,7 +96,7 @@ def test_exact_sizes_are_accepted(brgemm) -> None:
 
 
 def test_wrong_array_count(brgemm) -> None:
-    with pytest.raises(TypeError, match=r"takes 3 arrays \(in0, in1, out\), got 2"):
+    with pytest.raises(TypeError, match=r"has 3 tensors \(in0, in1, out\), got 2 arrays"):
         brgemm(*_exact(brgemm)[:2])
 
 
@@ -126,14 +126,14 @@ def test_wrong_dtype(brgemm) -> None:
 def test_non_contiguous(brgemm) -> None:
     arrays = _exact(brgemm)
     arrays[1] = np.zeros(arrays[1].size * 2, np.float32)[::2]
-    with pytest.raises(ValueError, match=r"in1 must be C-contiguous"):
+    with pytest.raises(ValueError, match=r"tensor in1 must be a C-contiguous array"):
         brgemm(*arrays)
 
 
 def test_read_only_out(brgemm) -> None:
     arrays = _exact(brgemm)
     arrays[2].flags.writeable = False
-    with pytest.raises(ValueError, match=r"out is written by the kernel but is read-only"):
+    with pytest.raises(ValueError, match=r"tensor out must be a writeable array"):
         brgemm(*arrays)
 
 
@@ -164,6 +164,77 @@ def test_unsupported_data_type_is_reported() -> None:
 def test_kernels_are_cached() -> None:
     path = SPEC_EXAMPLES / "tree" / "10_7_2_tiled_permutation.json"
     assert compile_kernel(path) is compile_kernel(path)
+
+
+def test_thread_count_is_not_compiled_in() -> None:
+    """One compilation serves every thread count: `threads=` at compile time is
+    the calls' default, and kernels that differ only in it share the machine code."""
+    path = SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json"
+    one, two = compile_kernel(path, threads=1), compile_kernel(path, threads=2)
+    assert (one.threads, two.threads) == (1, 2)
+    assert one._engine is two._engine and one._function is two._function
+    assert compile_kernel(path, threads=2).stages is one.stages
+    inputs = _inputs(one, seed=8)
+    results = []
+    for kernel in (one, two):
+        arrays = [a.copy() for a in inputs]
+        kernel(*arrays)
+        results.append(arrays[-1])
+    np.testing.assert_array_equal(results[0], results[1])
+
+
+def test_parallelism_is_read_from_the_ir() -> None:
+    """A parallel schedule gets a libgomp launcher, a sequential one none."""
+    parallel = compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json")
+    sequential = compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_6_contraction_gemm.json")
+    assert parallel.parallel and "__teir_launch_" in parallel.stages["llvm"]
+    assert not sequential.parallel and "__teir_launch_" not in sequential.stages["llvm"]
+
+
+BAD_THREADS = [
+    ("2", TypeError, r"threads must be an int >= 1, got '2' of type str"),
+    (2.0, TypeError, r"threads must be an int >= 1, got 2\.0 of type float"),
+    (True, TypeError, r"threads must be an int >= 1, got True of type bool"),
+    (0, ValueError, r"threads must be an int >= 1, got 0"),
+    (-1, ValueError, r"threads must be an int >= 1, got -1"),
+    (2**31, ValueError, r"threads must be at most 2147483647, got 2147483648"),
+]
+
+
+@pytest.mark.parametrize("threads, error, message", BAD_THREADS)
+def test_bad_thread_count_at_compile_time(threads, error, message) -> None:
+    with pytest.raises(error, match=message):
+        compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json", threads=threads)
+
+
+@pytest.mark.parametrize("threads, error, message", BAD_THREADS)
+def test_bad_thread_count_per_call(brgemm, threads, error, message) -> None:
+    with pytest.raises(error, match=message):
+        brgemm(*_exact(brgemm), threads=threads)
+
+
+def test_numpy_integer_thread_counts_are_accepted(brgemm) -> None:
+    brgemm(*_exact(brgemm), threads=np.int64(1))
+    assert compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json",
+                          threads=np.int32(2)).threads == 2
+
+
+@pytest.mark.parametrize("value, message", [
+    ("0", r"TEIR_NUM_THREADS must be an int >= 1, got 0"),
+    ("-3", r"TEIR_NUM_THREADS must be an int >= 1, got -3"),
+    ("two", r"TEIR_NUM_THREADS must be an int >= 1, got 'two'"),
+    ("1.5", r"TEIR_NUM_THREADS must be an int >= 1, got '1.5'"),
+    ("99999999999", r"TEIR_NUM_THREADS must be at most 2147483647, got 99999999999"),
+])
+def test_bad_teir_num_threads(monkeypatch, value: str, message: str) -> None:
+    monkeypatch.setenv("TEIR_NUM_THREADS", value)
+    with pytest.raises(ValueError, match=message):
+        compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json")
+
+
+def test_teir_num_threads_sets_the_default(monkeypatch) -> None:
+    monkeypatch.setenv("TEIR_NUM_THREADS", "3")
+    assert compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json").threads == 3
 
 
 def test_concurrent_calls_from_python_threads(brgemm) -> None:

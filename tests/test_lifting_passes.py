@@ -22,7 +22,7 @@ from teir_passes.lift_gemm import LiftGemmPass
 PASSES = [DropUnitIterationsPass(), LiftGemmPass(), LiftBrgemmPass()]
 
 
-def _apply(pass_: ModulePass, source: object):  # noqa: ANN202
+def _apply(pass_: ModulePass, source: object):
     module = from_json(source)
     pass_.apply(teir_context(), module)
     module.verify()
@@ -68,7 +68,7 @@ def test_lift_brgemm_turns_10_7_6_into_10_7_7() -> None:
 @pytest.mark.parametrize("pass_", PASSES, ids=lambda p: p.name)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(generated=configs())
-def test_fuzzed_configurations_keep_their_results(pass_: ModulePass, generated) -> None:  # noqa: ANN001
+def test_fuzzed_configurations_keep_their_results(pass_: ModulePass, generated) -> None:
     after = _apply(pass_, generated.record)
     _same_results(generated.record, after, generated.record)
 
@@ -85,11 +85,13 @@ def test_gemm_shaped_loops_are_lifted_in_fuzzed_gemms() -> None:
     """A scalar GEMM in every loop order and layout orientation is lifted and still right."""
     import itertools
 
+    extents = {"m": 3, "n": 4, "k": 5}
+
+    def strides(unit: str, other: str) -> dict[str, int]:
+        return {unit: 8, other: 8 * extents[unit]}
+
     for order in itertools.permutations("mnk"):
         for a_unit, b_unit, c_unit in itertools.product("mk", "kn", "mn"):
-            extents = {"m": 3, "n": 4, "k": 5}
-            def strides(unit: str, other: str) -> dict[str, int]:
-                return {unit: 8, other: 8 * extents[unit]}
             a = strides(a_unit, "k" if a_unit == "m" else "m")
             b = strides(b_unit, "n" if b_unit == "k" else "k")
             c = strides(c_unit, "n" if c_unit == "m" else "m")

@@ -428,7 +428,7 @@ def test_cmpi_all_predicates():
             for p in _CMPI
         )
     )
-    u = lambda v: v & 0xFFFFFFFF  # noqa: E731
+    u = lambda v: v & 0xFFFFFFFF
     expected = {
         "eq": lambda a, b: a == b,
         "ne": lambda a, b: a != b,
@@ -543,8 +543,8 @@ def test_integer_min_max_and_bit_ops():
             for op in ops
         )
     )
-    u = lambda v: v & (2**64 - 1)  # noqa: E731
-    s = lambda v: v - 2**64 if v >= 2**63 else v  # noqa: E731
+    u = lambda v: v & (2**64 - 1)
+    s = lambda v: v - 2**64 if v >= 2**63 else v
     expected = {
         "minsi": min,
         "maxsi": max,

@@ -23,9 +23,9 @@ from conftest import SPEC_EXAMPLES
 from strategies import random_arrays
 from teir_dialect import from_json, teir_context, to_json
 from teir_dialect.dialect import ConfigOp, KernelAttr, PrimitiveOp
+from teir_dialect.gemm import match_contraction
 from teir_dialect.interpreter import run_reference
 from teir_dialect.records import find_configs
-from teir_dialect.gemm import match_contraction
 from teir_passes.match_gemm import MatchGemmPass
 
 TREE = SPEC_EXAMPLES / "tree"

@@ -17,16 +17,17 @@ import itertools
 
 import numpy as np
 import pytest
-from teir_lowering.convert_teir_to_scf import TeirToScfPass
-from teir_lowering.kernel import compile_kernel
-from teir_lowering.microkernel import GemmShape, plan_gemm
-from teir_passes.pipeline import OptimizePass
 from xdsl.dialects import arith, memref, vector
 
 from teir_dialect import teir_context
-from teir_dialect.records import load_module
 from teir_dialect.flat import flat_to_tree
 from teir_dialect.interpreter import run_reference
+from teir_dialect.records import load_module
+from teir_lowering.convert_teir_to_scf import TeirToScfPass
+from teir_lowering.kernel import compile_kernel
+from teir_lowering.microkernel import GemmShape, plan_gemm
+from teir_passes.match_gemm import MatchGemmPass
+from teir_passes.pipeline import OptimizePass
 
 
 def gemm_record(m: int, n: int, k: int, *, batch: int = 0, b_transposed: bool = False,
@@ -100,10 +101,24 @@ def test_brgemm(shape: tuple[int, int, int], dtype: str) -> None:
     _check(gemm_record(*shape, batch=3, dtype=dtype))
 
 
-def test_microkernel_is_used_and_vectorized() -> None:
-    kernel = compile_kernel(gemm_record(64, 24, 8))
+@pytest.mark.parametrize("optimize", [True, False])
+def test_microkernel_is_used_and_vectorized(optimize: bool) -> None:
+    """compile_kernel runs teir-match-gemm, whose `kernel` attribute teir-to-scf
+    reads, also without teir-optimize."""
+    kernel = compile_kernel(gemm_record(64, 24, 8), optimize=optimize)
+    assert ("optimized" in kernel.stages) == optimize
     assert "vector.fma" in kernel.stages["scf"]
     assert "vector<" in kernel.stages["scf"]
+
+
+def test_without_the_kernel_attribute_a_contraction_gets_loops() -> None:
+    """teir-to-scf alone (no teir-match-gemm): the general loop nest, no microkernel."""
+    for passes in ([TeirToScfPass()], [MatchGemmPass(), TeirToScfPass()]):
+        module = load_module(gemm_record(64, 24, 8))
+        for pipeline_pass in passes:
+            pipeline_pass.apply(teir_context(), module)
+        fmas = [op for op in module.walk() if isinstance(op, vector.FMAOp)]
+        assert bool(fmas) == (len(passes) == 2)
 
 
 # -- every layout ---------------------------------------------------------------------
@@ -345,8 +360,7 @@ def relu_operand_producers(record: dict, optimize: bool = True) -> list[str]:
     """The ops whose results the ReLU compares with 0, in teir-to-scf's output; empty
     when some comparison reads a value just loaded (a separate ReLU pass over C)."""
     module = load_module(record)
-    if optimize:
-        OptimizePass().apply(teir_context(), module)
+    (OptimizePass() if optimize else MatchGemmPass()).apply(teir_context(), module)
     TeirToScfPass().apply(teir_context(), module)
     producers = [op.lhs.owner for op in module.walk() if isinstance(op, arith.CmpfOp)
                  and op.predicate.value.data == arith.CMPF_COMPARISON_OPERATIONS.index("olt")]

@@ -10,9 +10,8 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 
 from conftest import FLAT_EXAMPLES, SPEC_EXAMPLES, TREE_EXAMPLES, load
-from teir_dialect import from_json, to_json
+from teir_dialect import from_json, teir_context, to_json
 from teir_dialect.flat import flat_to_tree
-from teir_dialect import teir_context
 
 
 def test_there_are_examples() -> None:
@@ -39,7 +38,7 @@ def test_ir_text_round_trips(path: Path) -> None:
         assert to_json(reparsed) == to_json(module)
 
 
-def _print(module, generic: bool) -> str:  # noqa: ANN001
+def _print(module, generic: bool) -> str:
     from io import StringIO
 
     stream = StringIO()

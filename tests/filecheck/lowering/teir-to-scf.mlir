@@ -137,3 +137,47 @@ func.func @scalar(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>)
 // CHECK:         scf.for %k_1 = {{.*}} {
 // CHECK-NOT:       iter_args
 // CHECK:           memref.store {{.*}}, %out[%k_1] : memref<?xf32>
+
+// -----
+
+// teir-to-scf reads the microkernel decision from the IR (teir-match-gemm's
+// `kernel` attribute) and decides nothing itself. @no_kernel_attribute is
+// GEMM-shaped but carries no attribute (teir-match-gemm did not run), so it gets
+// the general loop nest: scalar loops, the accumulator in iter_args across k.
+// @kernel_attribute is the same tile with the attribute: a vector microkernel.
+
+func.func @no_kernel_attribute(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis m extent 8 strides [4, 0, 4] offsets [0, 0, 0]
+    teir.axis n extent 4 strides [0, 32, 32] offsets [0, 0, 0]
+    teir.axis k extent 8 strides [32, 4, 0] offsets [0, 0, 0]
+    teir.primitive mm Contraction {M = [m], N = [n], K = [k]} {data_type = "FP32"}
+    teir.schedule {
+      teir.invoke c -> mm
+    }
+  }
+  func.return
+}
+
+func.func @kernel_attribute(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis m extent 8 strides [4, 0, 4] offsets [0, 0, 0]
+    teir.axis n extent 4 strides [0, 32, 32] offsets [0, 0, 0]
+    teir.axis k extent 8 strides [32, 4, 0] offsets [0, 0, 0]
+    teir.primitive mm Contraction {M = [m], N = [n], K = [k]} {data_type = "FP32"} attributes {kernel = #teir.kernel<gemm m = 8, n = 4, k = 8, lda = 8, ldb = 8, ldc = 8, trans = "NNN">}
+    teir.schedule {
+      teir.invoke c -> mm
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @no_kernel_attribute
+// CHECK-NOT:     vector.
+// CHECK:         scf.for %n = {{.*}} {
+// CHECK:           scf.for %m = {{.*}} {
+// CHECK:             scf.for %k = {{.*}} iter_args(%acc = %{{.*}}) -> (f32) {
+// CHECK:               arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK-NOT:     vector.
+// CHECK-LABEL: func.func @kernel_attribute
+// CHECK:         vector.fma

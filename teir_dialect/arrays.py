@@ -1,0 +1,107 @@
+"""The one check of the numpy arrays a configuration runs on.
+
+Both executors address each array by its raw bytes from its start, so both
+need the same facts per tensor (`TensorSpec`: the bytes the configuration
+touches, from `teir_dialect.analysis.footprint`, and whether it writes them)
+and check the same things before they touch memory (`check_arrays`): one array
+per tensor, numpy arrays, element type, C-contiguity, a writeable out, enough
+bytes. The compiled kernel asks for one exact dtype per tensor; the reference
+interpreter takes any plain numeric dtype (it reinterprets the bytes).
+
+Errors name the tensor and say what is wrong. A wrong number of arrays, a
+non-array or a wrong element type raises `ArrayTypeError`, which is both a
+TypeError (what the kernel raised) and a ValueError (what the interpreter
+raised), like numpy's AxisError; everything else a ValueError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from teir_dialect.analysis import footprint
+from teir_dialect.dialect import ConfigOp
+
+
+class ArrayTypeError(TypeError, ValueError):
+    """The arrays passed do not have the types the configuration needs."""
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """What a call must pass for one tensor."""
+
+    name: str
+    dtype: np.dtype | None
+    """The element type the array must have; None: any plain numeric dtype."""
+    needed_bytes: int
+    """The array must have at least this many bytes (the footprint's end)."""
+    written: bool
+
+
+def tensor_specs(
+    config: ConfigOp, dtypes: Mapping[str, np.dtype] | None = None
+) -> tuple[TensorSpec, ...]:
+    """One TensorSpec per tensor of `config`, in tensor order; `dtypes` by tensor name
+    (None: any plain numeric dtype). A ValueError if the configuration touches a byte
+    before a tensor's start."""
+    specs: list[TensorSpec] = []
+    for name, touched in footprint(config).items():
+        if touched is not None and touched.start < 0:
+            raise ValueError(
+                f"the configuration touches byte {touched.start} of tensor {name}, "
+                "before its start"
+            )
+        dtype = None if dtypes is None else dtypes[name]
+        needed = 0 if touched is None else touched.stop
+        specs.append(TensorSpec(name, dtype, needed, name == "out"))
+    return tuple(specs)
+
+
+def check_arrays(who: str, specs: Sequence[TensorSpec], arrays: Sequence[object]) -> None:
+    """Raises ArrayTypeError/ValueError unless `arrays` fit `specs` one by one.
+
+    `who` starts each message (e.g. "run_reference"). This runs before every
+    kernel call, so it reads only cheap attributes.
+    """
+    if len(arrays) != len(specs):
+        names = ", ".join(spec.name for spec in specs)
+        raise ArrayTypeError(
+            f"{who}: the configuration has {len(specs)} tensors ({names}), "
+            f"got {len(arrays)} arrays"
+        )
+    for spec, array in zip(specs, arrays):
+        if not isinstance(array, np.ndarray):
+            raise ArrayTypeError(
+                f"{who}: tensor {spec.name} must be a numpy array, got {type(array).__name__}"
+            )
+        dtype = array.dtype
+        if dtype is not spec.dtype:  # numpy's builtin dtypes are singletons: the fast path
+            if spec.dtype is None:
+                if dtype.hasobject:
+                    raise ArrayTypeError(
+                        f"{who}: tensor {spec.name} must hold plain numbers, not objects"
+                    )
+            elif dtype != spec.dtype:
+                raise ArrayTypeError(
+                    f"{who}: tensor {spec.name} must hold {spec.dtype} elements, got {dtype}"
+                )
+        flags = array.flags
+        if not flags.c_contiguous:
+            raise ValueError(
+                f"{who}: tensor {spec.name} must be a C-contiguous array (pass "
+                "np.ascontiguousarray(...) and copy the result back)"
+            )
+        if spec.written and not flags.writeable:
+            raise ValueError(
+                f"{who}: tensor {spec.name} must be a writeable array: the "
+                "configuration writes it"
+            )
+        if array.nbytes < spec.needed_bytes:
+            raise ValueError(
+                f"{who}: tensor {spec.name} has {array.nbytes} bytes but the configuration "
+                f"touches it up to byte {spec.needed_bytes - 1}, so it needs at least "
+                f"{spec.needed_bytes} bytes"
+            )
