@@ -42,7 +42,7 @@ SHORT_NAMES = (
 
 
 def _pass_class(op: object) -> type[ModulePass]:
-    from teir_passes import PASSES
+    from teir_passes.registry import PASSES
 
     name = f"teir-{op}" if op in SHORT_NAMES else op
     if not isinstance(name, str) or name not in PASSES or name == NAME:
