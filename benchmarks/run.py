@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from teir_tools.timing import median_time
+from teir_lowering.timing import median_time
 
 HERE = Path(__file__).resolve().parent
 

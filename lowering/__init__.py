@@ -40,3 +40,10 @@ def compile_kernel(config: object, **options: object):
     from teir_lowering.kernel import compile_kernel as compile_
 
     return compile_(config, **options)  # pyright: ignore
+
+
+def einsum(subscripts: str, *operands: object, **options: object):
+    """See teir_lowering.einsum.einsum: np.einsum through a compiled TEIR kernel."""
+    from teir_lowering.einsum import einsum as einsum_
+
+    return einsum_(subscripts, *operands, **options)  # pyright: ignore

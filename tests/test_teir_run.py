@@ -252,7 +252,7 @@ def test_teir_run_checks_a_relu_epilogue_against_numpy(tmp_path: Path) -> None:
 def test_median_time_batches_short_calls_after_a_slow_first_call() -> None:
     """A slow first call (a thread's start) must not leave each timed batch one
     call long, where the timer's and the loop's cost would dominate."""
-    from teir_tools.timing import median_time
+    from teir_lowering.timing import median_time
 
     calls = 0
 

@@ -29,9 +29,9 @@ from xdsl.dialects import func
 from teir_dialect.analysis import work
 from teir_dialect.dialect import ConfigOp
 from teir_dialect.records import TeirError, find_configs
+from teir_lowering.timing import median_time
 from teir_tools.cli import run_tool
 from teir_tools.examples import examples, find_example
-from teir_tools.timing import median_time
 
 if TYPE_CHECKING:
     from teir_lowering.kernel import Kernel, TensorSpec

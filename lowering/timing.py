@@ -1,4 +1,4 @@
-"""The one timing loop of TEIR: `teir-run --bench` and every script in benchmarks/."""
+"""The one timing loop of TEIR: the tuner, `teir-run --bench` and every benchmark."""
 
 from __future__ import annotations
 
