@@ -24,5 +24,6 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "teir-drop-unit-iterations": _lazy("drop_unit_iterations", "DropUnitIterationsPass"),
     "teir-lift-gemm": _lazy("lift_gemm", "LiftGemmPass"),
     "teir-lift-brgemm": _lazy("lift_brgemm", "LiftBrgemmPass"),
+    "convert-linalg-to-teir": _lazy("convert_linalg_to_teir", "ConvertLinalgToTeirPass"),
 }
 """Pass name -> factory, as xDSL's universe expects."""
