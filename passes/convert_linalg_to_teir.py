@@ -381,8 +381,10 @@ def _fill_plan(op: FillOp) -> Plan:
     if op.inputs[0].type != op.outputs[0].type.get_element_type():  # pyright: ignore
         raise NotConvertible(f"a fill with a {op.inputs[0].type} value (a conversion)")
     if not _is_positive_zero(op.inputs[0]):
+        value = op.inputs[0].owner
+        shown = value.value if isinstance(value, arith.ConstantOp) else "a computed value"
         raise NotConvertible(
-            "a fill with a value other than the constant +0.0; TEIR's Zero writes +0.0"
+            f"a fill with {shown}, not the constant +0.0 that TEIR's Zero writes"
         )
     dims = tuple(range(len(out.shape)))
     target = Operand(out, dims)
@@ -420,8 +422,9 @@ def _plan(op: Operation) -> Plan:
         return Plan((CONTRACTION,), extents, tuple(operands), data_type)
     if len(set(target.dims)) != len(extents):
         raise NotConvertible(
-            f"the output is indexed by {len(target.dims)} of {len(extents)} loops, so "
-            f"each element is written repeatedly (body: {_body_text(block)})"
+            f"a reduction (the output is indexed by {len(target.dims)} of "
+            f"{len(extents)} loops) with body {_body_text(block)}; TEIR reduces only "
+            "by multiply-accumulate (arith.mulf, arith.addf)"
         )
     ops, result = _body_ops(block)
     if not ops and len(inputs) == 1 and result is block.args[0]:
@@ -557,13 +560,17 @@ def replace_with_config(
     new_ops: list[Operation] = []
     for tensor in plan.tensors:
         layout = tensor.layout
-        if layout.value not in views:
-            element = layout.value.type.get_element_type()  # pyright: ignore
-            cast = memref.ReinterpretCastOp.from_dynamic(
-                layout.value, [0], [layout.span], [1], MemRefType(element, [layout.span])
-            )
-            new_ops.append(cast)
-            views[layout.value] = cast.result
+        if layout.value in views:
+            continue
+        view_type = MemRefType(layout.value.type.get_element_type(), [layout.span])  # pyright: ignore
+        if layout.value.type == view_type:
+            views[layout.value] = layout.value
+            continue
+        cast = memref.ReinterpretCastOp.from_dynamic(
+            layout.value, [0], [layout.span], [1], view_type
+        )
+        new_ops.append(cast)
+        views[layout.value] = cast.result
     config = build_config(record, [views[t.layout.value] for t in plan.tensors])
     rewriter.insert([*new_ops, config], InsertPoint.before(anchor))
     for op in replaced:
