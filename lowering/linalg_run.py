@@ -254,17 +254,17 @@ def prepare_linalg(
     function = find_function(converted, None)
     entry = function.body.block
     arguments = tuple(_argument(arg) for arg in entry.args)
-    steps = []
     for op in entry.ops:
-        if isinstance(op, ConfigOp):
-            steps.append(_step(op, entry, interpret, threads))
-        elif not (is_side_effect_free(op) or isinstance(op, func.ReturnOp)):
+        if not (isinstance(op, ConfigOp | func.ReturnOp) or is_side_effect_free(op)):
             reason = op.attributes.get(REMARK)
             raise TeirError(
                 f"linalg run: {op.name} was not converted to TEIR"
                 + (f": {reason.data}" if reason is not None else "")  # pyright: ignore
             )
-    return LinalgProgram(function.sym_name.data, arguments, tuple(steps), original, converted)
+    steps = tuple(
+        _step(op, entry, interpret, threads) for op in entry.ops if isinstance(op, ConfigOp)
+    )
+    return LinalgProgram(function.sym_name.data, arguments, steps, original, converted)
 
 
 def _step(config: ConfigOp, entry: Block, interpret: bool, threads: int | None) -> Step:
