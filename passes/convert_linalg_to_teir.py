@@ -177,8 +177,8 @@ def root_of(value: SSAValue) -> object | None:
 
 
 def may_alias(a: SSAValue, b: SSAValue) -> bool:
-    root = root_of(a)
-    return root is None or root == root_of(b)
+    first, second = root_of(a), root_of(b)
+    return first is None or second is None or first == second
 
 
 def _written(op: Operation) -> list[SSAValue] | None:
@@ -239,7 +239,7 @@ class Plan:
         return build_record(dimensions, self.kinds, self.data_type, base_offsets=base)
 
 
-def _data_type(op: Operation, values: Sequence[SSAValue], block: Block | None) -> DataType:
+def _data_type(values: Sequence[SSAValue], block: Block | None) -> DataType:
     """The one float type of the memrefs' elements and of the body's arguments."""
     elements = {v.type.get_element_type() for v in values}  # pyright: ignore
     if block is not None:
@@ -356,7 +356,7 @@ def _relu_argument(block: Block) -> BlockArgument | None:
 
 def _body_text(block: Block) -> str:
     names = [op.name for op in block.ops if not isinstance(op, YieldOp)]
-    return ", ".join(names) if names else "a copy"
+    return ", ".join(names) if names else "only a linalg.yield"
 
 
 def zero_filled(value: SSAValue, before: Operation) -> bool:
@@ -377,7 +377,7 @@ def _fill_plan(op: FillOp) -> Plan:
     if len(op.outputs) != 1:
         raise NotConvertible("a fill of several outputs")
     out = layout_of(op.outputs[0])
-    data_type = _data_type(op, [out.value], None)
+    data_type = _data_type([out.value], None)
     if op.inputs[0].type != op.outputs[0].type.get_element_type():  # pyright: ignore
         raise NotConvertible(f"a fill with a {op.inputs[0].type} value (a conversion)")
     if not _is_positive_zero(op.inputs[0]):
@@ -411,7 +411,7 @@ def _plan(op: Operation) -> Plan:
     inputs, output, block = structure.inputs, structure.output, structure.block
     out = layout_of(output)
     ins = [layout_of(value) for value in inputs]
-    data_type = _data_type(op, [*inputs, output], block)
+    data_type = _data_type([*inputs, output], block)
     layouts = [*ins, out]
     extents = _extents(list(zip(layouts, structure.dims)), structure.loops)
     operands = [Operand(layout, d) for layout, d in zip(layouts, structure.dims)]
@@ -446,6 +446,7 @@ def _max_plan(
     if (
         not isinstance(op, MaxOp)
         or not isinstance(maximum, arith.MaximumfOp)
+        or {maximum.lhs, maximum.rhs} != set(block.args[:2])
         or result is not maximum.result
         or len(operands) != 3
     ):

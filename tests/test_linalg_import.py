@@ -12,9 +12,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numpy.lib.stride_tricks import as_strided
-from teir_lowering.linalg_run import prepare_linalg, run_linalg
+from teir_lowering.linalg_run import load_linalg_module, prepare_linalg, run_linalg
+from teir_passes.convert_linalg_to_teir import (
+    ConvertContraction,
+    ConvertElementwise,
+    RemarkUnconverted,
+)
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 
 from teir_dialect import TeirError
+from teir_dialect.interpreter import run_reference
 from teir_dialect.records import find_configs
 
 ELEMENT = {np.float32: "f32", np.float64: "f64"}
@@ -303,8 +310,6 @@ def test_run_linalg_detects_a_wrong_result() -> None:
     program = prepare_linalg(MATMUL_RELU, interpret=True)
     arrays = program.random_arrays(1)
     program.steps[0].record["axes"][2]["extent"] = 2  # a broken K loop
-    from teir_dialect.interpreter import run_reference
-
     program.steps[0].run = lambda tensors: run_reference(program.steps[0].record, tensors)
     expected = program.reference(arrays)
     program.run(arrays)
@@ -333,3 +338,12 @@ def test_run_linalg_argument_errors() -> None:
 def test_converted_module_has_one_config_per_merged_group() -> None:
     program = prepare_linalg(MATMUL_RELU, interpret=True)
     assert len(find_configs(program.converted)) == 1
+
+
+def test_merging_does_not_depend_on_the_walk_order() -> None:
+    """The pass walks bottom-up; top-down, the fill and the ReLU still join the matmul."""
+    module = load_linalg_module(MATMUL_RELU)
+    patterns = [ConvertContraction(), ConvertElementwise(), RemarkUnconverted()]
+    PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(module)
+    (config,) = find_configs(module)
+    assert [p.kind for p in config.primitives] == ["Zero", "Contraction", "ReLU"]

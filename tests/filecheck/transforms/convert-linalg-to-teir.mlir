@@ -511,7 +511,7 @@ func.func @repeated_writes(%X: memref<4x3xf32>, %Y: memref<4xf32>) {
 // CHECK-LABEL: func.func @repeated_writes
 // CHECK-NOT:   teir.config
 // REMARK-LABEL: sym_name = "repeated_writes"
-// REMARK:       teir.not_converted = "a reduction (the output is indexed by 1 of 2 loops) with body a copy
+// REMARK:       teir.not_converted = "a reduction (the output is indexed by 1 of 2 loops) with body only a linalg.yield
 
 // -----
 
