@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
-from teir_passes.convert_linalg_to_teir import REMARK, ConvertLinalgToTeirPass
+from teir_passes.convert_linalg_to_teir import REMARK, ConvertLinalgToTeirPass, base_of
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import FloatAttr, MemRefType, ModuleOp
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
@@ -162,8 +162,10 @@ def _c_strides(shape: Sequence[int]) -> tuple[int, ...]:
 
 
 def _argument(arg: BlockArgument) -> Argument:
-    name = arg.name_hint or f"arg{arg.index}"
-    typ = arg.type
+    return _memref_spec(arg.name_hint or f"arg{arg.index}", arg.type)
+
+
+def _memref_spec(name: str, typ: object) -> Argument:
     if not isinstance(typ, MemRefType):
         raise TeirError(f"linalg run: argument {name} is a {typ}; only memref arguments")
     dtype = NUMPY_TYPES.get(str(typ.element_type))
@@ -357,32 +359,34 @@ def evaluate_linalg(function: func.FuncOp, arrays: Sequence[np.ndarray]) -> None
     """Run the function's linalg ops in numpy, in place on the arrays (one per memref
     argument, holding its storage from the base)."""
     entry = function.body.block
-    views: dict[SSAValue, np.ndarray] = {
-        arg: _argument(arg).view(array) for arg, array in zip(entry.args, arrays)
-    }
+    storage: dict[SSAValue, np.ndarray] = dict(zip(entry.args, arrays))
     scalars: dict[SSAValue, np.ndarray] = {}
     for op in entry.ops:
         if isinstance(op, arith.ConstantOp) and isinstance(op.value, FloatAttr):
             dtype = NUMPY_TYPES.get(str(op.result.type), np.float64)
             scalars[op.result] = np.asarray(op.value.value.data, dtype=dtype)
         elif isinstance(op, FillOp):
-            out = _memref(views, op.outputs[0])
+            out = _memref(storage, op.outputs[0])
             out[...] = _scalar(scalars, op.inputs[0]).astype(out.dtype)
         elif isinstance(op, LinalgStructuredOperation | BroadcastOp):
-            _evaluate_structured(op, views, scalars)
+            _evaluate_structured(op, storage, scalars)
         elif isinstance(op, func.ReturnOp) or is_side_effect_free(op):
             continue
         else:
             raise TeirError(f"linalg reference: {op.name} is not supported")
 
 
-def _memref(views: dict[SSAValue, np.ndarray], value: SSAValue) -> np.ndarray:
-    if value not in views:
+def _memref(storage: dict[SSAValue, np.ndarray], value: SSAValue) -> np.ndarray:
+    """The numpy view of a memref argument, or of a view (subview, ...) of one: a
+    static layout counts from the argument's base, where its array starts."""
+    base = base_of(value)
+    if base not in storage:
+        owner = value.owner.name if isinstance(value.owner, Operation) else "a block"
         raise TeirError(
-            "linalg reference: operands must be function arguments, got a value of "
-            f"{value.owner.name if isinstance(value.owner, Operation) else 'a block'}"
+            "linalg reference: operands must be function arguments or views of them, "
+            f"got a value of {owner}"
         )
-    return views[value]
+    return _memref_spec(value.name_hint or "view", value.type).view(storage[base])
 
 
 def _scalar(scalars: dict[SSAValue, np.ndarray], value: SSAValue) -> np.ndarray:
@@ -406,13 +410,13 @@ def _maps(op: Operation) -> tuple[list[SSAValue], int, list[tuple[int, ...]], Bl
 
 
 def _evaluate_structured(
-    op: Operation, views: dict[SSAValue, np.ndarray], scalars: dict[SSAValue, np.ndarray]
+    op: Operation, storage: dict[SSAValue, np.ndarray], scalars: dict[SSAValue, np.ndarray]
 ) -> None:
     """out[map(i)] = body(ins[map(i)], out[map(i)]) over the loops in lexicographic
     order: the loops of the output at once, the others (reductions) one index
     tuple at a time in order, which is the sequential loop for each out element."""
     operands, loops, dims, block = _maps(op)
-    arrays = [_memref(views, v) if isinstance(v.type, MemRefType) else _scalar(scalars, v)
+    arrays = [_memref(storage, v) if isinstance(v.type, MemRefType) else _scalar(scalars, v)
               for v in operands]
     extents = [0] * loops
     for array, mapped in zip(arrays, dims):

@@ -29,8 +29,9 @@ offset becomes the tensor's byte offset in the configuration. The verifier
 would accept the memrefs themselves, but it bounds a static memref by its
 element count, which a strided layout exceeds (memref<4x4xf32,
 strided<[8, 1]>> spans 28 elements), and the lowering addresses 1-D memrefs.
-The cast keeps MLIR's meaning exactly (it restarts from the base pointer), so
-a lowered function takes each memref as the pointer to its base.
+The cast restarts from the base pointer, so it is taken of the buffer a
+subview (cast, ...) views, whose base the subview's layout offset counts from;
+a lowered function takes each memref argument as the pointer to its base.
 
 What stays: everything else, untouched, with a discardable attribute
 `teir.not_converted = "reason"` on the linalg op (xDSL has no remarks; an
@@ -174,6 +175,30 @@ def root_of(value: SSAValue) -> object | None:
         if not is_side_effect_free(op) or len(sources) != 1:
             return None
         value = sources[0]
+
+
+VIEW_OPS = (
+    memref.SubviewOp,
+    memref.CastOp,
+    memref.ReinterpretCastOp,
+    memref.CollapseShapeOp,
+    memref.ExpandShapeOp,
+)
+"""Views whose result's layout offset counts, as in MLIR, from the base of the
+buffer they view (unlike memref.view, which moves the base)."""
+
+
+def base_of(value: SSAValue) -> SSAValue:
+    """The memref a chain of VIEW_OPS of one element type starts from: a static
+    layout of `value` addresses it from that memref's base pointer."""
+    while isinstance(op := value.owner, VIEW_OPS):
+        source = op.operands[0]
+        if not isinstance(source.type, MemRefType) or (
+            source.type.get_element_type() != value.type.get_element_type()  # pyright: ignore
+        ):
+            break
+        value = source
+    return value
 
 
 def may_alias(a: SSAValue, b: SSAValue) -> bool:
@@ -555,7 +580,10 @@ def replace_with_config(
     rewriter: PatternRewriter, anchor: Operation, plan: Plan, replaced: Sequence[Operation]
 ) -> None:
     """Puts the 1-D views and the configuration in place of `anchor` and erases
-    `replaced` (which includes `anchor`)."""
+    `replaced` (which includes `anchor`). Each view is cast from the buffer the
+    memref views (`base_of`): its layout offset counts from that buffer's base, and
+    a cast of the buffer itself lowers the same way in MLIR and in xDSL's
+    memref-to-ptr (which misplaces a reinterpret_cast of a memref with an offset)."""
     record = plan.record()
     views: dict[SSAValue, SSAValue] = {}
     new_ops: list[Operation] = []
@@ -563,13 +591,12 @@ def replace_with_config(
         layout = tensor.layout
         if layout.value in views:
             continue
+        base = base_of(layout.value)
         view_type = MemRefType(layout.value.type.get_element_type(), [layout.span])  # pyright: ignore
-        if layout.value.type == view_type:
-            views[layout.value] = layout.value
+        if base.type == view_type:
+            views[layout.value] = base
             continue
-        cast = memref.ReinterpretCastOp.from_dynamic(
-            layout.value, [0], [layout.span], [1], view_type
-        )
+        cast = memref.ReinterpretCastOp.from_dynamic(base, [0], [layout.span], [1], view_type)
         new_ops.append(cast)
         views[layout.value] = cast.result
     config = build_config(record, [views[t.layout.value] for t in plan.tensors])

@@ -306,6 +306,21 @@ def test_run_linalg_reports_and_leaves_inputs_alone() -> None:
         "Zero", "Contraction", "ReLU"]
 
 
+def test_run_linalg_through_a_subview() -> None:
+    """The configuration reads the subview from the base of the buffer it views."""
+    text = """
+    func.func @sub(%A: memref<6x10xf64>, %B: memref<8x3xf64>, %C: memref<4x3xf64>) {
+      %a = memref.subview %A[1, 2] [4, 8] [1, 1] : memref<6x10xf64> to memref<4x8xf64, strided<[10, 1], offset: 12>>
+      linalg.matmul ins(%a, %B : memref<4x8xf64, strided<[10, 1], offset: 12>>, memref<8x3xf64>) outs(%C : memref<4x3xf64>)
+      func.return
+    }
+    """
+    result = run_linalg(text, interpret=True, seed=3)
+    a, b, c = result.inputs
+    np.testing.assert_allclose(result.arrays[2], c + a[1:5, 2:10] @ b, rtol=1e-12)
+    assert result.ok
+
+
 def test_run_linalg_detects_a_wrong_result() -> None:
     program = prepare_linalg(MATMUL_RELU, interpret=True)
     arrays = program.random_arrays(1)

@@ -244,6 +244,24 @@ func.func @dot(%x: memref<6xf32>, %y: memref<6xf32, strided<[2]>>, %r: memref<f3
 
 // -----
 
+// A subview's layout offset counts from the base of the buffer it views, so the
+// configuration's view is cast from that buffer (%A), not from the subview.
+func.func @subview(%A: memref<6x10xf32>, %B: memref<8x16xf32>, %C: memref<4x16xf32>) {
+  %a = memref.subview %A[1, 2] [4, 8] [1, 1] : memref<6x10xf32> to memref<4x8xf32, strided<[10, 1], offset: 12>>
+  linalg.matmul ins(%a, %B : memref<4x8xf32, strided<[10, 1], offset: 12>>, memref<8x16xf32>) outs(%C : memref<4x16xf32>)
+  func.return
+}
+
+// CHECK-LABEL: func.func @subview
+// CHECK-NEXT:    %[[A:.*]] = memref.reinterpret_cast %A to offset: [0], sizes: [50], strides: [1] : memref<6x10xf32> to memref<50xf32>
+// CHECK:         teir.config(%[[A]], %{{.*}}, %{{.*}})
+// CHECK-NEXT:      teir.axis d0 extent 4 strides [40, 0, 64] offsets [48, 0, 0]
+// CHECK-NEXT:      teir.axis d1 extent 16 strides [0, 4, 4] offsets [0, 0, 0]
+// CHECK-NEXT:      teir.axis d2 extent 8 strides [4, 64, 0] offsets [0, 0, 0]
+// CHECK-NOT:   linalg.
+
+// -----
+
 // The fill is not just before the matmul (a copy writes memory in between), so
 // each op gets its own configuration; f16 converts (FP16).
 func.func @no_merge(%A: memref<4x8xf16>, %B: memref<8x16xf16>, %C: memref<4x16xf16>, %X: memref<4xf16>, %Y: memref<4xf16>) {
