@@ -362,3 +362,41 @@ def test_merging_does_not_depend_on_the_walk_order() -> None:
     PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(module)
     (config,) = find_configs(module)
     assert [p.kind for p in config.primitives] == ["Zero", "Contraction", "ReLU"]
+
+
+def test_lowered_function_takes_base_pointers() -> None:
+    """The whole converted function through teir-optimize and the LLVM lowering
+    (several configurations, an offset layout, a subview), called with each
+    argument's base pointer, computes what the linalg ops do."""
+    import ctypes
+
+    from teir_lowering.jit import JitModule
+    from teir_lowering.kernel import lower_to_llvm
+    from teir_passes.pipeline import OptimizePass
+
+    from teir_dialect import teir_context
+
+    text = """
+    func.func @two(%A: memref<6x10xf32>, %B: memref<8x16xf32, strided<[20, 1], offset: 3>>,
+                   %C: memref<4x16xf32>, %T: memref<16x4xf32>) {
+      %zero = arith.constant 0.0 : f32
+      %a = memref.subview %A[1, 2] [4, 8] [1, 1] : memref<6x10xf32> to memref<4x8xf32, strided<[10, 1], offset: 12>>
+      linalg.fill ins(%zero : f32) outs(%C : memref<4x16xf32>)
+      linalg.matmul ins(%a, %B : memref<4x8xf32, strided<[10, 1], offset: 12>>, memref<8x16xf32, strided<[20, 1], offset: 3>>) outs(%C : memref<4x16xf32>)
+      linalg.transpose ins(%C : memref<4x16xf32>) outs(%T : memref<16x4xf32>) permutation = [1, 0]
+      func.return
+    }
+    """
+    program = prepare_linalg(text, interpret=True)
+    assert len(program.steps) == 2
+    module = program.converted.clone()
+    ctx = teir_context()
+    OptimizePass().apply(ctx, module)
+    lower_to_llvm(module, ctx)
+    jit = JitModule(module)
+    function = jit.function("two", None, *[ctypes.c_void_p] * 4)
+    arrays = program.random_arrays(2)
+    expected = program.reference(arrays)
+    function(*[array.ctypes.data for array in arrays])
+    for got, want in zip(arrays, expected):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
