@@ -38,5 +38,8 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "teir-lift-elementwise": lazy_pass("teir_passes.lift_elementwise", "LiftElementwisePass"),
     "teir-apply-schedule": lazy_pass("teir_passes.apply_schedule", "ApplySchedulePass"),
     "teir-auto-schedule": lazy_pass("teir_passes.auto_schedule", "AutoSchedulePass"),
+    "convert-linalg-to-teir": lazy_pass(
+        "teir_passes.convert_linalg_to_teir", "ConvertLinalgToTeirPass"
+    ),
 }
 """Pass name -> factory, as xDSL's universe expects."""

@@ -8,11 +8,11 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
-from conftest import SPEC_EXAMPLES, load
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numpy.lib.stride_tricks import as_strided
 
+from conftest import SPEC_EXAMPLES, load
 from teir_dialect import TeirError, einsum_config, from_json, to_json
 from teir_dialect.builders import Dimension, build_record, writes_each_once
 from teir_dialect.interpreter import run_reference
