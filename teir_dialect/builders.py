@@ -16,16 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from math import prod
 from typing import Any
 
 import numpy as np
 from xdsl.ir import SSAValue
 
-from teir_dialect.dialect import ConfigOp
-from teir_dialect.flat import _unique
+from teir_dialect.dialect import ConfigOp, fresh_id
 from teir_dialect.records import TeirError, find_configs, from_json, tree_to_func
-from teir_dialect.strided import disjoint_windows
+from teir_dialect.strided import Box, Undecided, tuples_overlap
 from teir_dialect.vocabulary import (
     TENSOR_NAMES,
     DataType,
@@ -54,11 +52,6 @@ OPERATIONS: dict[tuple[OperationKind, ...], tuple[int, ...]] = {
     (ZERO, CONTRACTION, RELU): (3,),
 }
 """The operation sequences a plain schedule expresses, with their tensor counts."""
-
-BRUTE_FORCE_LIMIT = 1 << 16
-"""Most out elements whose distinctness is checked one by one (beyond the
-mixed-radix rule); larger layouts must pass the rule."""
-
 
 @dataclass(frozen=True)
 class Dimension:
@@ -101,17 +94,13 @@ def _int_list(where: str, values: Sequence[int], count: int) -> list[int]:
 
 def writes_each_once(axes: Sequence[tuple[int, int]], width: int) -> bool:
     """Whether (extent, byte stride) axes place distinct index tuples on disjoint
-    `width`-byte elements: the mixed-radix rule, else (for small nests) by
-    enumerating the addresses."""
-    if disjoint_windows(axes, width):
-        return True
-    if prod(extent for extent, _ in axes) > BRUTE_FORCE_LIMIT:
+    `width`-byte elements (exactly: teir_dialect.strided's search)."""
+    if any(extent > 1 and stride == 0 for extent, stride in axes):
         return False
-    addresses = np.zeros(1, dtype=np.int64)
-    for extent, stride in axes:
-        addresses = (addresses[:, None] + np.arange(extent, dtype=np.int64) * stride).ravel()
-    addresses.sort()
-    return bool(np.all(np.diff(addresses) >= width))
+    try:
+        return not tuples_overlap([Box(0, (), width)], axes)
+    except Undecided:
+        return False
 
 
 def _check_dimensions(dimensions: Sequence[Dimension], tensors: int) -> list[Dimension]:
@@ -215,7 +204,7 @@ def build_record(
     # Zero and ReLU sit outside the reduction loops: only a free outermost
     # dimension (or a lone Contraction) encloses every invocation.
     if any(totals) and not (order and (free or kinds == (CONTRACTION,))):
-        order.insert(0, Dimension(_unique("base", names), 1, (0,) * tensors))
+        order.insert(0, Dimension(fresh_id("base", names), 1, (0,) * tensors))
     axes = [
         {
             "id": d.name,
@@ -236,7 +225,7 @@ def build_record(
             "metadata": {"data_type": str(data_type)},
         })
         invocations[kind] = {
-            "id": _unique(kind.lower(), names), "primitive": prim_id, "guard": None,
+            "id": fresh_id(kind.lower(), names), "primitive": prim_id, "guard": None,
         }
 
     schedule = _schedule(order[: len(order) - len(reduced)], order[len(order) - len(reduced):],

@@ -19,13 +19,13 @@ func.func @matmul_relu(%A: memref<16x8xf32>, %B: memref<8x32xf32>, %C: memref<16
   func.return
 }
 
-// TEIR:      teir.primitive zero_d0d1 Zero {M = [d0], N = [d1]} {data_type = "FP32"}
-// TEIR-NEXT: teir.primitive gemm_d0d1d2 Contraction {M = [d0], N = [d1], K = [d2]} {data_type = "FP32"} attributes {kernel = #teir.kernel<gemm m = 16, n = 32, k = 8, lda = 8, ldb = 32, ldc = 32, trans = "TTT">}
-// TEIR-NEXT: teir.primitive relu_d0d1 ReLU {M = [d0], N = [d1]} {data_type = "FP32"}
+// TEIR:      teir.primitive zero_d0_d1 Zero {M = [d0], N = [d1]} {data_type = "FP32"}
+// TEIR-NEXT: teir.primitive gemm_d0_d1_d2 Contraction {M = [d0], N = [d1], K = [d2]} {data_type = "FP32"} attributes {kernel = #teir.kernel<gemm m = 16, n = 32, k = 8, lda = 8, ldb = 32, ldc = 32, trans = "TTT">}
+// TEIR-NEXT: teir.primitive relu_d0_d1 ReLU {M = [d0], N = [d1]} {data_type = "FP32"}
 // TEIR-NEXT: teir.schedule {
-// TEIR-NEXT:   teir.invoke zero -> zero_d0d1
-// TEIR-NEXT:   teir.invoke contraction -> gemm_d0d1d2
-// TEIR-NEXT:   teir.invoke relu -> relu_d0d1
+// TEIR-NEXT:   teir.invoke zero -> zero_d0_d1
+// TEIR-NEXT:   teir.invoke contraction -> gemm_d0_d1_d2
+// TEIR-NEXT:   teir.invoke relu -> relu_d0_d1
 // TEIR-NEXT: }
 
 // CHECK:     llvm.func @matmul_relu(%A: !llvm.ptr, %B: !llvm.ptr, %C: !llvm.ptr) {
