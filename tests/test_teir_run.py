@@ -322,3 +322,13 @@ def test_config_or_example_but_not_both() -> None:
         run = _teir_run(*args)
         assert run.returncode == 2
         assert "teir-run: error: give either CONFIG or --example NAME" in run.stderr
+
+
+def test_teir_run_runs_a_linalg_function_against_numpy() -> None:
+    """A linalg-level .mlir file goes through convert-linalg-to-teir and is checked
+    against numpy evaluating the linalg ops, not TEIR."""
+    path = Path(__file__).parent / "filecheck" / "transforms" / "linalg-to-llvm.mlir"
+    run = _teir_run(str(path), "--check", "--bench", "--repeat", "3")
+    assert run.returncode == 0, run.stderr
+    assert "1 TEIR configuration(s) from linalg" in run.stdout
+    assert run.stdout.count("(ok,") == 3

@@ -173,11 +173,45 @@ def main(argv: Sequence[str] | None = None) -> int:
             example = find_example(args.example)
             with resources.as_file(example.resource) as path:
                 return run(args, str(path), f"example {example.name}")
+        if args.config.endswith(".mlir") and _holds_linalg(args.config):
+            return run_linalg_program(args, args.config)
         return run(args, args.config, args.config)
 
     return run_tool(
         "teir-run", body, (TeirError, OutOfMemory, ValueError, TypeError, OSError)
     )
+
+
+def _holds_linalg(path: str) -> bool:
+    """Whether a .mlir file is at the linalg level (linalg ops, no teir.config)."""
+    from teir_dialect.records import read_text
+
+    text = read_text(path)
+    return "linalg." in text and "teir.config" not in text
+
+
+def run_linalg_program(args: argparse.Namespace, path: str) -> int:
+    """A linalg-level func.func: converted to TEIR (convert-linalg-to-teir), compiled,
+    run on random data, checked against numpy evaluating the linalg ops themselves."""
+    from teir_lowering.linalg_run import prepare_linalg
+
+    start = time.perf_counter()
+    program = prepare_linalg(path, name=args.name, threads=args.threads)
+    print(f"{path}: {len(program.steps)} TEIR configuration(s) from linalg, compiled in "
+          f"{(time.perf_counter() - start) * 1e3:.0f} ms")
+    arrays = program.random_arrays(args.seed)
+    failed = False
+    if args.bench:
+        timed = [a.copy() for a in arrays]
+        seconds = median_time(lambda: program.run(timed), args.repeat)
+        print(f"  teir   {seconds * 1e6:10.1f} us")
+    if args.check:
+        result = [a.copy() for a in arrays]
+        program.run(result)
+        expected = program.reference(arrays)
+        for argument, got, want in zip(program.arguments, result, expected):
+            failed |= _compare(f"numpy on the linalg ops ({argument.name})", got, want)
+    return 1 if failed else 0
 
 
 def list_examples() -> int:
