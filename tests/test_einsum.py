@@ -35,9 +35,9 @@ def _arrays(subscripts: str, extents: dict[str, int], dtype=np.float32) -> list[
 
 
 @pytest.mark.parametrize("subscripts, extents", [
-    ("ik,kj->ij", dict(i=37, j=29, k=23)),                      # a GEMM directly
-    ("aebf,dfce->abcd", dict(a=5, b=6, c=7, d=4, e=3, f=8)),     # transposes, out in order
-    ("dca,bd->abc", dict(a=9, b=8, c=7, d=10)),                  # transposes, out transposed
+    ("ik,kj->ij", {"i": 37, "j": 29, "k": 23}),                      # a GEMM directly
+    ("aebf,dfce->abcd", {"a": 5, "b": 6, "c": 7, "d": 4, "e": 3, "f": 8}),     # transposes, out in order
+    ("dca,bd->abc", {"a": 9, "b": 8, "c": 7, "d": 10}),                  # transposes, out transposed
 ])
 def test_contractions_match_numpy(subscripts: str, extents: dict[str, int]) -> None:
     arrays = _arrays(subscripts, extents)
