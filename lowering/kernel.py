@@ -49,9 +49,9 @@ from teir_lowering.convert_teir_to_scf import TeirToScfPass, stored_data_type
 from teir_lowering.ndarray_entry import ENTRY_SUFFIX, add_ndarray_entry, data_offset
 from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass, launches_threads
 from teir_passes import schedule_cache
-from teir_passes.apply_schedule import apply_schedule
 from teir_passes.match_gemm import MatchGemmPass
 from teir_passes.pipeline import OptimizePass, default_passes
+from teir_passes.script import apply_schedule
 
 SCF_PIPELINE: tuple[ModulePass, ...] = (
     MatchGemmPass(),

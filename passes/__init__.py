@@ -12,7 +12,7 @@ __all__ = ["PASSES", "apply_schedule", "lazy_pass"]
 
 
 def apply_schedule(module: object, steps: object) -> None:
-    """See teir_passes.apply_schedule.apply_schedule (imported on first use)."""
-    from teir_passes.apply_schedule import apply_schedule as apply
+    """See teir_passes.script.apply_schedule (imported on first use)."""
+    from teir_passes.script import apply_schedule as apply
 
     apply(module, steps)  # pyright: ignore[reportArgumentType]

@@ -42,9 +42,9 @@ from xdsl.passes import ModulePass
 from teir_dialect.analysis import work
 from teir_dialect.dialect import ConfigOp, InvokeOp, IterOp, PrimitiveOp
 from teir_dialect.vocabulary import OperationKind, Role
-from teir_passes.apply_schedule import make_step
 from teir_passes.host import Host, host
 from teir_passes.schedule_edit import TransformError, names_axis
+from teir_passes.script import make_step
 
 MIN_PARALLEL_FLOPS = 4e6
 MIN_PARALLEL_BYTES = 2e6
@@ -239,10 +239,17 @@ def auto_schedule(config: ConfigOp, ctx: Context, threads: int = 0,
     threads = threads or machine.cores
     func = config.parent_op()
     assert func is not None
+    position = [op for op in func.walk() if isinstance(op, ConfigOp)].index(config)
     module = builtin.ModuleOp([])
     holder = func.clone()
     module.body.block.add_op(holder)
-    (own,) = [op for op in module.walk() if isinstance(op, ConfigOp)]
+    # Transform steps name axes by id, and ids are only unique within one
+    # configuration: the scheduler works on a copy that holds this one alone.
+    copies = [op for op in module.walk() if isinstance(op, ConfigOp)]
+    own = copies.pop(position)
+    for other in copies:
+        other.detach()
+        other.erase()
     scheduler = _Scheduler(module, own, ctx, machine, threads, knobs)
     steps = scheduler.run()
     config.detach_region(config.body)

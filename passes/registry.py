@@ -36,7 +36,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
         "teir_passes.fold_guarded_reduction", "FoldGuardedReductionPass"
     ),
     "teir-lift-elementwise": lazy_pass("teir_passes.lift_elementwise", "LiftElementwisePass"),
-    "teir-apply-schedule": lazy_pass("teir_passes.apply_schedule", "ApplySchedulePass"),
+    "teir-apply-schedule": lazy_pass("teir_passes.script", "ApplySchedulePass"),
     "teir-auto-schedule": lazy_pass("teir_passes.auto_schedule", "AutoSchedulePass"),
     "convert-linalg-to-teir": lazy_pass(
         "teir_passes.convert_linalg_to_teir", "ConvertLinalgToTeirPass"

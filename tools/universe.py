@@ -33,7 +33,7 @@ def _json_target() -> type[Target]:
 
 
 def _script_target() -> type[Target]:
-    from teir_passes.apply_schedule import ScriptTarget
+    from teir_passes.script import ScriptTarget
 
     return ScriptTarget
 
