@@ -8,6 +8,8 @@ to print the IR between stages.
 
 Besides xDSL's own passes and TEIR's three conversions, the list holds:
 
+- `teir-bf16-as-i16` (teir_lowering.convert_bf16_to_i16): bf16 as its i16 bit
+  patterns, as llvmlite has no bfloat type;
 - `convert-ptr-type-offsets` (xDSL): `convert-memref-to-ptr` sizes elements with
   `ptr_xdsl.type_offset`, which `convert-ptr-to-llvm` does not lower;
 - `teir-convert-ptr-addressing-to-llvm` (below): `convert-ptr-to-llvm` computes
@@ -55,6 +57,7 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.utils.type import get_element_type_or_self
 
 from teir_lowering.convert_arith_to_llvm import ConvertArithToLLVMPass
+from teir_lowering.convert_bf16_to_i16 import BF16AsI16Pass
 from teir_lowering.convert_cf_to_llvm import ConvertCfToLLVMPass
 from teir_lowering.convert_func_to_llvm import ConvertFuncToLLVMPass
 from teir_lowering.convert_vector_to_llvm import NONTEMPORAL, ConvertVectorToLLVMPass
@@ -202,6 +205,8 @@ class ConvertPtrAddressingToLLVMPass(ModulePass):
 
 
 LOWER_TO_LLVM_PASSES: tuple[ModulePass, ...] = (
+    # no bf16 reaches llvmlite: bit patterns as i16 (teir_lowering.convert_bf16_to_i16)
+    BF16AsI16Pass(),
     ConvertScfToCf(),
     # before convert-vector-to-ptr, which would drop the nontemporal flag of stores
     ConvertVectorToLLVMPass(),
