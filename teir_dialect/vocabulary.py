@@ -93,6 +93,11 @@ class DataType(StrEnum):
         return Float64Type() if self is DataType.FP64 else Float32Type()
 
     @property
+    def mantissa_bits(self) -> int:
+        """Explicit significand bits of the format (TF32: 10, although stored as FP32)."""
+        return _MANTISSA[self]
+
+    @property
     def rounds_inputs(self) -> bool:
         """Whether a Contraction rounds its inputs to the format first (TF32: 10
         explicit mantissa bits, to nearest even) although memory holds FP32."""
@@ -111,6 +116,7 @@ class DataType(StrEnum):
 
 
 _WIDTH = {"FP16": 2, "BF16": 2, "TF32": 4, "FP32": 4, "FP64": 8}
+_MANTISSA = {"FP16": 10, "BF16": 7, "TF32": 10, "FP32": 23, "FP64": 52}
 _NUMPY: dict[str, tuple[np.dtype, ...]] = {
     "FP16": (np.dtype(np.float16),),
     "BF16": (np.dtype(ml_dtypes.bfloat16), np.dtype(np.uint16)),
