@@ -46,6 +46,7 @@ from xdsl.utils.type import get_element_type_or_self
 
 from teir_dialect.interpreter import from_float64
 from teir_dialect.vocabulary import DataType
+from teir_lowering.convert_arith_to_llvm import RetypeWhere
 
 _BIT_OPS = (arith.ConstantOp, arith.BitcastOp, arith.SelectOp)
 """The arith ops that may touch bf16 values: they move bits."""
@@ -118,5 +119,9 @@ class BF16AsI16Pass(ModulePass):
                     f"teir-bf16-as-i16: {inner.name} computes on bf16 values; widen them "
                     "to f32 first (teir_lowering.emit.widen)"
                 )
-        for pattern in (ConvertBF16Constant(), BF16AsI16(recursive=True), DropNoOpBitcast()):
+        for pattern in (
+            ConvertBF16Constant(),
+            RetypeWhere(BF16AsI16(recursive=True), BFloat16Type),
+            DropNoOpBitcast(),
+        ):
             PatternRewriteWalker(pattern).rewrite_module(op)

@@ -723,7 +723,7 @@ def test_pass_list_is_exposed_and_registered():
         "convert-memref-to-ptr",
         "teir-convert-ptr-addressing-to-llvm",
         "convert-ptr-type-offsets",
-        "convert-ptr-to-llvm",
+        "teir-convert-ptr-to-llvm",
         "teir-convert-arith-to-llvm",
         "teir-convert-func-to-llvm",
         "teir-convert-cf-to-llvm",
