@@ -314,8 +314,8 @@ def _execute_vector(p: _Prim, mem: _Memory, tiles: Sequence[int]) -> None:
         b = _contraction_operand(mem.load(1, p.rel[1] + tiles[1], dtype), p.data_type)
         accumulator = _ACCUMULATOR[p.data_type]
         acc = to_float64(mem.load(out, out_addrs, dtype), p.data_type).astype(accumulator)
-        products = a.astype(np.float64) * b  # exact for the 16-bit formats and TF32
         with np.errstate(over="ignore", invalid="ignore"):
+            products = a.astype(np.float64) * b  # exact for the 16-bit formats and TF32
             if p.out_inverse is None:
                 acc = (acc + products).astype(accumulator)
             else:  # one element after another in loop order, each sum rounded to acc's type
