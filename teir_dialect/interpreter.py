@@ -107,7 +107,7 @@ def _bf16_to_float32(bits: np.ndarray) -> np.ndarray:
 def _float64_to_bf16(values: np.ndarray) -> np.ndarray:
     """float64 -> BF16 bit patterns, round to nearest even, rounded once."""
     x = np.asarray(values, dtype=np.float64)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):
         f = x.astype(np.float32)
     u = f.view(np.uint32).astype(np.uint64)
     upper = u >> 16
@@ -152,7 +152,7 @@ def from_float64(values: np.ndarray, data_type: str) -> np.ndarray:
     """float64 values rounded once (nearest even) to the storage of `data_type`."""
     if data_type == DataType.BF16:
         return _float64_to_bf16(values)
-    with np.errstate(over="ignore"):  # out of range rounds to infinity
+    with np.errstate(over="ignore", invalid="ignore"):  # out of range: infinity; NaN stays
         return np.asarray(values, dtype=np.float64).astype(STORAGE_DTYPE[data_type])
 
 

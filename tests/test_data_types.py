@@ -178,6 +178,76 @@ def same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
     return a.view(np.uint8).tobytes() == b.view(np.uint8).tobytes()
 
 
+# -- the formats, and the interpreter's numerics ---------------------------------------------
+
+
+def test_16_bit_roundings_agree_with_numpy_and_ml_dtypes() -> None:
+    """float32 values of every class (random bit patterns) to FP16 and BF16: nearest even,
+    overflow to Inf, subnormals kept, NaN stays NaN."""
+    values = random_bits(np.random.default_rng(0), 20000, "FP32").view(np.float32)
+    for data_type, dtype in (("FP16", np.float16), ("BF16", ml_dtypes.bfloat16)):
+        with np.errstate(over="ignore", invalid="ignore"):  # signaling NaNs, overflow
+            ours = stored(values.astype(np.float64), data_type).view(dtype)
+            theirs = values.astype(dtype)
+        nan = np.isnan(theirs.astype(np.float32))
+        np.testing.assert_array_equal(np.isnan(ours.astype(np.float32)), nan)
+        assert same_bytes(ours[~nan], theirs[~nan]), data_type
+
+
+@pytest.mark.parametrize("value, bits", [
+    (1 + 2.0**-11, 0x3F800000),  # a tie: to even, down
+    (1 + 3 * 2.0**-11, 0x3F804000),  # a tie: to even, up
+    (1 + 2.0**-11 + 2.0**-23, 0x3F802000),  # just above the tie
+    (2 - 2.0**-23, 0x40000000),  # the carry reaches the exponent
+    (-3.4028235e38, 0xFF800000),  # past TF32's largest finite value: -Inf
+    (np.inf, 0x7F800000),
+    (2.0**-140, 0x00000000),  # subnormals round alike (0x200 is below half of 0x2000)
+    (-(2.0**-136 + 2.0**-149), 0x80002000),
+])
+def test_round_tf32_is_nearest_even_to_ten_mantissa_bits(value: float, bits: int) -> None:
+    rounded = round_tf32(np.array([value], dtype=np.float32))
+    assert hex(int(rounded.view(np.uint32)[0])) == hex(bits)
+
+
+def test_round_tf32_keeps_nans_bit_for_bit() -> None:
+    nans = np.array([0x7F800001, 0x7FFFFFFF, 0xFFC00000, 0xFF801FFF], dtype=np.uint32)
+    assert same_bytes(round_tf32(nans.view(np.float32)), nans)
+
+
+def interpret(data_type: str, tile: Tile, operands: Sequence[Sequence[float]]) -> np.ndarray:
+    """The interpreter's out elements of a one-tile configuration whose in0 and in1 hold
+    `operands` (out starts at 0), as float64."""
+    packed = Packed(data_type, 3, [tile])
+    arrays = [stored(np.zeros(size), data_type) for size in packed.sizes]
+    for tensor, values in enumerate(operands):
+        arrays[tensor][packed.elements(tile.name, tensor)] = stored(values, data_type)
+    run_reference(packed.record(), arrays)
+    return wide(arrays[2][np.unique(packed.elements(tile.name, 2))], data_type)
+
+
+def test_the_interpreter_accumulates_16_bit_and_tf32_contractions_in_fp32() -> None:
+    dot = Tile("dot", ["Contraction"], {"k": (3, (1, 1, 0))}, {"M": [], "N": [], "K": ["k"]})
+    for data_type, expected in (("FP16", 0.0), ("BF16", 0.0), ("TF32", 0.0), ("FP64", 1.0)):
+        products = [a * b for a, b in zip(*CANCEL)]  # 2^25, 1, -2^25
+        assert interpret(data_type, dot, CANCEL) == expected, (data_type, products)
+
+
+def test_the_interpreter_rounds_tf32_inputs() -> None:
+    one = Tile("one", ["Contraction"], {"k": (1, (1, 1, 0))}, {"M": [], "N": [], "K": ["k"]})
+    assert interpret("TF32", one, [[1 + 2.0**-11], [3.0]]) == 3.0  # 1 + 2^-11 ties to 1
+    assert interpret("FP32", one, [[1 + 2.0**-11], [3.0]]) == 3 + 3 * 2.0**-11
+
+
+def test_a_k_loop_outside_the_primitive_rounds_at_every_store() -> None:
+    """out += a_k * b_k, one invocation per k: the FP16 sum is rounded after each."""
+    outside = Tile("outside", ["Contraction"], {"j": (1, (1, 1, 1)), "k": (3, (1, 1, 0))},
+                   {"M": ["j"], "N": [], "K": []}, loops=["k"])
+    a, b = [2048.0, 1.0, 1.0], [1.0, 1.0, 1.0]  # 2048 + 1 is a tie in FP16 (spacing 2)
+    assert interpret("FP16", outside, [a, b]) == 2048.0  # 2048, 2048, 2048
+    dot = Tile("dot", ["Contraction"], {"k": (3, (1, 1, 0))}, {"M": [], "N": [], "K": ["k"]})
+    assert interpret("FP16", dot, [a, b]) == 2050.0  # one rounding of 2050
+
+
 # -- element-wise tiles -----------------------------------------------------------------
 
 
@@ -265,6 +335,7 @@ def contraction_tiles() -> list[Tile]:
     tiles.append(gemm_tile("brgemm", "NNN", 21, 10, 5, batch=3, operations=["Zero", "Contraction"]))
     tiles.append(gemm_tile("special", "NNN", 8, 8, 1,
                            operations=["Zero", "Contraction", "ReLU"]))
+    tiles.append(gemm_tile("cancel", "NNN", 1, 1, 3, operations=["Zero", "Contraction"]))
     # A scalar Contraction under a K loop of the schedule: out += a[k] * b[k], stored
     # (and rounded) once per k.
     tiles.append(Tile("outside", ["Contraction"], {"j": (6, (1, 1, 1)), "k": (9, (6, 6, 0))},
@@ -282,10 +353,15 @@ def contraction_inputs(packed: Packed, seed: int = 5) -> list[np.ndarray]:
     """Standard normal values in the format; the special tile's operands set."""
     rng = np.random.default_rng(seed)
     arrays = [stored(rng.standard_normal(size), packed.data_type) for size in packed.sizes]
-    for tensor, values in enumerate(SPECIAL[packed.data_type]):
-        arrays[tensor][np.unique(packed.elements("special", tensor))] = stored(
-            values, packed.data_type)
+    for name, operands in (("special", SPECIAL[packed.data_type]), ("cancel", CANCEL)):
+        for tensor, values in enumerate(operands):
+            arrays[tensor][np.unique(packed.elements(name, tensor))] = stored(
+                values, packed.data_type)
     return arrays
+
+
+CANCEL = ([2.0**15, 1.0, -(2.0**15)], [2.0**10, 1.0, 2.0**10])
+"""2^25 + 1 - 2^25: 0 when accumulated in FP32 (2^25 + 1 rounds to 2^25), 1 in FP64."""
 
 
 EXACT_PRODUCTS = ("FP16", "BF16", "TF32", "FP64")
@@ -307,7 +383,7 @@ def test_contractions_match_the_interpreter(contractions) -> None:
     result, expected = wide(got[2], data_type), wide(want[2], data_type)
     for name, tile in packed.tiles.items():
         out = np.unique(packed.elements(name, 2))
-        if name == "special" or (name == "outside" and data_type in EXACT_PRODUCTS):
+        if name == "special" or (name in ("outside", "cancel") and data_type in EXACT_PRODUCTS):
             assert same_bytes(got[2][out], want[2][out]), name  # the same roundings
             continue
         stores = int(np.prod([tile.axes[a][0] for a in tile.loops]))
@@ -338,6 +414,8 @@ def test_special_values_through_a_contraction(contractions) -> None:
     expected = np.where(expected < 0, 0.0, expected)
     result = wide(got[2][packed.elements("special", 2)], data_type)
     np.testing.assert_array_equal(result, expected)  # NaN where NaN
+    cancel = wide(got[2][np.unique(packed.elements("cancel", 2))], data_type)
+    assert cancel.tolist() == [1.0 if data_type == "FP64" else 0.0]  # FP32 sums (FP64's)
     if data_type == "FP16":
         assert np.isinf(result).sum() >= 4  # past 65504
         tiny = np.abs(result[np.isfinite(result)])
