@@ -16,6 +16,7 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "teir-convert-arith-to-llvm": lazy_pass(
         "teir_lowering.convert_arith_to_llvm", "ConvertArithToLLVMPass"
     ),
+    "teir-bf16-as-i16": lazy_pass("teir_lowering.convert_bf16_to_i16", "BF16AsI16Pass"),
     "teir-convert-func-to-llvm": lazy_pass(
         "teir_lowering.convert_func_to_llvm", "ConvertFuncToLLVMPass"
     ),
@@ -27,6 +28,9 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     ),
     "teir-fence-nontemporal-stores": lazy_pass(
         "teir_lowering.fence_nontemporal", "FenceNontemporalStoresPass"
+    ),
+    "teir-convert-ptr-to-llvm": lazy_pass(
+        "teir_lowering.llvm_pipeline", "ConvertPtrToLLVMPass"
     ),
     "teir-convert-ptr-addressing-to-llvm": lazy_pass(
         "teir_lowering.llvm_pipeline", "ConvertPtrAddressingToLLVMPass"

@@ -204,7 +204,9 @@ class Kernel:
         return arrays[-1]
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{t.name}: {t.dtype}[>={t.needed_bytes}B]" for t in self.tensors)
+        args = ", ".join(
+            f"{t.name}: {t.describe_dtype()}[>={t.needed_bytes}B]" for t in self.tensors
+        )
         return f"<teir Kernel {self.name}({args}) threads={self.threads}>"
 
 
@@ -287,7 +289,7 @@ def compile_kernel(
     if cached is not None:
         return cached if cached.threads == threads else cached.with_threads(threads)
     tensors = tensor_specs(config_op, {
-        tensor: np.dtype(stored_data_type(tensor, value.type).numpy_name)
+        tensor: stored_data_type(tensor, value.type)
         for tensor, value in zip(config_op.tensor_names, config_op.tensors)
     })
     kernel_name = function.sym_name.data

@@ -97,12 +97,14 @@ from teir_dialect.dialect import KernelAttr
 from teir_lowering.emit import (
     MIN_LANES,
     add,
+    arithmetic_type,
     constant,
     fma,
     for_loop,
     load,
+    load_broadcast,
+    narrow,
     relu,
-    splat,
     store,
     transpose,
     value_type,
@@ -287,6 +289,12 @@ class GemmEmitter:
     `relu`: a fused ReLU of the tile, select(x < 0, +0, x) applied to each final
     value before its store; with `relu_when` only when that holds. `plan`
     defaults to `plan_gemm`'s.
+
+    Data types: `element` is the memory's type; A, B and C are widened where they
+    are loaded and the accumulators have the arithmetic type (f32 for f16/bf16,
+    `teir_lowering.emit`), so `width` is that type's width; C is rounded to
+    `element` once, where it is stored. `tf32` rounds A and B to TF32 as they are
+    loaded.
     """
 
     transpose_c = True
@@ -296,9 +304,11 @@ class GemmEmitter:
                  a: SSAValue, b: SSAValue, c: SSAValue,
                  zero_first: bool = False, relu: bool = False,
                  relu_when: SSAValue | None = None, plan: GemmPlan | None = None,
-                 zero_when: SSAValue | None = None):
+                 zero_when: SSAValue | None = None, tf32: bool = False):
         self.shape = shape
-        self.element = element
+        self.storage = element
+        self.element = arithmetic_type(element)  # of the accumulators
+        self.tf32 = tf32
         self.width = width
         self.a, self.b, self.c = a, b, c
         self.zero_first = zero_first
@@ -319,9 +329,12 @@ class GemmEmitter:
                 for value in loaded]
 
     def finish(self, builder: Builder, value: SSAValue) -> SSAValue:
-        """The value stored to C: with a fused ReLU, relu(value) (when `relu_when`)."""
+        """The value stored to C: with a fused ReLU, relu(value) (when `relu_when`) of
+        the value rounded to C's type, as the ReLU after the store would see it (a
+        tiny negative sum may round to -0.0, which relu keeps)."""
         if not self.relu:
             return value
+        value = narrow(builder, value, self.storage)
         result = relu(builder, value)
         if self.relu_when is not None:
             result = builder.insert(arith.SelectOp(self.relu_when, result, value)).result
@@ -420,12 +433,13 @@ class GemmEmitter:
                 elif transposed:
                     accs = [constant(rb, value_type(self.element, lanes))] * (nr * vectors)
                     for v, g in squares:  # rows of C along u, transposed to columns
-                        rows = [load(rb, self.c, add(rb, c_at[g][v], lane * cv), lanes)
+                        rows = [load(rb, self.c, add(rb, c_at[g][v], lane * cv), lanes,
+                                     widened=True)
                                 for lane in range(lanes)]
                         for j, column in enumerate(transpose(rb, rows), start=g):
                             accs[j * vectors + v] = column
                 else:
-                    accs = [load(rb, self.c, c_at[j][v], lanes, cv)
+                    accs = [load(rb, self.c, c_at[j][v], lanes, cv, widened=True)
                             for j in range(nr) for v in range(vectors)]
                 accs = self.start(rb, accs)
                 x_block = add(rb, x.base, v0, x.free)
@@ -437,13 +451,13 @@ class GemmEmitter:
                     def step(kb: Builder, kk: SSAValue, acc: list[SSAValue]) -> list[SSAValue]:
                         x_k = add(kb, x_batch, kk, x.k)
                         x_vectors = [load(kb, x.memory, add(kb, x_k, v * lanes * x.free), lanes,
-                                          x.free)
+                                          x.free, widened=True, tf32=self.tf32)
                                      for v in range(vectors)]
                         y_k = add(kb, y_batch, kk, y.k)
                         out: list[SSAValue] = []
                         for j in range(nr):
-                            value = load(kb, y.memory, add(kb, y_k, j * y.free))
-                            broadcast = splat(kb, value, lanes)
+                            broadcast = load_broadcast(kb, y.memory, add(kb, y_k, j * y.free),
+                                                       lanes, widened=True, tf32=self.tf32)
                             for v in range(vectors):
                                 out.append(fma(kb, x_vectors[v], broadcast, acc[j * vectors + v]))
                         return out
@@ -511,10 +525,12 @@ class GemmEmitter:
                     def step(kb: Builder, p: SSAValue | int, acc: list[SSAValue],
                              valid: int | None = None) -> list[SSAValue]:
                         a_p, b_p = add(kb, a_batch, p), add(kb, b_batch, p)
-                        a_rows = [load(kb, self.a, add(kb, a_p, i * a_m), lanes, 1, valid, -0.0) for i in range(mr)]
+                        a_rows = [load(kb, self.a, add(kb, a_p, i * a_m), lanes, 1, valid, -0.0,
+                                       widened=True, tf32=self.tf32) for i in range(mr)]
                         out = list(acc)
                         for j in range(nr):
-                            b_column = load(kb, self.b, add(kb, b_p, j * b_n), lanes, 1, valid)
+                            b_column = load(kb, self.b, add(kb, b_p, j * b_n), lanes, 1, valid,
+                                            widened=True, tf32=self.tf32)
                             for i in range(mr):
                                 out[i * nr + j] = fma(kb, a_rows[i], b_column, out[i * nr + j])
                         return out
@@ -533,7 +549,7 @@ class GemmEmitter:
                         if self.zero_first and self.zero_when is None:
                             start = constant(rb, self.element)
                         else:
-                            (start,) = self.start(rb, [load(rb, self.c, at)])
+                            (start,) = self.start(rb, [load(rb, self.c, at, widened=True)])
                         total = rb.insert(arith.AddfOp(start, sums[i * nr + j])).result
                         store(rb, self.finish(rb, total), self.c, at)
                 return []

@@ -393,12 +393,12 @@ def _einsum_type(dtype: object, operands: Sequence[_Operand]) -> DataType:
     dtypes = {op.dtype for op in operands if op.dtype is not None}
     if dtype is not None:
         data_type = data_type_of(dtype)
-        storage = np.dtype(data_type.numpy_name)
+        storage = data_type.numpy_dtypes
         for op in operands:
-            if op.dtype is not None and op.dtype != storage:
+            if op.dtype is not None and op.dtype not in storage:
                 raise TeirError(
                     f"einsum: {op.where} holds {op.dtype} but {data_type} is stored as "
-                    f"{storage}"
+                    + " or ".join(map(str, storage))
                 )
         return data_type
     if len(dtypes) > 1:

@@ -15,7 +15,7 @@ from numpy.lib.stride_tricks import as_strided
 from conftest import SPEC_EXAMPLES, load
 from teir_dialect import TeirError, einsum_config, from_json, to_json
 from teir_dialect.builders import Dimension, build_record, writes_each_once
-from teir_dialect.interpreter import run_reference
+from teir_dialect.interpreter import round_tf32, run_reference
 
 
 def test_contraction_is_the_spec_scalar_contraction() -> None:
@@ -179,7 +179,9 @@ def test_einsum_tf32_and_bf16_run_in_the_interpreter() -> None:
         einsum_config("ik,kj->ij", a.astype(np.float32), b.astype(np.float32), dtype="TF32"),
         [a.astype(np.float32), b.astype(np.float32), out],
     )
-    np.testing.assert_allclose(out.reshape(3, 2), a @ b, rtol=1e-5)
+    # TF32 rounds each input to 10 explicit mantissa bits, then accumulates in FP32.
+    rounded = [round_tf32(x.astype(np.float32)).astype(np.float64) for x in (a, b)]
+    np.testing.assert_allclose(out.reshape(3, 2), rounded[0] @ rounded[1], rtol=1e-5)
     # BF16: the upper halves of float32 values, stored as uint16.
     bits = [(x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16) for x in (a, b)]
     wide = [(x.astype(np.uint32) << 16).view(np.float32).astype(np.float64) for x in bits]
