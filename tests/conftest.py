@@ -43,10 +43,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = [item for item in items if not item.get_closest_marker("slow")]
 
 
-def examples(full: int) -> int:
-    """Hypothesis examples for a property test: `full` in the slow tier, a quarter
-    (at least 10) in the default one."""
-    return full if SLOW else max(10, full // 4)
+def examples(full: int, default: int | None = None) -> int:
+    """Hypothesis examples for a property test: `full` in the slow tier; in the
+    default one `default`, or a quarter (at least 10) when not given."""
+    if SLOW:
+        return full
+    return default if default is not None else max(10, full // 4)
 
 
 def load(path: Path) -> dict:

@@ -62,7 +62,7 @@ def test_numpy_peers_exist_for_the_contractions_and_permutations() -> None:
             "10_7_6_contraction_gemm", "10_7_7_parallel_brgemm"} <= names
 
 
-@settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(250, 30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(configs())
 def test_fuzzed_configuration_matches_reference(generated) -> None:
     kernel = compile_kernel(generated.record)
