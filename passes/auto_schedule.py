@@ -43,6 +43,7 @@ from teir_dialect.analysis import work
 from teir_dialect.dialect import ConfigOp, InvokeOp, IterOp, PrimitiveOp
 from teir_dialect.vocabulary import OperationKind, Role
 from teir_passes.host import Host, host
+from teir_passes.legality import k_move_problem
 from teir_passes.schedule_edit import TransformError, names_axis
 from teir_passes.script import make_step
 
@@ -148,7 +149,7 @@ class _Scheduler:
             columns = max(4, self.host.vector_registers // 2)
             k_target = self.knobs.k_block or max(64, self.host.l1d // 2 // (width * columns))
             outer = k_axes[0]
-            if batch * k > 2 * k_target:
+            if batch * k > 2 * k_target and k_move_problem(prim) is None:
                 if kernel.kind_name == "brgemm" and k < k_target:
                     self.step({"op": "split", "axis": outer.axis_id,
                                "factor": max(1, k_target // k)})

@@ -40,6 +40,7 @@ from teir_dialect.dialect import (
     ScheduleNode,
 )
 from teir_dialect.vocabulary import GuardKind, OperationKind, Role
+from teir_passes.legality import k_move_problem
 from teir_passes.primitives import erase_unused, with_roles
 from teir_passes.schedule_edit import set_terms, terms
 
@@ -78,7 +79,7 @@ class FoldGuardedReduction(RewritePattern):
             return
         (contraction,) = middle
         prim = contraction.primitive_op()
-        if prim.kind is not OperationKind.CONTRACTION:
+        if prim.kind is not OperationKind.CONTRACTION or k_move_problem(prim):
             return
         if any(t.axis_text == k for t in terms(contraction)):
             return

@@ -97,6 +97,20 @@ def reorder_problem(chain: Sequence[IterOp], order: Sequence[str]) -> str | None
     return None
 
 
+def k_move_problem(prim: PrimitiveOp) -> str | None:
+    """Why a reduction loop may not move between `prim` (a Contraction) and the
+    schedule, or None: in FP16/BF16 a K loop of the schedule rounds the partial
+    sum at every store, a K axis of the primitive only once (records.md
+    semantics), so the move would change results."""
+    if prim.kind is OperationKind.CONTRACTION and prim.data_type.rounds_stores:
+        return (
+            f"primitive '{prim.primitive_id}' is {prim.data_type}: a reduction loop of the "
+            "schedule rounds at every store and one of the primitive only once, so moving "
+            "it would change the results"
+        )
+    return None
+
+
 def role_split_problem(prim: PrimitiveOp, axis: AxisOp) -> str | None:
     """Why moving the outer part of role axis `axis` out of `prim`'s loop nest (into an
     iteration around its invocations) could change a result, or None.
@@ -120,6 +134,8 @@ def role_split_problem(prim: PrimitiveOp, axis: AxisOp) -> str | None:
             f"and '{axis.axis_id}' is not its outermost role axis"
         )
     if prim.kind is OperationKind.CONTRACTION and axis in prim.role_axes(Role.K):
+        if (problem := k_move_problem(prim)) is not None:
+            return problem
         before = prim.role_axes(Role.K)[: prim.role_axes(Role.K).index(axis)]
         if any(a.size > 1 for a in before):
             return (

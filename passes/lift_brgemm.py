@@ -28,6 +28,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from teir_dialect.dialect import InvokeOp, IterOp, id_text
+from teir_passes.legality import k_move_problem
 from teir_passes.primitives import erase_unused, with_roles
 
 
@@ -44,7 +45,7 @@ class LiftBrgemm(RewritePattern):
         gemm = child.primitive_op()
         if gemm.kind != "Contraction" or [
             len(gemm.role_ids(role)) for role in ("M", "N", "K")
-        ] != [1, 1, 1]:
+        ] != [1, 1, 1] or k_move_problem(gemm):
             return
         axis = op.axis_op()
         if axis.stride_on("out") != 0:

@@ -50,6 +50,7 @@ from teir_dialect.dialect import (
 )
 from teir_dialect.gemm import gemm_layout
 from teir_dialect.vocabulary import OperationKind, Role
+from teir_passes.legality import k_move_problem
 from teir_passes.primitives import erase_unused, with_roles
 
 
@@ -83,7 +84,7 @@ class LiftGemm(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: InvokeOp, rewriter: PatternRewriter) -> None:
         prim = op.primitive_op()
-        if prim.kind != OperationKind.CONTRACTION or prim.all_role_axes:
+        if prim.kind != OperationKind.CONTRACTION or prim.all_role_axes or k_move_problem(prim):
             return
         config = op.config
         # Innermost candidates first: they give the smallest leading dimensions.

@@ -93,6 +93,13 @@ class DataType(StrEnum):
         return Float64Type() if self is DataType.FP64 else Float32Type()
 
     @property
+    def rounds_stores(self) -> bool:
+        """Whether storing a Contraction's partial sum rounds it (FP16, BF16: the sum is
+        FP32, memory 16-bit). Moving a K loop between a primitive and the schedule
+        then changes how often a result is rounded, so transformations refuse to."""
+        return self in (DataType.FP16, DataType.BF16)
+
+    @property
     def mantissa_bits(self) -> int:
         """Explicit significand bits of the format (TF32: 10, although stored as FP32)."""
         return _MANTISSA[self]

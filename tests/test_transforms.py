@@ -3,7 +3,9 @@
 Every step either applies, and then the reference interpreter gives the same
 bytes on the transformed configuration as on the original one (FP64, where
 the interpreter's arithmetic is the sequential loop's, so an unchanged order
-of operations per element means identical bits), or it refuses with a
+of operations per element means identical bits; FP16 and BF16, where every
+store rounds, so moving a reduction loop between a primitive and the
+schedule would show), or it refuses with a
 TransformError; a transformation must never produce an ill-formed
 configuration. A few transformed configurations are also compiled.
 """
@@ -69,7 +71,7 @@ def run(record: dict, arrays: list[np.ndarray]) -> np.ndarray:
 @settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_random_scripts_keep_results(data: st.DataObject) -> None:
-    generated = data.draw(configs(data_types=("FP64",), max_work=4000))
+    generated = data.draw(configs(data_types=("FP64", "FP16", "BF16"), max_work=4000))
     record = generated.record
     arrays = random_arrays(record, np.random.default_rng(0))
     expected = run(record, arrays)
@@ -107,6 +109,32 @@ def test_spec_tiled_permutation_from_the_scalar_one() -> None:
     assert _canonical(to_json(module)) == _canonical(
         load(SPEC_EXAMPLES / "tree" / "10_7_2_tiled_permutation.json")
     )
+
+
+@pytest.mark.parametrize("data_type", ["FP16", "BF16"])
+def test_reduction_loops_stay_where_16_bit_stores_round(data_type: str) -> None:
+    """§10.7.6 in FP16/BF16: its k loop rounds at every store; folding it into the
+    BRGEMM or splitting a K role axis would round once, so both are refused and
+    teir-optimize keeps the bits."""
+    record = load(SPEC_EXAMPLES / "tree" / "10_7_6_contraction_gemm.json")
+    for primitive in record["primitives"]:
+        primitive["metadata"]["data_type"] = data_type
+    for axis in record["axes"]:  # FP32 byte strides -> 16-bit ones
+        axis["strides"] = [s // 2 for s in axis["strides"]]
+        axis["offsets"] = [o // 2 for o in axis["offsets"]]
+    module = from_json(record)
+    apply_schedule(module, [{"op": "fold-guarded-reduction"}])
+    assert to_json(module) == to_json(from_json(record))
+    gemm = next(p for p in record["primitives"] if p["operation"] == "Contraction")
+    with pytest.raises(TransformError, match=rf"is {data_type}: a reduction loop of the "
+                       "schedule rounds at every store"):
+        apply_schedule(from_json(record), [{"op": "split", "axis": gemm["axes"]["K"][0],
+                                            "factor": 2}])
+    arrays = random_arrays(record, np.random.default_rng(3))
+    optimized = from_json(record)
+    apply_schedule(optimized, [{"op": "teir-optimize"}])
+    np.testing.assert_array_equal(run(to_json(optimized), arrays).view(np.uint8),
+                                  run(record, arrays).view(np.uint8))
 
 
 def test_spec_reordered_batched_gemm_and_on_to_gemm() -> None:
