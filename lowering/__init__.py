@@ -47,7 +47,7 @@ def compile_kernel(config: object, **options: object):
 
 
 def einsum(subscripts: str, *operands: object, **options: object):
-    """See teir_lowering.einsum.einsum: np.einsum through a compiled TEIR kernel."""
-    from teir_lowering.einsum import einsum as einsum_
+    """See teir_lowering.einsum_frontend.einsum: np.einsum through a compiled TEIR kernel."""
+    from teir_lowering.einsum_frontend import einsum as einsum_
 
     return einsum_(subscripts, *operands, **options)  # pyright: ignore

@@ -169,12 +169,41 @@ class JitModule:
         self._pass_builder = llvm.create_pass_builder(self._target_machine, tuning)
         self._tuning = tuning
         self._pass_builder.getModulePassManager().run(llvm_module, self._pass_builder)
+        self._finish(llvm_module, None)
 
+    @classmethod
+    def from_machine_code(cls, llvm_ir: str, object_code: bytes) -> JitModule:
+        """A module compiled before (`llvm_ir` and `object_code` as an earlier
+        JitModule had them on this host): MCJIT loads the object code instead of
+        generating it again; the IR only names the functions."""
+        _initialize_llvm()
+        self = cls.__new__(cls)
+        self._target_machine = host_target_machine(3)
+        try:
+            llvm_module = llvm.parse_assembly(llvm_ir)
+        except RuntimeError as error:
+            raise JitCompilationError(f"the cached kernel's IR does not parse: {error}") from error
+        self.defined_functions = tuple(
+            f.name for f in llvm_module.functions if not f.is_declaration
+        )
+        self._finish(llvm_module, object_code)
+        return self
+
+    def _finish(self, llvm_module: llvm.ModuleRef, object_code: bytes | None) -> None:
+        """MCJIT over the optimized module; `object_code` (from an earlier run) is
+        loaded rather than generated, else the generated code is kept in
+        `object_code` for a cache."""
         self.llvm_ir: str = str(llvm_module)
         """The optimized LLVM IR."""
+        self.object_code: bytes | None = object_code
+        """The machine code as a relocatable object (what MCJIT loaded)."""
+
+        def generated(_module: llvm.ModuleRef, buffer: bytes) -> None:
+            self.object_code = bytes(buffer)
 
         # The engine owns llvm_module from here on; both live as long as self.
         self._engine = llvm.create_mcjit_compiler(llvm_module, self._target_machine)
+        self._engine.set_object_cache(generated, lambda _module: object_code)
         self._engine.finalize_object()
         self._llvm_module = llvm_module
         self._assembly: str | None = None

@@ -28,6 +28,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 from llvmlite import ir
@@ -52,6 +53,9 @@ from teir_passes import schedule_cache
 from teir_passes.match_gemm import MatchGemmPass
 from teir_passes.pipeline import OptimizePass, default_passes
 from teir_passes.script import apply_schedule
+
+if TYPE_CHECKING:
+    from teir_lowering.jit import JitModule
 
 SCF_PIPELINE: tuple[ModulePass, ...] = (
     MatchGemmPass(),
@@ -293,6 +297,45 @@ def compile_kernel(
         for tensor, value in zip(config_op.tensor_names, config_op.tensors)
     })
     kernel_name = function.sym_name.data
+    from teir_lowering import kernel_cache
+    from teir_lowering.jit import JitModule
+
+    disk_key = kernel_cache.kernel_key(*key)
+    if (stored := kernel_cache.load(disk_key)) is not None:
+        if stored.parallel:
+            JitModule.load_library("libgomp.so.1")
+        engine = JitModule.from_machine_code(stored.llvm_ir, stored.object_code)
+        parallel = stored.parallel
+        stages = {"teir": str(function), "cached": str(kernel_cache.kernel_dir() / disk_key)}
+    else:
+        engine, parallel, stages = _compile(module, function, tensors, tuned, optimize)
+        assert engine.object_code is not None
+        kernel_cache.store(disk_key, kernel_cache.CachedKernel(
+            kernel_name, parallel, engine.llvm_ir, engine.object_code))
+    offset = data_offset()
+    kernel = Kernel(
+        kernel_name,
+        tensors,
+        engine.address(kernel_name),
+        engine,
+        None if offset is None else engine.address(kernel_name + ENTRY_SUFFIX),
+        parallel,
+        threads,
+        stages,
+    )
+    with _CACHE_LOCK:
+        _CACHE[key] = kernel
+    return kernel
+
+
+def _compile(module: ModuleOp, function: func.FuncOp, tensors: Sequence[TensorSpec],
+             tuned: schedule_cache.Entry | None, optimize: bool,
+             ) -> tuple[JitModule, bool, dict[str, str]]:
+    """The kernel's function lowered and JIT-compiled: the engine, whether it launches
+    threads, and the IR of each stage."""
+    from teir_lowering.jit import JitModule
+
+    kernel_name = function.sym_name.data
     # Keep only the kernel's function.
     for op in list(module.ops):
         if op is not function:
@@ -313,8 +356,6 @@ def compile_kernel(
         lower_to_llvm(module, ctx, stages)
     except DiagnosticException as err:
         raise TeirError(f"lowering failed: {err}") from None
-    from teir_lowering.jit import JitModule
-
     parallel = launches_threads(module)
     if parallel:
         JitModule.load_library("libgomp.so.1")
@@ -324,20 +365,7 @@ def compile_kernel(
         if offset is not None:
             add_ndarray_entry(ir_module, kernel_name, [t.needed_bytes for t in tensors], offset)
 
-    engine = JitModule(module, extend=add_entry)
-    kernel = Kernel(
-        kernel_name,
-        tensors,
-        engine.address(kernel_name),
-        engine,
-        None if offset is None else engine.address(kernel_name + ENTRY_SUFFIX),
-        parallel,
-        threads,
-        stages,
-    )
-    with _CACHE_LOCK:
-        _CACHE[key] = kernel
-    return kernel
+    return JitModule(module, extend=add_entry), parallel, stages
 
 
 __all__ = ["Kernel", "check_threads", "compile_kernel", "default_threads", "load_module"]

@@ -9,6 +9,8 @@ property-based tests, which the default tier runs at a quarter (`examples`).
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Tuned schedules and compiled kernels of this run only: a test compiles, it
+    # never loads what the user's cache (or an earlier run) holds.
+    os.environ["TEIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="teir-test-cache-")
     global SLOW
     SLOW = bool(config.getoption("--slow"))
     config.addinivalue_line("markers", "slow: an exhaustive sweep, run with --slow")

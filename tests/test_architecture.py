@@ -288,3 +288,23 @@ def test_each_module_imports_alone(module: str) -> None:
     module from an import cycle), and it loads nothing of a layer to its right."""
     run = _import_alone(module)
     assert run.returncode == 0, run.stderr
+
+
+def test_no_submodule_shadows_a_function_of_its_package() -> None:
+    """`teir_lowering.einsum(...)` and `teir_passes.apply_schedule(...)` stay functions
+    after their implementations are imported: a submodule of the same name would
+    replace the package attribute on first import (Python binds submodules there)."""
+    code = (
+        "import importlib, inspect, pkgutil, sys\n"
+        f"for name in {LAYERS!r}:\n"
+        "    package = importlib.import_module(name)\n"
+        "    before = {k: v for k, v in vars(package).items() if inspect.isfunction(v)}\n"
+        "    for info in pkgutil.iter_modules(package.__path__):\n"
+        "        importlib.import_module(f'{name}.{info.name}')\n"
+        "    for key, function in before.items():\n"
+        "        if getattr(package, key) is not function:\n"
+        "            sys.exit(f'{name}.{key}: a submodule replaced the function')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=False)
+    assert result.returncode == 0, result.stderr

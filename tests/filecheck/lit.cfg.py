@@ -8,6 +8,7 @@ Macros (used in RUN lines):
 """
 
 import os
+import tempfile
 
 import lit.formats
 
@@ -17,6 +18,8 @@ config.suffixes = [".mlir", ".json"]
 config.test_source_root = os.path.dirname(__file__)
 config.excludes = ["lit.cfg.py", "Inputs"]
 config.environment["PYTHONUNBUFFERED"] = "1"
+# Tuned schedules and compiled kernels of this run only, not the user's.
+config.environment["TEIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="teir-lit-cache-")
 for name in ("PATH", "HOME", "VIRTUAL_ENV"):
     if name in os.environ:
         config.environment[name] = os.environ[name]

@@ -27,6 +27,7 @@ from teir_dialect import einsum_config
 from teir_dialect.context import teir_context
 from teir_dialect.records import TeirError, find_configs, load_module
 from teir_dialect.vocabulary import OperationKind
+from teir_lowering import kernel_cache
 from teir_lowering.kernel import compile_kernel
 from teir_passes.pipeline import OptimizePass
 
@@ -110,15 +111,21 @@ def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu
 
 
 def _has_microkernel(module: ModuleOp) -> bool:
-    """Whether teir-optimize finds a GEMM/BRGEMM for the contraction of `module`."""
+    """Whether teir-optimize finds a GEMM/BRGEMM for the contraction of `module`
+    (remembered on disk with the kernels: scheduling takes a good part of a second)."""
+    question = f"has-microkernel {module}"
+    if isinstance(known := kernel_cache.recall(question), bool):
+        return known
     scheduled = module.clone()
     OptimizePass().apply(teir_context(), scheduled)
     (config,) = find_configs(scheduled)
-    return any(
+    answer = any(
         p.kind is OperationKind.CONTRACTION
         and p.matched_kernel().kind_name in ("gemm", "brgemm")
         for p in config.primitives
     )
+    kernel_cache.remember(question, answer)
+    return answer
 
 
 def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
