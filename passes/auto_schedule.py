@@ -7,7 +7,9 @@ that changed something are recorded on the configuration as the attribute
 `teir-apply-schedule` replays them. The heuristics, in order, read the host
 (`teir_passes.host`: vector width, caches, cores), never constants of one CPU:
 
-1. canonical guards, no extent-1 loops;
+1. canonical guards, no extent-1 loops; a plain nest (loops above scalar
+   primitives) in memory order: largest out stride outermost, reduction loops
+   innermost in their own order;
 2. nested loops that are contiguous on every tensor and touch the same
    tensors (the same kind: batch, M, N or K) are fused, so that the
    dimensions a primitive sees are as long as the layout allows;
@@ -103,6 +105,38 @@ class _Scheduler:
         self.module, self.config = trial, config
         self.script.append(step)
         return True
+
+    # -- 1b. loop order of plain nests ----------------------------------------------
+
+    def order_plain_nests(self) -> None:
+        """Chains of nested loops above scalar primitives only (a plain nest, as a
+        user or einsum_config writes it) in memory order: by out stride, largest
+        outermost, reduction loops innermost in their own order (moving one
+        past another would change the order of a sum). Whatever order the nest
+        came in, fusion and lifting then see the same one."""
+        for top in list(self.config.schedule.walk_nodes()):
+            if not isinstance(top, IterOp) or not self._chain_top(top):
+                continue
+            chain = [top]
+            while len(chain[-1].children) == 1 and isinstance(chain[-1].children[0], IterOp):
+                chain.append(chain[-1].children[0])
+            if len(chain) < 2 or any(
+                prim.all_role_axes for prim in self._primitives_below(chain[-1])
+            ):
+                continue
+            order = sorted(chain, key=lambda n: -abs(n.axis_op().stride_on("out")))
+            if order != chain:
+                self.step({"op": "reorder", "order": [n.axis_id for n in order]})
+            return  # the step rebuilt the configuration: one chain per run is enough
+
+    @staticmethod
+    def _chain_top(node: IterOp) -> bool:
+        parent = node.parent_op()
+        return not (isinstance(parent, IterOp) and len(parent.children) == 1)
+
+    @staticmethod
+    def _primitives_below(node: IterOp) -> list[PrimitiveOp]:
+        return [n.primitive_op() for n in node.walk() if isinstance(n, InvokeOp)]
 
     # -- 2. fusion ------------------------------------------------------------------
 
@@ -217,6 +251,7 @@ class _Scheduler:
     def run(self) -> list[dict]:
         for name in NORMALIZE:
             self.step({"op": name})
+        self.order_plain_nests()
         if self.knobs.fuse:
             self.fuse_contiguous()
         for name in LIFT:

@@ -19,7 +19,9 @@ pattern makes (m, n) -> out address injective). Hence the conditions:
 
 - the three nodes are sequential and unguarded, and no guard below them names m, n or k;
 - k has stride 0 on out, m stride 0 on in1, n stride 0 on in0;
-- below the k node there is no invocation but X (reduction order is kept);
+- below the k node there is no invocation but X and no other reduction loop
+  (an out-stride-0 loop of extent > 1, which would end up outside the GEMM's
+  k and change the order of the sum);
 - every other invocation below the m or n node is a Zero or a three-tensor
   ReLU (they act on out elements in place) whose roles do not use m or n.
 """
@@ -77,6 +79,14 @@ def _element_local(invoke: InvokeOp, config: ConfigOp, used: set[str]) -> bool:
     return False
 
 
+def _reduction_inside(k_node: IterOp, op: InvokeOp) -> bool:
+    """Whether a loop between `k_node` and `op` revisits out elements (a reduction)."""
+    inside = list(op.ancestors())
+    inside = inside[inside.index(k_node) + 1:] if k_node in inside else []
+    return any(node.axis_op().stride_on("out") == 0 and node.axis_op().size > 1
+               for node in inside)
+
+
 class LiftGemm(RewritePattern):
     """Three loops m, n, k around an invocation of a scalar Contraction -> an
     invocation of a GEMM primitive (see the module docstring for the conditions)."""
@@ -93,7 +103,7 @@ class LiftGemm(RewritePattern):
             m, n, k = (x.axis_op() for x in (m_node, n_node, k_node))
             if gemm_layout(m, n, k, prim.element_width) is None:
                 continue
-            if _invocations(k_node) != [op]:
+            if _invocations(k_node) != [op] or _reduction_inside(k_node, op):
                 continue
             axes = {m.axis_id, n.axis_id, k.axis_id}
             if any(_names_axis(node, axes) for node in (m_node, n_node, k_node)):

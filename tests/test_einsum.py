@@ -122,3 +122,44 @@ def test_spec_contraction_from_einsum_schedules_like_the_hand_written_one() -> N
     apply_schedule(module, [{"op": "teir-optimize"}])
     kernels = [p.attributes.get("kernel") for p in find_configs(module)[0].primitives]
     assert any(k is not None and k.kind_name == "brgemm" for k in kernels)
+
+
+NEST_EXTENTS = {"p": 3, "q": 4, "r": 2, "s": 5, "t": 3, "u": 4}
+
+
+def scalar_nest(order: str, data_type: str = "FP64") -> dict:
+    """trus,pqtu->pqrs as one loop per index in `order` around a Zero guarded by
+    first(t), first(u) and a scalar Contraction."""
+    shapes = [tuple(NEST_EXTENTS[i] for i in term) for term in ("trus", "pqtu")]
+    record = einsum_config("trus,pqtu->pqrs", *shapes, dtype=data_type)
+    zero, mac = (next(p["id"] for p in record["primitives"] if p["operation"] == kind)
+                 for kind in ("Zero", "Contraction"))
+    record["schedule"] = {
+        "roots": [f"loop_{order[0]}"],
+        "iterations": [{"id": f"loop_{index}", "axis": index, "policy": "sequential",
+                        "children": [f"loop_{order[n + 1]}"] if n + 1 < len(order)
+                        else ["zero", "mac"], "guard": None}
+                       for n, index in enumerate(order)],
+        "invocations": [{"id": "zero", "primitive": zero, "guard": ["first(t)", "first(u)"]},
+                        {"id": "mac", "primitive": mac, "guard": None}],
+    }
+    return record
+
+
+@pytest.mark.parametrize("order", ["pqrstu", "tupqrs", "rtpusq", "utsrqp", "sruqtp"])
+def test_scalar_nests_in_any_order_get_the_same_exact_brgemm(order: str) -> None:
+    """teir-optimize puts a plain nest in memory order and lifts it to a BRGEMM whose
+    K axes keep the nest's reduction order (FP64: bit-exact against the nest)."""
+    record = scalar_nest(order)
+    module = from_json(record)
+    apply_schedule(module, [{"op": "teir-optimize"}])
+    optimized = to_json(module)
+    kinds = {p["operation"]: p["axes"] for p in optimized["primitives"]}
+    assert kinds["Contraction"]["K"] == [i for i in order if i in "tu"]
+    arrays = random_arrays(record, np.random.default_rng(0))
+    results = []
+    for candidate in (record, optimized):
+        copies = [a.copy() for a in arrays]
+        run_reference(candidate, copies)
+        results.append(copies[-1])
+    np.testing.assert_array_equal(results[0], results[1])

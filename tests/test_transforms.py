@@ -56,6 +56,8 @@ def step_strategy(record: dict) -> st.SearchStrategy[dict]:
         axis.map(lambda a: {"op": "sequentialize", "axis": a}),
         st.just({"op": "lift-elementwise"}),
         st.just({"op": "fold-guarded-reduction"}),
+        st.sampled_from([{"op": "teir-lift-gemm"}, {"op": "teir-lift-brgemm"},
+                         {"op": "teir-canonicalize-guards"}, {"op": "teir-auto-schedule"}]),
         st.sampled_from(chains).flatmap(lambda names: st.builds(
             lambda sizes: {"op": "tile", "axes": names[:2], "sizes": sizes},
             st.tuples(*(st.integers(1, extents[n]) for n in names[:2])).map(list))),
