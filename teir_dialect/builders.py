@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from xdsl.ir import SSAValue
 
 from teir_dialect.dialect import ConfigOp, fresh_id
@@ -32,6 +31,9 @@ from teir_dialect.vocabulary import (
     parse_enum,
     spelled,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 JsonDict = dict[str, Any]
 
@@ -65,6 +67,8 @@ class Dimension:
 
 
 def data_type_of(value: object) -> DataType:
+    import numpy as np
+
     """A DataType from its spelling ("FP32", "TF32", ...) or a numpy float dtype."""
     if isinstance(value, str) and (found := parse_enum(DataType, value)) is not None:
         return found
@@ -82,6 +86,8 @@ def data_type_of(value: object) -> DataType:
 
 
 def _is_int(value: object) -> bool:
+    import numpy as np
+
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
@@ -321,6 +327,8 @@ def _c_strides(shape: Sequence[int]) -> tuple[int, ...]:
 
 
 def _operand(where: str, value: object) -> _Operand:
+    import numpy as np
+
     if isinstance(value, np.ndarray):
         return _Operand(where, value.shape, value.strides, True, value.dtype)
     if (shape := _int_tuple(value)) is not None:

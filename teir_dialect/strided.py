@@ -24,8 +24,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from math import prod
 
-import numpy as np
-
 from teir_dialect.vocabulary import GuardKind
 
 INDEX_LIMIT = 2**63
@@ -148,6 +146,8 @@ def solve(terms: Sequence[tuple[int, int, int]], low: int, high: int,
     magnitude = sum(s * max(abs(lo), abs(hi)) for s, lo, hi in terms) + abs(low) + abs(high)
     if magnitude >= 2**62:
         raise Undecided(combinations)  # int64 arithmetic below could overflow
+    import numpy as np  # here, not at import: teir-opt need not load numpy
+
     partial = np.zeros(1, dtype=np.int64)
     for stride, lo, hi in rest:
         steps = stride * np.arange(lo, hi + 1, dtype=np.int64)

@@ -10,11 +10,9 @@ numpy (the dtypes that hold it); every layer reads it from here.
 from __future__ import annotations
 
 from enum import StrEnum
-from functools import cached_property
-from typing import TypeVar
+from functools import cache, cached_property
+from typing import TYPE_CHECKING, TypeVar
 
-import ml_dtypes
-import numpy as np
 from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
@@ -22,6 +20,9 @@ from xdsl.dialects.builtin import (
     Float64Type,
 )
 from xdsl.ir import Attribute
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class Policy(StrEnum):
@@ -119,18 +120,25 @@ class DataType(StrEnum):
     def numpy_dtypes(self) -> tuple[np.dtype, ...]:
         """The numpy dtypes whose arrays hold it, the usual one first: BF16 is
         ml_dtypes.bfloat16 or its raw bit patterns as uint16; TF32 is float32."""
-        return _NUMPY[self]
+        return _numpy_dtypes()[self]
 
 
 _WIDTH = {"FP16": 2, "BF16": 2, "TF32": 4, "FP32": 4, "FP64": 8}
 _MANTISSA = {"FP16": 10, "BF16": 7, "TF32": 10, "FP32": 23, "FP64": 52}
-_NUMPY: dict[str, tuple[np.dtype, ...]] = {
-    "FP16": (np.dtype(np.float16),),
-    "BF16": (np.dtype(ml_dtypes.bfloat16), np.dtype(np.uint16)),
-    "TF32": (np.dtype(np.float32),),
-    "FP32": (np.dtype(np.float32),),
-    "FP64": (np.dtype(np.float64),),
-}
+@cache
+def _numpy_dtypes() -> dict[str, tuple[np.dtype, ...]]:
+    """The numpy dtypes per data type, built on first use: numpy and ml_dtypes take
+    a tenth of a second to import, which every teir-opt run would pay."""
+    import ml_dtypes
+    import numpy as np
+
+    return {
+        "FP16": (np.dtype(np.float16),),
+        "BF16": (np.dtype(ml_dtypes.bfloat16), np.dtype(np.uint16)),
+        "TF32": (np.dtype(np.float32),),
+        "FP32": (np.dtype(np.float32),),
+        "FP64": (np.dtype(np.float64),),
+    }
 
 TENSOR_NAMES: dict[int, tuple[str, ...]] = {
     2: ("in0", "out"),
