@@ -31,6 +31,10 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "teir-convert-ptr-addressing-to-llvm": lazy_pass(
         "teir_lowering.llvm_pipeline", "ConvertPtrAddressingToLLVMPass"
     ),
+    "teir-convert-alloca-to-llvm": lazy_pass(
+        "teir_lowering.llvm_pipeline", "ConvertAllocaToLLVMPass"
+    ),
+    "teir-hoist-allocas": lazy_pass("teir_lowering.llvm_pipeline", "HoistAllocasPass"),
 }
 """Lowering passes by name, registered with xDSL next to teir_passes.PASSES."""
 

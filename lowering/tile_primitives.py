@@ -57,8 +57,8 @@ from teir_lowering.emit import (
     store,
     transpose,
     value_type,
-    vector_bytes,
 )
+from teir_passes.host import host
 
 CACHE_LINE = 64
 """Bytes per cache line (x86)."""
@@ -99,7 +99,7 @@ class TileEmitter:
         self.width = width
         self.source = source
         self.out = out
-        self.lanes = vector_bytes() // width
+        self.lanes = host().lanes(width)
         self.min_lanes = max(2, 16 // width)  # 16-byte vectors
 
     # -- small builders -------------------------------------------------------

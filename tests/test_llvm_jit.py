@@ -717,6 +717,7 @@ def test_pass_list_is_exposed_and_registered():
     # tests/filecheck/lowering/lower-to-llvm.mlir replays this list with teir-opt -p
     assert [p.name for p in LOWER_TO_LLVM_PASSES] == [
         "convert-scf-to-cf",
+        "teir-convert-alloca-to-llvm",
         "teir-convert-vector-to-llvm",
         "convert-vector-to-ptr",
         "convert-memref-to-ptr",
@@ -727,6 +728,7 @@ def test_pass_list_is_exposed_and_registered():
         "teir-convert-func-to-llvm",
         "teir-convert-cf-to-llvm",
         "reconcile-unrealized-casts",
+        "teir-hoist-allocas",
         "teir-fence-nontemporal-stores",
     ]
     from teir_tools.universe import TEIR_UNIVERSE

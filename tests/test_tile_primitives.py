@@ -9,6 +9,7 @@ path was taken, so that a silent fallback to scalar loops fails the test.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -18,8 +19,9 @@ from strategies import random_arrays
 from teir_dialect.interpreter import run_reference
 from teir_lowering import kernel as kernel_module
 from teir_lowering import tile_primitives
-from teir_lowering.emit import transpose_network, vector_bytes
+from teir_lowering.emit import transpose_network
 from teir_lowering.kernel import compile_kernel
+from teir_passes.host import host
 
 WIDTH = {"FP32": 4, "FP64": 8}
 SENTINEL = 7.0
@@ -207,8 +209,10 @@ def streaming(monkeypatch: pytest.MonkeyPatch):
     tiles are emitted with 64-byte vectors anyway, which LLVM splits into the
     host's (two non-temporal 32-byte stores per line), so the code is checked
     everywhere."""
-    if vector_bytes() != 64:
-        monkeypatch.setattr(tile_primitives, "vector_bytes", lambda: 64)
+    machine = host()
+    if machine.vector_bytes != 64:
+        wide = dataclasses.replace(machine, vector_bytes=64, vector_registers=32)
+        monkeypatch.setattr(tile_primitives, "host", lambda: wide)
     monkeypatch.setattr(tile_primitives, "NONTEMPORAL_MIN_BYTES", 0)
     saved = dict(kernel_module._CACHE)
     kernel_module._CACHE.clear()
