@@ -17,7 +17,7 @@ import itertools
 import numpy as np
 
 from teir_lowering.kernel import compile_kernel
-from teir_tools.timing import median_time
+from teir_lowering.timing import median_time
 
 WIDTH = {"FP32": 4, "FP64": 8}
 

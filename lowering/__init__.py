@@ -16,6 +16,7 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "teir-convert-arith-to-llvm": lazy_pass(
         "teir_lowering.convert_arith_to_llvm", "ConvertArithToLLVMPass"
     ),
+    "teir-bf16-as-i16": lazy_pass("teir_lowering.convert_bf16_to_i16", "BF16AsI16Pass"),
     "teir-convert-func-to-llvm": lazy_pass(
         "teir_lowering.convert_func_to_llvm", "ConvertFuncToLLVMPass"
     ),
@@ -27,6 +28,9 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     ),
     "teir-fence-nontemporal-stores": lazy_pass(
         "teir_lowering.fence_nontemporal", "FenceNontemporalStoresPass"
+    ),
+    "teir-convert-ptr-to-llvm": lazy_pass(
+        "teir_lowering.llvm_pipeline", "ConvertPtrToLLVMPass"
     ),
     "teir-convert-ptr-addressing-to-llvm": lazy_pass(
         "teir_lowering.llvm_pipeline", "ConvertPtrAddressingToLLVMPass"
@@ -44,3 +48,10 @@ def compile_kernel(config: object, **options: object):
     from teir_lowering.kernel import compile_kernel as compile_
 
     return compile_(config, **options)  # pyright: ignore
+
+
+def einsum(subscripts: str, *operands: object, **options: object):
+    """See teir_lowering.einsum.einsum: np.einsum through a compiled TEIR kernel."""
+    from teir_lowering.einsum import einsum as einsum_
+
+    return einsum_(subscripts, *operands, **options)  # pyright: ignore

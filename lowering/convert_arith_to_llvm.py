@@ -24,7 +24,8 @@ them with the same builder calls) takes vectors of floats and of i1 alike. Both 
 subclasses of xDSL's ops, with the same names and printed forms, that only change
 what their verifiers accept.
 
-The type conversion helpers at the top are shared with the func and cf conversions.
+The type conversion helpers at the top are shared with the func and cf conversions,
+and `RetypeWhere` with the pipeline's other type rewrites.
 """
 
 from collections.abc import Sequence
@@ -51,7 +52,7 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, ParametrizedAttribute, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -59,6 +60,7 @@ from xdsl.pattern_rewriter import (
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
+    TypeConversionPattern,
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
@@ -153,6 +155,43 @@ def convert_block_arguments(block: Block, rewriter: PatternRewriter) -> None:
         rewriter.replace_uses_with_if(
             new_arg, cast_op.results[0], lambda use, cast=cast_op: use.operation is not cast
         )
+
+
+def holds(attribute: Attribute, kind: type[Attribute]) -> bool:
+    """Whether `attribute` is a `kind` or holds one among its parameters, at any depth."""
+    if isinstance(attribute, kind):
+        return True
+    if isinstance(attribute, ParametrizedAttribute):
+        return any(holds(parameter, kind) for parameter in attribute.parameters)
+    data = getattr(attribute, "data", None)
+    if isinstance(data, tuple):  # ArrayAttr
+        return any(isinstance(d, Attribute) and holds(d, kind) for d in data)
+    return False
+
+
+@dataclass
+class RetypeWhere(RewritePattern):
+    """`conversion` on the ops whose results, block arguments, properties or attributes
+    hold a `kind` type, and no others.
+
+    xDSL's TypeConversionPattern rebuilds every parameter of every attribute of each
+    op it visits, changed or not: on a large kernel that took most of the LLVM
+    pipeline's time. Ops without a `kind` type would come out unchanged anyway.
+    """
+
+    conversion: TypeConversionPattern
+    kind: type[Attribute]
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        kind = self.kind
+        if (
+            any(holds(result.type, kind) for result in op.results)
+            or any(holds(value, kind) for value in op.properties.values())
+            or any(holds(value, kind) for value in op.attributes.values())
+            or any(holds(arg.type, kind) for region in op.regions for block in region.blocks
+                   for arg in block.args)
+        ):
+            self.conversion.match_and_rewrite(op, rewriter)
 
 
 def intrinsic_suffix(typ: Attribute) -> str:

@@ -74,24 +74,25 @@ from teir_lowering.emit import (
 from teir_lowering.microkernel import GemmEmitter, GemmShape
 from teir_lowering.tile_primitives import emit_tile_primitive
 
-COMPILED_DATA_TYPES: tuple[DataType, ...] = (DataType.FP32, DataType.TF32, DataType.FP64)
-"""Data types the lowering compiles (TF32 is computed as FP32)."""
+STORED_DATA_TYPES: tuple[DataType, ...] = (
+    DataType.FP32, DataType.FP64, DataType.FP16, DataType.BF16
+)
+"""The data type each memref element type holds (TF32 is stored as FP32)."""
 
 
 def stored_data_type(tensor: str, tensor_type: Attribute) -> DataType:
-    """The compiled data type a tensor's memref stores (the first of
-    COMPILED_DATA_TYPES with its element type, so FP32 for f32); a TeirError for any
-    other memref."""
+    """The data type a tensor's memref stores (f32: FP32, which TF32 shares); a
+    TeirError for any other memref."""
     if not isinstance(tensor_type, MemRefType) or tensor_type.get_num_dims() != 1:
         raise TeirError(
             f"lowering: tensor {tensor} must be a 1-D memref of its element type, got "
             f"{tensor_type}; other memref shapes are not supported yet"
         )
     element = tensor_type.element_type
-    for data_type in COMPILED_DATA_TYPES:
+    for data_type in STORED_DATA_TYPES:
         if data_type.storage_type == element:
             return data_type
-    stored = " and ".join(dict.fromkeys(str(d.storage_type) for d in COMPILED_DATA_TYPES))
+    stored = ", ".join(str(d.storage_type) for d in STORED_DATA_TYPES)
     raise TeirError(
         f"lowering: tensor {tensor} holds {element}; only {stored} tensors are "
         "supported yet"
@@ -388,12 +389,8 @@ class _Emitter:
     # -- primitives -----------------------------------------------------------
 
     def emit_primitive(self, builder: Builder, prim: PrimitiveOp, tile: Tile) -> None:
-        if prim.data_type not in COMPILED_DATA_TYPES:
-            raise TeirError(
-                f"lowering: primitive '{prim.primitive_id}' uses {prim.data_type}, which "
-                f"is not supported yet (supported: {', '.join(COMPILED_DATA_TYPES)})"
-            )
-        element = DataType(prim.data_type).storage_type
+        data_type = DataType(prim.data_type)
+        element = data_type.storage_type
         tensors = prim.accessed_tensors
         for tensor in tensors:
             if self.tensors[tensor].type.element_type != element:  # pyright: ignore
@@ -408,29 +405,32 @@ class _Emitter:
                 return
         elif self.microkernels and emit_tile_primitive(builder, prim, element, tile):
             return
+        tf32 = data_type.rounds_inputs
         free = order_for_out([*prim.role_axes(Role.M), *prim.role_axes(Role.N)],
                              prim.element_width)
         reduced = list(prim.role_axes(Role.K)) if kind == OperationKind.CONTRACTION else []
         if reduced and all(axis.stride_on("out") == 0 for axis in reduced):
             self.emit_loops(builder, free, tile, tensors,
                             lambda inner, inner_tile, _: self.emit_reduction(
-                                inner, reduced, inner_tile))
+                                inner, reduced, inner_tile, tf32))
         else:
             self.emit_loops(builder, free + reduced, tile, tensors,
                             lambda inner, inner_tile, _: self.emit_scalar(
-                                inner, kind, element, inner_tile))
+                                inner, kind, element, inner_tile, tf32))
 
-    def emit_reduction(self, builder: Builder, reduced: Sequence[AxisOp], tile: Tile) -> None:
+    def emit_reduction(self, builder: Builder, reduced: Sequence[AxisOp], tile: Tile,
+                       tf32: bool) -> None:
         """One element of out accumulated in a register across the K loops `reduced`
-        (stride 0 on out; their offsets still count)."""
+        (stride 0 on out; their offsets still count), in the arithmetic type: one
+        rounding to the stored type, when it is stored."""
         out = self.tensors["out"]
         out_index = add(builder, tile.address(builder, "out"), self.offsets("out", reduced))
-        acc = load(builder, out, out_index)
+        acc = load(builder, out, out_index, widened=True)
 
         def product(inner: Builder, inner_tile: Tile, carried: list[SSAValue]) -> list[SSAValue]:
             (accumulator,) = carried
-            a = load(inner, self.tensors["in0"], inner_tile.address(inner, "in0"))
-            b = load(inner, self.tensors["in1"], inner_tile.address(inner, "in1"))
+            a, b = (load(inner, self.tensors[name], inner_tile.address(inner, name), tf32=tf32,
+                         widened=True) for name in ("in0", "in1"))
             prod = inner.insert(arith.MulfOp(a, b)).result
             return [inner.insert(arith.AddfOp(accumulator, prod)).result]
 
@@ -441,7 +441,7 @@ class _Emitter:
         """The tile of a Contraction whose `kernel` attribute (teir-match-gemm's
         decision) is a GEMM/BRGEMM, which the microkernels take in any layout; else
         (no attribute, or another kernel) None."""
-        if not self.microkernels or prim.data_type not in COMPILED_DATA_TYPES:
+        if not self.microkernels:
             return None
         kernel = prim.attributes.get(KERNEL_ATTR)
         return GemmShape.of(kernel) if isinstance(kernel, KernelAttr) else None
@@ -463,10 +463,12 @@ class _Emitter:
             add(builder, tile.address(builder, tensor), self.offsets(tensor, prim.all_role_axes))
             for tensor in ("in0", "in1", "out")
         ]
+        data_type = DataType(prim.data_type)
         emitter = GemmEmitter(
-            shape, DataType(prim.data_type).storage_type, prim.element_width,
+            shape, data_type.storage_type, data_type.accumulator_type.bitwidth // 8,
             self.tensors["in0"], self.tensors["in1"], self.tensors["out"],
             zero_first=zero_first, zero_when=zero_when, relu=relu, relu_when=relu_when,
+            tf32=data_type.rounds_inputs,
         )
         emitter.emit(builder, *bases)
 
@@ -491,8 +493,9 @@ class _Emitter:
         return for_loop(builder, 0, axis.size, 1, step, carried)
 
     def emit_scalar(self, builder: Builder, kind: OperationKind, element: Attribute,
-                    tile: Tile) -> None:
-        """One element of a primitive."""
+                    tile: Tile, tf32: bool) -> None:
+        """One element of a primitive (Zero/Copy/ReLU move stored values; a Contraction
+        computes in the arithmetic type)."""
         out = self.tensors["out"]
         out_index = tile.address(builder, "out")
         if kind == OperationKind.ZERO:
@@ -507,9 +510,9 @@ class _Emitter:
             value = load(builder, self.tensors[source], tile.address(builder, source))
             store(builder, relu(builder, value), out, out_index)
             return
-        a = load(builder, self.tensors["in0"], tile.address(builder, "in0"))
-        b = load(builder, self.tensors["in1"], tile.address(builder, "in1"))
-        c = load(builder, out, out_index)
+        a, b = (load(builder, self.tensors[name], tile.address(builder, name), tf32=tf32,
+                     widened=True) for name in ("in0", "in1"))
+        c = load(builder, out, out_index, widened=True)
         prod = builder.insert(arith.MulfOp(a, b)).result
         total = builder.insert(arith.AddfOp(c, prod)).result
         store(builder, total, out, out_index)

@@ -11,6 +11,8 @@ vector from scalar loads, scatters of its lanes to scalar stores) use
 `vector.insert` of a scalar at a constant lane (`llvm.insertelement`) and
 `vector.extract` of one (a one-lane shufflevector bitcast to the scalar: xDSL's
 llvmlite translation has no extractelement; LLVM folds the pair into one).
+`vector.bitcast` (`llvm.bitcast`) reinterprets a vector with another lane
+count, as the bf16 broadcasts of teir_lowering.emit do.
 
 It also takes the `vector.store`s marked `nontemporal`, which
 `convert-vector-to-ptr` would lower without the flag: they become
@@ -122,6 +124,15 @@ class ConvertExtract(RewritePattern):
 
 
 @dataclass
+class ConvertBitcast(RewritePattern):
+    """1-D vector.bitcast -> llvm.bitcast (the same bits, another lane count)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.BitcastOp, rewriter: PatternRewriter, /):
+        rewriter.replace(op, llvm.BitcastOp(op.source, op.result.type))
+
+
+@dataclass
 class ConvertNontemporalStore(RewritePattern):
     """vector.store {nontemporal = true} -> ptr_xdsl.store marked `nontemporal`."""
 
@@ -139,7 +150,8 @@ class ConvertNontemporalStore(RewritePattern):
 
 @dataclass(frozen=True)
 class ConvertVectorToLLVMPass(ModulePass):
-    """Lowers vector.broadcast, fma, shuffle, insert and extract to the llvm dialect."""
+    """Lowers vector.broadcast, fma, shuffle, insert, extract and bitcast to the llvm
+    dialect."""
 
     name = "teir-convert-vector-to-llvm"
 
@@ -147,7 +159,7 @@ class ConvertVectorToLLVMPass(ModulePass):
         PatternRewriteWalker(
             GreedyRewritePatternApplier([
                 ConvertBroadcast(), ConvertFMA(), ConvertShuffle(), ConvertInsert(),
-                ConvertExtract(), ConvertNontemporalStore(),
+                ConvertExtract(), ConvertBitcast(), ConvertNontemporalStore(),
             ]),
             apply_recursively=False,
         ).rewrite_module(op)

@@ -8,9 +8,31 @@ and teir-outline-parallel's chunk functions), each written once.
 - vectors: vector types, splat constants, broadcasts,
   FMAs, loads and stores with any element stride (a vector load/store at unit
   stride, else gathered/scattered lane by lane);
+- data types: `widen` (storage -> arithmetic type, exact), `narrow` (back,
+  rounding to nearest even) and `round_tf32`, applied where `load` and `store`
+  meet memory, so that every emitter converts alike (below);
 - `relu`, the reference ReLU for scalars and vectors;
 - `transpose`, the in-register L x L transpose (unpack within 128-bit lanes,
   then 128-bit-lane shuffles: what x86 does fastest).
+
+Data types. Memory holds each data type's storage type (f16, bf16, f32 for
+FP32 and TF32, f64); Contractions compute in `arithmetic_type` (f32 for f16 and
+bf16: the hosts have no FMA on them, and products of 16-bit values are exact
+in f32). `load(..., widened=True)` widens what it reads: f16 by `arith.extf`
+(LLVM's fpext, one vcvtph2ps per vector with F16C), bf16 by a 16-bit shift of
+its bits (a bf16 is the upper half of an f32), both exact. `store` narrows a
+wider value to the memory's type: f16 by `arith.truncf` (vcvtps2ph, round to
+nearest even, overflow to Inf, subnormals kept, NaN stays NaN), bf16 with
+integer ops (round to nearest even by adding 0x7FFF plus the lowest kept bit,
+NaN kept quiet). `load(..., tf32=True)` rounds an f32 operand to TF32 (10
+explicit mantissa bits, nearest even, NaN kept) the same way: Contractions of
+TF32 round what they load, once per loaded value, and every FMA that uses it
+shares it. Element-wise primitives move storage values unconverted (`relu`
+compares a widened copy, exact), so they are exact for every type.
+
+bf16 appears here only in loads, stores, bitcasts, shuffles and constants,
+never in float arithmetic: the LLVM pipeline types it as i16
+(`teir-bf16-as-i16`), since LLVM's bfloat is missing from llvmlite.
 
 Everything here is scf level: no module of the LLVM conversions is imported.
 """
@@ -25,14 +47,20 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith, math, memref, scf, vector
 from xdsl.dialects.builtin import (
     AnyFloat,
+    BFloat16Type,
     BoolAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     VectorType,
+    i16,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
@@ -133,6 +161,16 @@ def element_of(memory: SSAValue) -> Attribute:
     return memory_type.element_type
 
 
+def scalar_of(typ: Attribute) -> Attribute:
+    """The element type of a vector type, or the scalar type itself."""
+    return typ.element_type if isinstance(typ, VectorType) else typ  # pyright: ignore
+
+
+def like(typ: Attribute, element: Attribute) -> Attribute:
+    """`element`, or a vector of it with the lanes of the vector type `typ`."""
+    return value_type(element, lanes_of(typ))
+
+
 def constant(builder: Builder, typ: Attribute, value: float = 0.0) -> SSAValue:
     """A float scalar or splat vector constant, +0 by default (-0.0: IEEE's additive
     identity)."""
@@ -140,6 +178,15 @@ def constant(builder: Builder, typ: Attribute, value: float = 0.0) -> SSAValue:
         attr = DenseIntOrFPElementsAttr.from_list(typ, [value])  # pyright: ignore
     else:
         attr = FloatAttr(value, typ)  # pyright: ignore
+    return builder.insert(arith.ConstantOp(attr)).result
+
+
+def integer(builder: Builder, typ: Attribute, value: int) -> SSAValue:
+    """An integer scalar or splat vector constant (`value` in the signed range)."""
+    if isinstance(typ, VectorType):
+        attr = DenseIntOrFPElementsAttr.from_list(typ, [value])  # pyright: ignore
+    else:
+        attr = IntegerAttr(value, typ)  # pyright: ignore
     return builder.insert(arith.ConstantOp(attr)).result
 
 
@@ -158,10 +205,28 @@ def fma(builder: Builder, x: SSAValue, y: SSAValue, acc: SSAValue) -> SSAValue:
 
 
 def load(builder: Builder, memory: SSAValue, at: SSAValue, lanes: int = 1, stride: int = 1,
-         valid: int | None = None, fill: float = 0.0) -> SSAValue:
+         valid: int | None = None, fill: float = 0.0, *, widened: bool = False,
+         tf32: bool = False) -> SSAValue:
     """`lanes` elements of `memory` at `at`, `at + stride`, ...: a scalar, a vector load
     (unit stride), or a gather of scalar loads; only the first `valid` lanes are read
-    when given (the others hold `fill`)."""
+    when given (the others hold `fill`).
+
+    In the memory's element type, or with `widened` in its arithmetic type (`widen`);
+    `tf32` also rounds the value to TF32 (`round_tf32`): a Contraction's operands.
+    """
+    return load_convert(builder, _read(builder, memory, at, lanes, stride, valid, fill),
+                        widened, tf32)
+
+
+def load_convert(builder: Builder, value: SSAValue, widened: bool, tf32: bool) -> SSAValue:
+    """A loaded `value` as `load` returns it with `widened` and `tf32`."""
+    if widened or tf32:
+        value = widen(builder, value)
+    return round_tf32(builder, value) if tf32 else value
+
+
+def _read(builder: Builder, memory: SSAValue, at: SSAValue, lanes: int, stride: int,
+          valid: int | None, fill: float) -> SSAValue:
     if lanes == 1:
         return builder.insert(memref.LoadOp.get(memory, [at])).res
     typ = VectorType(element_of(memory), [lanes])
@@ -174,10 +239,33 @@ def load(builder: Builder, memory: SSAValue, at: SSAValue, lanes: int = 1, strid
     return value
 
 
+def load_broadcast(builder: Builder, memory: SSAValue, at: SSAValue, lanes: int, *,
+              widened: bool = False, tf32: bool = False) -> SSAValue:
+    """`splat(load(memory, at, widened=..., tf32=...), lanes)`, converted after the
+    broadcast: a widened f16 is broadcast as stored and converted as a vector
+    (vpbroadcastw, vcvtph2ps: no scalar conversion and second broadcast); a
+    widened bf16 is broadcast into twice the lanes of i16, so that every 32-bit
+    lane holds it twice, and the low copy is masked off (vpbroadcastw, vpand)."""
+    value = _read(builder, memory, at, 1, 1, None, 0.0)
+    if lanes == 1 or not (widened or tf32):
+        return splat(builder, load_convert(builder, value, widened, tf32), lanes)
+    if isinstance(scalar_of(value.type), BFloat16Type):
+        bits = splat(builder, _bits(builder, value, i16), 2 * lanes)
+        pairs = builder.insert(vector.BitcastOp(bits, VectorType(i32, [lanes]))).result
+        upper = _binary(builder, arith.AndIOp, pairs, -(1 << 16))
+        wide = builder.insert(arith.BitcastOp(upper, VectorType(Float32Type(), [lanes]))).result
+    else:
+        wide = widen(builder, splat(builder, value, lanes))
+    return round_tf32(builder, wide) if tf32 else wide
+
+
 def store(builder: Builder, value: SSAValue, memory: SSAValue, at: SSAValue, stride: int = 1,
           nontemporal: bool = False) -> None:
     """The inverse of `load`: a scalar, a vector store (non-temporal if asked), or one
-    store per lane."""
+    store per lane. A value of a wider type than the memory's is narrowed first
+    (`narrow`: round to nearest even)."""
+    element = element_of(memory)
+    value = narrow(builder, value, element)
     lanes = lanes_of(value.type)
     if lanes == 1:
         builder.insert(memref.StoreOp.get(value, memory, [at]))
@@ -185,17 +273,92 @@ def store(builder: Builder, value: SSAValue, memory: SSAValue, at: SSAValue, str
         flag = BoolAttr.from_bool(True) if nontemporal else None
         builder.insert(vector.StoreOp(value, memory, [at], flag))
     else:
-        element = element_of(memory)
         for lane in range(lanes):
             part = builder.insert(vector.ExtractOp(value, [lane], element)).result
             builder.insert(memref.StoreOp.get(part, memory, [add(builder, at, lane * stride)]))
 
 
+# -- data types ---------------------------------------------------------------------------
+
+
+def arithmetic_type(typ: Attribute) -> Attribute:
+    """`typ` (a float type or a vector of it) with f16 and bf16 elements as f32: what
+    arithmetic on stored values runs in (teir_dialect's DataType.accumulator_type)."""
+    if isinstance(scalar_of(typ), Float16Type | BFloat16Type):
+        return like(typ, Float32Type())
+    return typ
+
+
+def _bits(builder: Builder, value: SSAValue, width: IntegerType) -> SSAValue:
+    return builder.insert(arith.BitcastOp(value, like(value.type, width))).result
+
+
+def _binary(builder: Builder, op: type[arith.SignlessIntegerBinaryOperation], lhs: SSAValue,
+            rhs: int | SSAValue) -> SSAValue:
+    if isinstance(rhs, int):
+        rhs = integer(builder, lhs.type, rhs)
+    return builder.insert(op(lhs, rhs)).result
+
+
+def _is_nan(builder: Builder, value: SSAValue) -> SSAValue:
+    return builder.insert(lane_cmpf(value, value, "uno")).result
+
+
+def widen(builder: Builder, value: SSAValue) -> SSAValue:
+    """A stored f16/bf16 scalar or vector in f32, exactly (others: unchanged): fpext
+    for f16, the bits shifted into the upper half of an f32 for bf16."""
+    element = scalar_of(value.type)
+    wide = arithmetic_type(value.type)
+    if isinstance(element, Float16Type):
+        return builder.insert(arith.ExtFOp(value, wide)).result
+    if not isinstance(element, BFloat16Type):
+        return value
+    bits = builder.insert(arith.ExtUIOp(_bits(builder, value, i16), like(value.type, i32))).result
+    return builder.insert(arith.BitcastOp(_binary(builder, arith.ShLIOp, bits, 16), wide)).result
+
+
+def narrow(builder: Builder, value: SSAValue, element: Attribute) -> SSAValue:
+    """An f32 scalar or vector rounded to nearest even into f16 or bf16 (`element`; the
+    value itself when it has that type already). Beyond the finite range it becomes
+    Inf, subnormals are kept, NaN stays NaN (bf16: quiet, the upper payload kept)."""
+    if scalar_of(value.type) == element:
+        return value
+    target = like(value.type, element)
+    if isinstance(element, Float16Type):
+        return builder.insert(arith.TruncFOp(value, target)).result
+    assert isinstance(element, BFloat16Type), f"cannot narrow {value.type} to {element}"
+    bits = _bits(builder, value, i32)
+    upper = _binary(builder, arith.ShRUIOp, bits, 16)
+    lowest_kept = _binary(builder, arith.AndIOp, upper, 1)
+    rounded = _binary(builder, arith.AddiOp, _binary(builder, arith.AddiOp, bits, 0x7FFF),
+                      lowest_kept)
+    rounded = _binary(builder, arith.ShRUIOp, rounded, 16)
+    quiet = _binary(builder, arith.OrIOp, upper, 0x40)
+    chosen = builder.insert(lane_select(_is_nan(builder, value), quiet, rounded)).result
+    half = builder.insert(arith.TruncIOp(chosen, like(value.type, i16))).result
+    return builder.insert(arith.BitcastOp(half, target)).result
+
+
+def round_tf32(builder: Builder, value: SSAValue) -> SSAValue:
+    """f32 values rounded to nearest even to TF32's 10 explicit mantissa bits (the low
+    13 bits cleared; overflow gives Inf, subnormals are rounded alike, NaN is kept)."""
+    bits = _bits(builder, value, i32)
+    lowest_kept = _binary(builder, arith.AndIOp, _binary(builder, arith.ShRUIOp, bits, 13), 1)
+    rounded = _binary(builder, arith.AddiOp, _binary(builder, arith.AddiOp, bits, 0xFFF),
+                      lowest_kept)
+    rounded = _binary(builder, arith.AndIOp, rounded, -(1 << 13))
+    result = builder.insert(arith.BitcastOp(rounded, value.type)).result
+    return builder.insert(lane_select(_is_nan(builder, value), value, result)).result
+
+
 def relu(builder: Builder, value: SSAValue) -> SSAValue:
     """The reference ReLU of a float scalar or 1-D vector: select(x < 0, +0, x), an
-    ordered compare, so -0.0 and NaN pass unchanged (a max would not)."""
+    ordered compare, so -0.0 and NaN pass unchanged (a max would not). f16/bf16 values
+    are compared widened (exact) and selected as stored, bit for bit."""
     zero = constant(builder, value.type)
-    negative = builder.insert(lane_cmpf(value, zero, "olt")).result
+    compared = widen(builder, value)
+    compared_zero = zero if compared is value else constant(builder, compared.type)
+    negative = builder.insert(lane_cmpf(compared, compared_zero, "olt")).result
     return builder.insert(lane_select(negative, zero, value)).result
 
 

@@ -48,8 +48,10 @@ from teir_dialect.records import TeirError, find_configs, load_module
 from teir_lowering.convert_teir_to_scf import TeirToScfPass, stored_data_type
 from teir_lowering.ndarray_entry import ENTRY_SUFFIX, add_ndarray_entry, data_offset
 from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass, launches_threads
+from teir_passes import schedule_cache
 from teir_passes.match_gemm import MatchGemmPass
-from teir_passes.pipeline import OptimizePass
+from teir_passes.pipeline import OptimizePass, default_passes
+from teir_passes.script import apply_schedule
 
 SCF_PIPELINE: tuple[ModulePass, ...] = (
     MatchGemmPass(),
@@ -202,7 +204,9 @@ class Kernel:
         return arrays[-1]
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{t.name}: {t.dtype}[>={t.needed_bytes}B]" for t in self.tensors)
+        args = ", ".join(
+            f"{t.name}: {t.describe_dtype()}[>={t.needed_bytes}B]" for t in self.tensors
+        )
         return f"<teir Kernel {self.name}({args}) threads={self.threads}>"
 
 
@@ -267,21 +271,25 @@ def compile_kernel(
 ) -> Kernel:
     """A callable kernel for `config` (module, record, JSON text, or path).
 
-    With `optimize` (the default) the teir-optimize pipeline runs first;
-    teir-match-gemm, which decides the microkernels, runs in any case. `threads`
-    (an int >= 1; default `default_threads()`) is the default thread count of
-    the kernel's calls; the code is compiled once for every thread count.
+    With `optimize` (the default) the teir-optimize pipeline runs first, or, when
+    `teir-tune` has stored a schedule for this configuration, CPU and thread
+    count (teir_passes.schedule_cache), that script instead of the
+    auto-scheduler; teir-match-gemm, which decides the microkernels, runs in
+    any case. `threads` (an int >= 1; default `default_threads()`) is the
+    default thread count of the kernel's calls; the code is compiled once for
+    every thread count.
     """
     threads = default_threads() if threads is None else check_threads(threads)
     module = load_module(config)
     function, config_op = _entry(module, name)
-    key = (str(function), optimize)
+    tuned = schedule_cache.lookup(str(function), threads) if optimize else None
+    key = (str(function), optimize, tuned.key if tuned else None)
     with _CACHE_LOCK:
         cached = _CACHE.get(key)
     if cached is not None:
         return cached if cached.threads == threads else cached.with_threads(threads)
     tensors = tensor_specs(config_op, {
-        tensor: np.dtype(stored_data_type(tensor, value.type).numpy_name)
+        tensor: stored_data_type(tensor, value.type)
         for tensor, value in zip(config_op.tensor_names, config_op.tensors)
     })
     kernel_name = function.sym_name.data
@@ -292,7 +300,13 @@ def compile_kernel(
     stages: dict[str, str] = {"teir": str(module)}
     ctx = teir_context()
     try:
-        if optimize:
+        if tuned is not None:
+            apply_schedule(module, tuned.script, ctx)
+            for after_scheduling in default_passes()[1:]:
+                after_scheduling.apply(ctx, module)
+            module.verify()
+            stages["optimized"] = str(module)
+        elif optimize:
             OptimizePass().apply(ctx, module)
             module.verify()
             stages["optimized"] = str(module)

@@ -96,7 +96,7 @@ differ from the reference's float64 loop-order sums by rounding only.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import cast
 
 from xdsl.builder import Builder
@@ -108,13 +108,15 @@ from teir_dialect.dialect import KernelAttr
 from teir_lowering.emit import (
     MIN_LANES,
     add,
+    arithmetic_type,
     constant,
     fma,
     for_loop,
     index,
     load,
+    load_broadcast,
+    narrow,
     relu,
-    splat,
     store,
     transpose,
     value_type,
@@ -585,6 +587,8 @@ class Epilogue:
     zero_when: SSAValue | None = None
     relu: bool = False
     relu_when: SSAValue | None = None
+    storage: Attribute | None = None
+    """C's element type, which a fused ReLU sees (None: that of the value)."""
 
     @property
     def skips_c(self) -> bool:
@@ -598,6 +602,7 @@ class Epilogue:
         return Epilogue(
             self.zero, _both(builder, self.zero_when, first) if self.zero else None,
             self.relu, _both(builder, self.relu_when, last) if self.relu else None,
+            self.storage,
         )
 
     def start(self, builder: Builder, loaded: list[SSAValue]) -> list[SSAValue]:
@@ -609,9 +614,13 @@ class Epilogue:
                 for value in loaded]
 
     def finish(self, builder: Builder, value: SSAValue) -> SSAValue:
-        """The value stored to C: with a fused ReLU, relu(value) (when `relu_when`)."""
+        """The value stored to C: with a fused ReLU, relu(value) (when `relu_when`) of
+        the value rounded to C's type, as the ReLU after the store would see it (a
+        tiny negative sum may round to -0.0, which relu keeps)."""
         if not self.relu:
             return value
+        if self.storage is not None:
+            value = narrow(builder, value, self.storage)
         result = relu(builder, value)
         if self.relu_when is not None:
             result = builder.insert(arith.SelectOp(self.relu_when, result, value)).result
@@ -630,6 +639,12 @@ class GemmEmitter:
     `relu`: a fused ReLU of the tile, select(x < 0, +0, x) applied to each final
     value before its store; with `relu_when` only when that holds. `plan`
     defaults to `plan_gemm`'s.
+
+    Data types: `element` is the memory's type; A, B and C are widened where they
+    are loaded and the accumulators have the arithmetic type (f32 for f16/bf16,
+    `teir_lowering.emit`), so `width` is that type's width; C is rounded to
+    `element` once, where it is stored. `tf32` rounds A and B to TF32 as they are
+    loaded.
     """
 
     transpose_c = True
@@ -639,14 +654,20 @@ class GemmEmitter:
                  a: SSAValue, b: SSAValue, c: SSAValue,
                  zero_first: bool = False, relu: bool = False,
                  relu_when: SSAValue | None = None, plan: GemmPlan | None = None,
-                 zero_when: SSAValue | None = None):
+                 zero_when: SSAValue | None = None, tf32: bool = False):
         self.shape = shape
-        self.element = element
+        self.storage = element
+        self.element = arithmetic_type(element)  # of the accumulators
+        self.tf32 = tf32
         self.width = width
         self.a, self.b, self.c = a, b, c
         self.epilogue = Epilogue(zero_first, zero_when if zero_first else None,
-                                 relu, relu_when if relu else None)
+                                 relu, relu_when if relu else None, element)
         self.plan = plan or plan_gemm(shape, width, zero_first and zero_when is None)
+        if self.storage != self.element and self.plan.k_block != (0, 0):
+            # C narrower than the accumulators (f16, bf16) is rounded once, at its one
+            # store: one K-block, as a K-blocked tile would round its partial sums
+            self.plan = replace(self.plan, k_block=(0, 0))
         self.registers = host().vector_registers
 
     # -- the tile ------------------------------------------------------------------
@@ -768,7 +789,7 @@ class GemmEmitter:
                             source, target = add(rb, at, v0), add(rb, to, v0, span)
                             for v in range(seg.vectors):
                                 value = load(rb, x.memory, add(rb, source, v * seg.lanes),
-                                             seg.lanes)
+                                             seg.lanes, widened=True, tf32=self.tf32)
                                 store(rb, value, scratch, add(rb, target, v * seg.lanes))
 
                         for_loop(kb, seg.start, seg.stop, seg.height, row_block)
@@ -802,7 +823,8 @@ class GemmEmitter:
         def step(kb: Builder, p: SSAValue, _: list[SSAValue]) -> None:
             at, to = add(kb, src, p, x.k), add(kb, dst, p, seg.height)
             for v in range(seg.vectors):
-                value = load(kb, x.memory, add(kb, at, v * seg.lanes * x.free), seg.lanes, x.free)
+                value = load(kb, x.memory, add(kb, at, v * seg.lanes * x.free), seg.lanes, x.free,
+                             widened=True, tf32=self.tf32)
                 store(kb, value, scratch, add(kb, to, v * seg.lanes))
 
         for_loop(builder, start, stop, 1, step)
@@ -822,7 +844,8 @@ class GemmEmitter:
         def square(kb: Builder, p: SSAValue, _: list[SSAValue]) -> None:
             at, to = add(kb, src, p), add(kb, dst, p, seg.height)
             for v in range(seg.vectors):
-                rows = [load(kb, x.memory, add(kb, at, (v * lanes + i) * x.free), lanes)
+                rows = [load(kb, x.memory, add(kb, at, (v * lanes + i) * x.free), lanes,
+                             widened=True, tf32=self.tf32)
                         for i in range(lanes)]
                 for j, column in enumerate(transpose(kb, rows)):
                     store(kb, column, scratch, add(kb, to, j * seg.height + v * lanes))
@@ -854,12 +877,13 @@ class GemmEmitter:
                 elif transposed:
                     accs = [constant(rb, zero)] * (nr * vectors)
                     for v, g in squares:  # rows of C along u, transposed to columns
-                        rows = [load(rb, self.c, add(rb, c_at[g][v], lane * cv), lanes)
+                        rows = [load(rb, self.c, add(rb, c_at[g][v], lane * cv), lanes,
+                                     widened=True)
                                 for lane in range(lanes)]
                         for j, column in enumerate(transpose(rb, rows), start=g):
                             accs[j * vectors + v] = column
                 else:
-                    accs = [load(rb, self.c, c_at[j][v], lanes, cv)
+                    accs = [load(rb, self.c, c_at[j][v], lanes, cv, widened=True)
                             for j in range(nr) for v in range(vectors)]
                 accs = epilogue.start(rb, accs)
                 x_block = add(rb, x.base, v0, x.block)
@@ -869,13 +893,13 @@ class GemmEmitter:
                     def step(kb: Builder, kk: SSAValue, acc: list[SSAValue]) -> list[SSAValue]:
                         x_k = add(kb, x_at, kk, x.k)
                         x_vectors = [load(kb, x.memory, add(kb, x_k, v * lanes * x.free), lanes,
-                                          x.free)
+                                          x.free, widened=True, tf32=self.tf32)
                                      for v in range(vectors)]
                         y_k = add(kb, y_at, kk, y.k)
                         out: list[SSAValue] = []
                         for j in range(nr):
-                            value = load(kb, y.memory, add(kb, y_k, j * y.free))
-                            broadcast = splat(kb, value, lanes)
+                            broadcast = load_broadcast(kb, y.memory, add(kb, y_k, j * y.free),
+                                                       lanes, widened=True, tf32=self.tf32)
                             for v in range(vectors):
                                 out.append(fma(kb, x_vectors[v], broadcast, acc[j * vectors + v]))
                         return out
@@ -951,10 +975,12 @@ class GemmEmitter:
                     def step(kb: Builder, p: SSAValue | int, acc: list[SSAValue],
                              valid: int | None = None) -> list[SSAValue]:
                         a_p, b_p = add(kb, a_batch, p), add(kb, b_batch, p)
-                        a_rows = [load(kb, self.a, add(kb, a_p, i * a_m), lanes, 1, valid, -0.0) for i in range(mr)]
+                        a_rows = [load(kb, self.a, add(kb, a_p, i * a_m), lanes, 1, valid, -0.0,
+                                       widened=True, tf32=self.tf32) for i in range(mr)]
                         out = list(acc)
                         for j in range(nr):
-                            b_column = load(kb, self.b, add(kb, b_p, j * b_n), lanes, 1, valid)
+                            b_column = load(kb, self.b, add(kb, b_p, j * b_n), lanes, 1, valid,
+                                            widened=True, tf32=self.tf32)
                             for i in range(mr):
                                 out[i * nr + j] = fma(kb, a_rows[i], b_column, out[i * nr + j])
                         return out
@@ -973,7 +999,8 @@ class GemmEmitter:
                         if self.epilogue.skips_c:
                             start = constant(rb, self.element)
                         else:
-                            (start,) = self.epilogue.start(rb, [load(rb, self.c, at)])
+                            (start,) = self.epilogue.start(
+                                rb, [load(rb, self.c, at, widened=True)])
                         total = rb.insert(arith.AddfOp(start, sums[i * nr + j])).result
                         store(rb, self.epilogue.finish(rb, total), self.c, at)
                 return []

@@ -12,6 +12,10 @@ initialization and finalization (§10.2.1): run on the same out elements as the
 Contraction, before / after it, and under the reduction loops they share with
 it only at the first / last iteration (`first(k)` / `last(k)`, or no guard when
 no shared loop reduces). Anything else has no numpy peer (None).
+
+The views address elements (byte strides and offsets divided by the data
+type's width), so a peer runs on arrays of any dtype that hold the same
+elements: the kernel's own, or float64 copies for an exact reference.
 """
 
 from __future__ import annotations
@@ -29,14 +33,14 @@ NumpyPeer = Callable[[Sequence[np.ndarray]], np.ndarray]
 
 
 def _view(
-    array: np.ndarray, axes: Sequence[AxisOp], tensor: str, offset_bytes: int
+    array: np.ndarray, axes: Sequence[AxisOp], tensor: str, offset_bytes: int, width: int
 ) -> np.ndarray:
+    """The elements of `array` the axes address (bytes of `width`-byte elements)."""
     flat = array.reshape(-1)
-    offset = offset_bytes // array.itemsize
     return as_strided(
-        flat[offset:],
+        flat[offset_bytes // width :],
         shape=[axis.size for axis in axes],
-        strides=[axis.stride_on(tensor) for axis in axes],
+        strides=[axis.stride_on(tensor) // width * array.itemsize for axis in axes],
         writeable=tensor == "out",
     )
 
@@ -117,6 +121,10 @@ def numpy_peer(config: ConfigOp) -> tuple[str, NumpyPeer] | None:
     """(description, function computing the result in place on out) or None."""
     invocations = [n for n in config.schedule.walk_nodes() if isinstance(n, InvokeOp)]
     kinds = sorted({p.kind for p in config.primitives})
+    widths = {p.element_width for p in config.primitives}
+    if len(widths) != 1:
+        return None
+    (width,) = widths
     axes = config.axes
     if len(axes) > len(string.ascii_letters):
         return None
@@ -154,11 +162,11 @@ def numpy_peer(config: ConfigOp) -> tuple[str, NumpyPeer] | None:
             in0, in1, out = arrays
             result = np.einsum(
                 spec,
-                _view(in0, touches["in0"], "in0", offsets["in0"]),
-                _view(in1, touches["in1"], "in1", offsets["in1"]),
+                _view(in0, touches["in0"], "in0", offsets["in0"], width),
+                _view(in1, touches["in1"], "in1", offsets["in1"], width),
                 optimize=True,
             )
-            view = _view(out, touches["out"], "out", offsets["out"])
+            view = _view(out, touches["out"], "out", offsets["out"], width)
             if not zero_first:
                 result = view + result
             view[...] = _relu(result) if relu_last else result
@@ -176,10 +184,10 @@ def numpy_peer(config: ConfigOp) -> tuple[str, NumpyPeer] | None:
 
         def copy(arrays: Sequence[np.ndarray]) -> np.ndarray:
             in0, out = arrays
-            source = _view(in0, touches["in0"], "in0", offsets["in0"])
+            source = _view(in0, touches["in0"], "in0", offsets["in0"], width)
             order = [touches["in0"].index(a) for a in touches["out"]]
             values = np.transpose(source, order)
-            view = _view(out, touches["out"], "out", offsets["out"])
+            view = _view(out, touches["out"], "out", offsets["out"], width)
             np.copyto(view, _relu(values) if relu else values)
             return out
 

@@ -6,43 +6,13 @@ xdsl.universe entry point registers both tables.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from importlib import import_module
+from teir_passes.registry import PASSES, lazy_pass
 
-from xdsl.passes import ModulePass
-
-
-def lazy_pass(module: str, name: str) -> Callable[[], type[ModulePass]]:
-    """A factory importing the pass class `module.name` on first use (xDSL's universe
-    protocol), so that listing the passes imports none of them."""
-    return lambda: getattr(import_module(module), name)
-
-
-PASSES: dict[str, Callable[[], type[ModulePass]]] = {
-    "teir-optimize": lazy_pass("teir_passes.pipeline", "OptimizePass"),
-    "teir-canonicalize-guards": lazy_pass("teir_passes.canonicalize_guards", "CanonicalizeGuardsPass"),
-    "teir-match-gemm": lazy_pass("teir_passes.match_gemm", "MatchGemmPass"),
-    "teir-drop-unit-iterations": lazy_pass("teir_passes.drop_unit_iterations", "DropUnitIterationsPass"),
-    "teir-lift-gemm": lazy_pass("teir_passes.lift_gemm", "LiftGemmPass"),
-    "teir-lift-brgemm": lazy_pass("teir_passes.lift_brgemm", "LiftBrgemmPass"),
-    "teir-split": lazy_pass("teir_passes.split", "SplitPass"),
-    "teir-tile": lazy_pass("teir_passes.tile", "TilePass"),
-    "teir-reorder": lazy_pass("teir_passes.reorder", "ReorderPass"),
-    "teir-fuse-axes": lazy_pass("teir_passes.fuse_axes", "FuseAxesPass"),
-    "teir-parallelize": lazy_pass("teir_passes.parallelize", "ParallelizePass"),
-    "teir-sequentialize": lazy_pass("teir_passes.parallelize", "SequentializePass"),
-    "teir-fold-guarded-reduction": lazy_pass(
-        "teir_passes.fold_guarded_reduction", "FoldGuardedReductionPass"
-    ),
-    "teir-lift-elementwise": lazy_pass("teir_passes.lift_elementwise", "LiftElementwisePass"),
-    "teir-apply-schedule": lazy_pass("teir_passes.apply_schedule", "ApplySchedulePass"),
-    "teir-auto-schedule": lazy_pass("teir_passes.auto_schedule", "AutoSchedulePass"),
-}
-"""Pass name -> factory, as xDSL's universe expects."""
+__all__ = ["PASSES", "apply_schedule", "lazy_pass"]
 
 
 def apply_schedule(module: object, steps: object) -> None:
-    """See teir_passes.apply_schedule.apply_schedule (imported on first use)."""
-    from teir_passes.apply_schedule import apply_schedule as apply
+    """See teir_passes.script.apply_schedule (imported on first use)."""
+    from teir_passes.script import apply_schedule as apply
 
     apply(module, steps)  # pyright: ignore[reportArgumentType]

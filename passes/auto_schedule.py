@@ -18,7 +18,8 @@ that changed something are recorded on the configuration as the attribute
    panel of B in about half the L1 cache gets its outermost K axis split (a
    reduction loop around the kernel, which still fuses its Zero and ReLU);
    one whose A block (m x K) would not fit half the L2 gets its M axis split;
-5. with more than one thread and no parallel loop yet, the outermost loops
+5. with more than one thread, no parallel loop yet and enough work to pay
+   for a fork/join, the outermost loops
    that move out are made parallel until their iterations number at least
    four per thread (the race rule decides; refused steps are skipped); when
    there is no such loop, the N (or M) axis of the largest Contraction is
@@ -38,11 +39,18 @@ from xdsl.dialects import builtin
 from xdsl.dialects.builtin import StringAttr
 from xdsl.passes import ModulePass
 
+from teir_dialect.analysis import work
 from teir_dialect.dialect import ConfigOp, InvokeOp, IterOp, PrimitiveOp
 from teir_dialect.vocabulary import OperationKind, Role
-from teir_passes.apply_schedule import make_step
 from teir_passes.host import Host, host
 from teir_passes.schedule_edit import TransformError, names_axis
+from teir_passes.script import make_step
+
+MIN_PARALLEL_FLOPS = 4e6
+MIN_PARALLEL_BYTES = 2e6
+"""Work below which one thread is kept: a fork/join through libgomp costs about 10
+microseconds (benchmarks/parallel_overhead.py), the time of a few million flops
+or a few megabytes of copying on one core; the tuner can overrule it."""
 
 SCRIPT_ATTR = "script"
 """The attribute of teir.config holding the steps the auto-scheduler applied."""
@@ -52,16 +60,31 @@ LIFT = ("teir-lift-gemm", "fold-guarded-reduction", "teir-lift-brgemm",
         "lift-elementwise", "teir-canonicalize-guards")
 
 
+@dataclass(frozen=True)
+class Knobs:
+    """The scheduler's choices that the tuner may override (None: from the host)."""
+
+    k_block: int | None = None
+    """K extent (batch x k) per microkernel call; larger ones get their outer K axis split."""
+    m_block: int | None = None
+    """Rows of A per microkernel call; larger ones get their M axis split."""
+    parallel_iterations: int | None = None
+    """Parallel iterations to aim for (default: 4 per thread); 1 disables parallel loops."""
+    fuse: bool = True
+    """Fuse contiguous nested loops of the same kind first."""
+
+
 class _Scheduler:
     """Applies steps to one configuration (held by a module of its own)."""
 
     def __init__(self, module: builtin.ModuleOp, config: ConfigOp, ctx: Context,
-                 machine: Host, threads: int):
+                 machine: Host, threads: int, knobs: Knobs):
         self.module = module
         self.config = config
         self.ctx = ctx
         self.host = machine
         self.threads = threads
+        self.knobs = knobs
         self.script: list[dict] = []
 
     def step(self, step: dict) -> bool:
@@ -123,7 +146,7 @@ class _Scheduler:
             k = kernel.get("k")
             # a B panel of K x (register columns) in half of L1
             columns = max(4, self.host.vector_registers // 2)
-            k_target = max(64, self.host.l1d // 2 // (width * columns))
+            k_target = self.knobs.k_block or max(64, self.host.l1d // 2 // (width * columns))
             outer = k_axes[0]
             if batch * k > 2 * k_target:
                 if kernel.kind_name == "brgemm" and k < k_target:
@@ -138,7 +161,9 @@ class _Scheduler:
             k_block = kernel.get("k") * max(1, kernel.get("br_size"))
             m = kernel.get("m")
             rows = self.host.lanes(width) * 2
-            m_target = max(rows, (self.host.l2 // 2) // (k_block * width) // rows * rows)
+            m_target = self.knobs.m_block or max(
+                rows, (self.host.l2 // 2) // (k_block * width) // rows * rows
+            )
             if m > 2 * m_target:
                 (m_axis,) = prim.role_axes(Role.M)
                 self.step({"op": "split", "axis": m_axis.axis_id, "factor": m_target})
@@ -146,14 +171,15 @@ class _Scheduler:
     # -- 5. threads ---------------------------------------------------------------------
 
     def parallelize(self) -> None:
-        if self.threads <= 1:
+        wanted = self.knobs.parallel_iterations or 4 * self.threads
+        if self.threads <= 1 or wanted <= 1 or not self.worth_threads():
             return
         nodes = list(self.config.schedule.walk_nodes())
         if any(isinstance(n, IterOp) and n.parallel for n in nodes):
             return  # the schedule already says how to run in parallel
         iterations = 1
         node = self.config.schedule.roots[0] if len(self.config.schedule.roots) == 1 else None
-        while isinstance(node, IterOp) and iterations < 4 * self.threads:
+        while isinstance(node, IterOp) and iterations < wanted:
             if node.guard is not None:
                 break
             axis = node.axis_op()
@@ -163,9 +189,14 @@ class _Scheduler:
             children = node.children
             node = children[0] if len(children) == 1 else None
         if iterations == 1:
-            self.split_for_threads()
+            self.split_for_threads(wanted)
 
-    def split_for_threads(self) -> None:
+    def worth_threads(self) -> bool:
+        """Whether the work is large enough that a fork/join (microseconds) pays."""
+        flops, moved = work(self.config)
+        return flops >= MIN_PARALLEL_FLOPS or moved >= MIN_PARALLEL_BYTES
+
+    def split_for_threads(self, wanted: int) -> None:
         """No loop to share: cut the widest free role axis of the largest Contraction."""
         invocations = [n for n in self.config.schedule.walk_nodes() if isinstance(n, InvokeOp)]
         prims = [inv.primitive_op() for inv in invocations]
@@ -177,7 +208,7 @@ class _Scheduler:
         for axis in sorted(free, key=lambda a: -a.size):
             if axis.size < 2 * self.threads:
                 continue
-            block = -(-axis.size // (4 * self.threads))
+            block = -(-axis.size // wanted)
             if self.step({"op": "split", "axis": axis.axis_id, "factor": block}):
                 self.step({"op": "parallelize", "axis": axis.axis_id})
                 return
@@ -185,7 +216,8 @@ class _Scheduler:
     def run(self) -> list[dict]:
         for name in NORMALIZE:
             self.step({"op": name})
-        self.fuse_contiguous()
+        if self.knobs.fuse:
+            self.fuse_contiguous()
         for name in LIFT:
             self.step({"op": name})
         self.tile_contractions()
@@ -201,17 +233,24 @@ def _volume(prim: PrimitiveOp) -> int:
 
 
 def auto_schedule(config: ConfigOp, ctx: Context, threads: int = 0,
-                  machine: Host | None = None) -> list[dict]:
+                  machine: Host | None = None, knobs: Knobs = Knobs()) -> list[dict]:
     """Schedules `config` in place; returns the steps applied (also recorded on it)."""
     machine = machine or host()
     threads = threads or machine.cores
     func = config.parent_op()
     assert func is not None
+    position = [op for op in func.walk() if isinstance(op, ConfigOp)].index(config)
     module = builtin.ModuleOp([])
     holder = func.clone()
     module.body.block.add_op(holder)
-    (own,) = [op for op in module.walk() if isinstance(op, ConfigOp)]
-    scheduler = _Scheduler(module, own, ctx, machine, threads)
+    # Transform steps name axes by id, and ids are only unique within one
+    # configuration: the scheduler works on a copy that holds this one alone.
+    copies = [op for op in module.walk() if isinstance(op, ConfigOp)]
+    own = copies.pop(position)
+    for other in copies:
+        other.detach()
+        other.erase()
+    scheduler = _Scheduler(module, own, ctx, machine, threads, knobs)
     steps = scheduler.run()
     config.detach_region(config.body)
     config.add_region(scheduler.config.detach_region(scheduler.config.body))

@@ -20,7 +20,7 @@ from xdsl.context import Context
 from xdsl.dialects import builtin
 from xdsl.passes import ModulePass
 
-from teir_dialect.dialect import ConfigOp, IterOp
+from teir_dialect.dialect import ConfigOp, IterOp, fresh_id
 from teir_dialect.vocabulary import Policy
 from teir_passes.schedule_edit import (
     TransformError,
@@ -28,7 +28,6 @@ from teir_passes.schedule_edit import (
     check_still_valid,
     configs_with_axis,
     drop_unused_axes,
-    fresh_id,
     iterations_over,
     names_axis,
     taken_ids,

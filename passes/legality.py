@@ -17,33 +17,12 @@ from teir_dialect.analysis import guard_terms
 from teir_dialect.dialect import AxisOp, InvokeOp, IterOp, PrimitiveOp, ScheduleNode
 from teir_dialect.strided import (
     Box,
-    ByteRange,
     Undecided,
     disjoint_windows,
     index_range,
     tuples_overlap,
 )
 from teir_dialect.vocabulary import OperationKind, Role
-
-
-def out_hull(nodes: Sequence[ScheduleNode]) -> ByteRange | None:
-    """The out bytes the subtrees of `nodes` may touch in one run, relative to the
-    tile address at their entry: every axis iterated in them and every role
-    axis of the primitives they invoke, at all indices (guards only shrink it).
-    None when they touch no out byte."""
-    hull: ByteRange | None = None
-    for top in nodes:
-        ops = [top, *top.body.walk()] if isinstance(top, IterOp) else [top]
-        for op in ops:
-            if not isinstance(op, InvokeOp):
-                continue
-            prim = op.primitive_op()
-            axes = [a.axis_op() for a in op.ancestors() if _inside(a, top)]
-            axes += list(prim.all_role_axes)
-            low = sum(a.offset_on("out") for a in axes)
-            high = low + sum(a.stride_on("out") * (a.size - 1) for a in axes)
-            hull = ByteRange(low, high + prim.element_width).union(hull)
-    return hull
 
 
 def _inside(node: IterOp, top: ScheduleNode) -> bool:

@@ -50,8 +50,8 @@ LIFTING_PIPELINE: tuple[str, ...] = (
 
 
 def default_passes(auto_schedule: bool = True, threads: int = 0) -> list[ModulePass]:
-    from teir_passes import PASSES
     from teir_passes.auto_schedule import AutoSchedulePass
+    from teir_passes.registry import PASSES
 
     if not auto_schedule:
         return [PASSES[name]()() for name in LIFTING_PIPELINE]

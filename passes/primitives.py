@@ -7,7 +7,14 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr
 from xdsl.ir import Attribute
 
-from teir_dialect.dialect import ConfigOp, InvokeOp, PrimitiveOp, id_text, make_id
+from teir_dialect.dialect import (
+    ConfigOp,
+    InvokeOp,
+    PrimitiveOp,
+    fresh_id,
+    id_text,
+    make_id,
+)
 from teir_dialect.vocabulary import OperationKind
 
 
@@ -45,10 +52,7 @@ def with_roles(prim: PrimitiveOp, extra: dict[str, Sequence[Attribute]],
             kind = matched if matched in ("gemm", "brgemm") else kind
     ids = [i for axes in wanted.values() for i in axes]
     base = f"{kind}_" + ("" if all(len(i) == 1 for i in ids) else "_").join(ids)
-    name, suffix = base, 1
-    while name in taken:
-        name, suffix = f"{base}_{suffix}", suffix + 1
-    new.properties["id"] = make_id(name)
+    new.properties["id"] = make_id(fresh_id(base, taken))
     return new
 
 

@@ -107,15 +107,6 @@ def taken_ids(config: ConfigOp) -> Taken:
     )
 
 
-def fresh_id(base: str, taken: set[str]) -> str:
-    """`base`, or `base_1`, `base_2`, ... : the first not in `taken` (then taken)."""
-    candidate, suffix = base, 1
-    while candidate in taken:
-        candidate, suffix = f"{base}_{suffix}", suffix + 1
-    taken.add(candidate)
-    return candidate
-
-
 # -- guards --------------------------------------------------------------------------
 
 

@@ -45,6 +45,7 @@ from teir_dialect.dialect import (
     InvokeOp,
     IterOp,
     PrimitiveOp,
+    fresh_id,
     id_text,
     make_id,
 )
@@ -58,7 +59,6 @@ from teir_passes.schedule_edit import (
     check_still_valid,
     clone_subtree,
     configs_with_axis,
-    fresh_id,
     iterations_over,
     primitives_using,
     refresh_kernels,

@@ -31,3 +31,7 @@ __all__ += ["TeirError", "from_json", "to_json"]
 from teir_dialect.context import teir_context
 
 __all__ += ["teir_context"]
+
+from teir_dialect.builders import Dimension, build_record, einsum_config
+
+__all__ += ["Dimension", "build_record", "einsum_config"]

@@ -5,8 +5,10 @@ need the same facts per tensor (`TensorSpec`: the bytes the configuration
 touches, from `teir_dialect.analysis.footprint`, and whether it writes them)
 and check the same things before they touch memory (`check_arrays`): one array
 per tensor, numpy arrays, element type, C-contiguity, a writeable out, enough
-bytes. The compiled kernel asks for one exact dtype per tensor; the reference
-interpreter takes any plain numeric dtype (it reinterprets the bytes).
+bytes. The compiled kernel asks for the dtypes that hold each tensor's data
+type (`DataType.numpy_dtypes`: float16, bfloat16 or its uint16 bit patterns,
+float32, float64); the reference interpreter takes any plain numeric dtype (it
+reinterprets the bytes).
 
 Errors name the tensor and say what is wrong. A wrong number of arrays, a
 non-array or a wrong element type raises `ArrayTypeError`, which is both a
@@ -23,6 +25,7 @@ import numpy as np
 
 from teir_dialect.analysis import footprint
 from teir_dialect.dialect import ConfigOp
+from teir_dialect.vocabulary import DataType
 
 
 class ArrayTypeError(TypeError, ValueError):
@@ -39,14 +42,20 @@ class TensorSpec:
     needed_bytes: int
     """The array must have at least this many bytes (the footprint's end)."""
     written: bool
+    also: tuple[np.dtype, ...] = ()
+    """Other element types the array may have (BF16: its uint16 bit patterns)."""
+
+    def describe_dtype(self) -> str:
+        """'float32', or 'bfloat16 or uint16': what the array must hold."""
+        return " or ".join(str(dtype) for dtype in (self.dtype, *self.also))
 
 
 def tensor_specs(
-    config: ConfigOp, dtypes: Mapping[str, np.dtype] | None = None
+    config: ConfigOp, data_types: Mapping[str, DataType] | None = None
 ) -> tuple[TensorSpec, ...]:
-    """One TensorSpec per tensor of `config`, in tensor order; `dtypes` by tensor name
-    (None: any plain numeric dtype). A ValueError if the configuration touches a byte
-    before a tensor's start."""
+    """One TensorSpec per tensor of `config`, in tensor order; the arrays hold the
+    `data_types` by tensor name (None: any plain numeric dtype). A ValueError if the
+    configuration touches a byte before a tensor's start."""
     specs: list[TensorSpec] = []
     for name, touched in footprint(config).items():
         if touched is not None and touched.start < 0:
@@ -54,9 +63,9 @@ def tensor_specs(
                 f"the configuration touches byte {touched.start} of tensor {name}, "
                 "before its start"
             )
-        dtype = None if dtypes is None else dtypes[name]
+        dtypes = (None,) if data_types is None else data_types[name].numpy_dtypes
         needed = 0 if touched is None else touched.stop
-        specs.append(TensorSpec(name, dtype, needed, name == "out"))
+        specs.append(TensorSpec(name, dtypes[0], needed, name == "out", dtypes[1:]))
     return tuple(specs)
 
 
@@ -84,9 +93,10 @@ def check_arrays(who: str, specs: Sequence[TensorSpec], arrays: Sequence[object]
                     raise ArrayTypeError(
                         f"{who}: tensor {spec.name} must hold plain numbers, not objects"
                     )
-            elif dtype != spec.dtype:
+            elif dtype != spec.dtype and dtype not in spec.also:
                 raise ArrayTypeError(
-                    f"{who}: tensor {spec.name} must hold {spec.dtype} elements, got {dtype}"
+                    f"{who}: tensor {spec.name} must hold {spec.describe_dtype()} "
+                    f"elements, got {dtype}"
                 )
         flags = array.flags
         if not flags.c_contiguous:

@@ -99,6 +99,15 @@ def id_value(attr: Attribute) -> str | int:
     return id_text(attr)
 
 
+def fresh_id(base: str, taken: set[str]) -> str:
+    """`base`, or `base_1`, `base_2`, ...: the first not in `taken` (then taken)."""
+    candidate, suffix = base, 1
+    while candidate in taken:
+        candidate, suffix = f"{base}_{suffix}", suffix + 1
+    taken.add(candidate)
+    return candidate
+
+
 def print_id(printer: Printer, attr: Attribute) -> None:
     if isinstance(attr, IntegerAttr):
         printer.print_string(str(attr.value.data))

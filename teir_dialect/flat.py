@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from teir_dialect.dialect import fresh_id
 from teir_dialect.json_checks import TeirError, check_keys, is_id, is_int
 from teir_dialect.vocabulary import (
     TENSOR_NAMES,
@@ -79,14 +80,6 @@ def _name(operation: str, axes: list[str | int]) -> str:
     texts = [str(a) for a in axes]
     joiner = "" if all(len(t) == 1 for t in texts) else "_"
     return f"{operation}_{joiner.join(texts)}"
-
-
-def _unique(name: str, taken: set[str]) -> str:
-    candidate, suffix = name, 1
-    while candidate in taken:
-        candidate, suffix = f"{name}_{suffix}", suffix + 1
-    taken.add(candidate)
-    return candidate
 
 
 @dataclass(frozen=True)
@@ -276,7 +269,7 @@ def tree_primitives(flat: FlatConfig) -> tuple[list[dict[str, Any]], list[dict[s
             "metadata": {"data_type": str(flat.data_type)},
         })
         guard = [f"{guard_kind}({k})" for k in k_axes] if guard_kind and k_axes else None
-        invocations.append({"id": _unique(kind, taken), "primitive": prim_id, "guard": guard})
+        invocations.append({"id": fresh_id(kind, taken), "primitive": prim_id, "guard": guard})
 
     if flat.tensors == 2:
         c_axes = flat.prim_axes(DimType.C)

@@ -27,16 +27,29 @@ on out repeats updates of the same element. Copy/ReLU then keep the value of the
 last iteration of the loop nest (the one a sequential loop leaves behind), and
 Contraction accumulates every contribution (`np.add.at` in loop order).
 
-Numerics (decision, documented): the products and sums of one Contraction
-invocation are formed in float64, starting from the element's current value and
-adding the contributions in loop order, and rounded once to the element type
-when stored. For FP64 this is exactly the sequential loop; for narrower types
-it is at least as accurate, so compiled code is compared against it with a
-tolerance. Data types: FP16 -> float16, FP32 -> float32, TF32 -> float32
-(computed as FP32, no mantissa truncation), FP64 -> float64, BF16 -> uint16 bit
-patterns (widened to float32 by a shift; narrowed with round-to-nearest-even,
-directly from float64, NaN kept quiet). Values use the machine's native byte
-order.
+Numerics (decision, documented; the compiled kernels follow the same rules):
+
+* Zero, Copy and ReLU are exact for every data type: they move stored bits
+  (relu compares the stored value, which is exact in every format).
+* FP16, BF16 (stored in 16 bits) and TF32 (stored as FP32): a Contraction
+  widens its inputs to float32 (exactly), rounds TF32 inputs to TF32 first (10
+  explicit mantissa bits, nearest even, NaN kept: `round_tf32`), multiplies
+  them exactly (the products of such inputs fit float32) and accumulates in
+  float32, in loop order, starting from the element's current value; the sum
+  is rounded once to the storage type when stored (nearest even). A K loop of
+  the schedule outside the primitive therefore rounds to the storage type
+  after every invocation, as the kernels do.
+* FP32, FP64: the products and sums of one invocation are formed in float64 in
+  loop order and rounded once to the element type when stored: exactly the
+  sequential loop for FP64, at least as accurate for FP32, so compiled code
+  (FP32 FMAs in another order) is compared against it with a tolerance.
+* Conversions to a narrower format round to nearest even; values beyond its
+  finite range become ±Inf, subnormals are kept (no flush to zero), NaN stays
+  NaN (BF16: quiet, `_float64_to_bf16`).
+
+Storage: FP16 -> float16, FP32 and TF32 -> float32, FP64 -> float64, BF16 ->
+uint16 bit patterns (`STORAGE_DTYPE`; arrays of ml_dtypes.bfloat16 hold the
+same bytes). Values use the machine's native byte order.
 
 Tensors are distinct buffers. If out overlaps an input array in memory (e.g. the
 same array passed as in0 and out), the interpreter falls back to element-by-element
@@ -65,12 +78,21 @@ __all__ = [
     "from_float64",
     "load_config",
     "reference_outputs",
+    "round_tf32",
     "run_reference",
     "to_float64",
 ]
 
-STORAGE_DTYPE: dict[str, np.dtype[Any]] = {t: np.dtype(t.numpy_name) for t in DataType}
-"""The numpy dtype that stores each data type (BF16 as raw 16-bit patterns)."""
+STORAGE_DTYPE: dict[str, np.dtype[Any]] = {
+    t: np.dtype(np.uint16) if t is DataType.BF16 else t.numpy_dtypes[0] for t in DataType
+}
+"""The numpy dtype the interpreter reads each data type as (BF16 as raw 16-bit patterns)."""
+
+_ACCUMULATOR: dict[str, np.dtype[Any]] = {
+    t: np.dtype(np.float64) if t in (DataType.FP32, DataType.FP64) else np.dtype(np.float32)
+    for t in DataType
+}
+"""The dtype a Contraction accumulates each data type in (see Numerics)."""
 
 
 # --------------------------------------------------------------------------
@@ -85,7 +107,7 @@ def _bf16_to_float32(bits: np.ndarray) -> np.ndarray:
 def _float64_to_bf16(values: np.ndarray) -> np.ndarray:
     """float64 -> BF16 bit patterns, round to nearest even, rounded once."""
     x = np.asarray(values, dtype=np.float64)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):
         f = x.astype(np.float32)
     u = f.view(np.uint32).astype(np.uint64)
     upper = u >> 16
@@ -101,6 +123,24 @@ def _float64_to_bf16(values: np.ndarray) -> np.ndarray:
     return rounded.astype(np.uint16)
 
 
+def round_tf32(values: np.ndarray) -> np.ndarray:
+    """float32 values rounded to TF32 (10 explicit mantissa bits, nearest even, the low
+    13 bits cleared): overflow gives ±Inf, subnormals round alike, NaN is kept."""
+    f = np.asarray(values, dtype=np.float32)
+    u = f.view(np.uint32)
+    with np.errstate(over="ignore"):  # NaN patterns near the top wrap; they are kept below
+        rounded = ((u + np.uint32(0xFFF) + ((u >> 13) & 1)) & np.uint32(0xFFFFE000)).astype(
+            np.uint32
+        )
+    return np.where(np.isnan(f), f, rounded.view(np.float32))
+
+
+def _contraction_operand(values: np.ndarray, data_type: str) -> np.ndarray:
+    """Stored inputs of a Contraction as the values it multiplies (see Numerics)."""
+    wide = to_float64(values, data_type).astype(_ACCUMULATOR[data_type])
+    return round_tf32(wide) if data_type == DataType.TF32 else wide
+
+
 def to_float64(values: np.ndarray, data_type: str) -> np.ndarray:
     """Stored elements of `data_type` as float64 values (a new array)."""
     if data_type == DataType.BF16:
@@ -112,7 +152,7 @@ def from_float64(values: np.ndarray, data_type: str) -> np.ndarray:
     """float64 values rounded once (nearest even) to the storage of `data_type`."""
     if data_type == DataType.BF16:
         return _float64_to_bf16(values)
-    with np.errstate(over="ignore"):  # out of range rounds to infinity
+    with np.errstate(over="ignore", invalid="ignore"):  # out of range: infinity; NaN stays
         return np.asarray(values, dtype=np.float64).astype(STORAGE_DTYPE[data_type])
 
 
@@ -240,7 +280,12 @@ def _compile_primitive(prim: PrimitiveOp, config: ConfigOp) -> _Prim:
         compiled.out_unique = unique
         compiled.out_last = out_rel.size - 1 - first_of_reversed
         compiled.out_inverse = inverse.reshape(-1)[::-1].copy()
-    compiled.scalar = count == 1 and data_type != DataType.BF16
+    # Python floats compute in float64: right for FP32/FP64 Contractions, and for
+    # element-wise primitives of every type but BF16 (stored as bit patterns)
+    compiled.scalar = count == 1 and (
+        data_type in (DataType.FP32, DataType.FP64)
+        or (kind != OperationKind.CONTRACTION and data_type != DataType.BF16)
+    )
     return compiled
 
 
@@ -265,13 +310,16 @@ def _execute_vector(p: _Prim, mem: _Memory, tiles: Sequence[int]) -> None:
         values = mem.load(out, out_addrs, dtype)
         mem.store(out, out_addrs, _relu_stored(values, p.data_type, dtype), dtype)
     elif p.kind == OperationKind.CONTRACTION:
-        a = to_float64(mem.load(0, p.rel[0] + tiles[0], dtype), p.data_type)
-        b = to_float64(mem.load(1, p.rel[1] + tiles[1], dtype), p.data_type)
-        acc = to_float64(mem.load(out, out_addrs, dtype), p.data_type)
-        if p.out_inverse is None:
-            acc += a * b
-        else:
-            np.add.at(acc, p.out_inverse, a * b)
+        a = _contraction_operand(mem.load(0, p.rel[0] + tiles[0], dtype), p.data_type)
+        b = _contraction_operand(mem.load(1, p.rel[1] + tiles[1], dtype), p.data_type)
+        accumulator = _ACCUMULATOR[p.data_type]
+        acc = to_float64(mem.load(out, out_addrs, dtype), p.data_type).astype(accumulator)
+        with np.errstate(over="ignore", invalid="ignore"):
+            products = a.astype(np.float64) * b  # exact for the 16-bit formats and TF32
+            if p.out_inverse is None:
+                acc = (acc + products).astype(accumulator)
+            else:  # one element after another in loop order, each sum rounded to acc's type
+                np.add.at(acc, p.out_inverse, products)
         mem.store(out, out_addrs, from_float64(acc, p.data_type), dtype)
     else:  # pragma: no cover - the verifier rejects other operations
         raise TeirError(f"primitive '{p.primitive_id}' has unknown operation {p.kind}")
@@ -334,10 +382,12 @@ def _execute_elementwise(p: _Prim, mem: _Memory, tiles: Sequence[int]) -> None:
             value = mem.load(tensor, source, dtype)
             mem.store(out, target, _relu_stored(value, p.data_type, dtype), dtype)
         else:  # Contraction, rounded to the element type after every update
-            a = to_float64(mem.load(0, at(0, pos), dtype), p.data_type)
-            b = to_float64(mem.load(1, at(1, pos), dtype), p.data_type)
+            a = _contraction_operand(mem.load(0, at(0, pos), dtype), p.data_type)
+            b = _contraction_operand(mem.load(1, at(1, pos), dtype), p.data_type)
             c = to_float64(mem.load(out, target, dtype), p.data_type)
-            mem.store(out, target, from_float64(c + a * b, p.data_type), dtype)
+            with np.errstate(over="ignore", invalid="ignore"):
+                total = (c + a.astype(np.float64) * b).astype(_ACCUMULATOR[p.data_type])
+            mem.store(out, target, from_float64(total, p.data_type), dtype)
 
 
 # --------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 Each is a `StrEnum` whose values are the JSON spelling (records.md), so a member
 compares equal to the string in a record and prints as it. `DataType` is the
 one table of what each data type means to the IR (element width, memref
-element type) and to numpy (storage dtype); every layer reads it from here.
+element type), to arithmetic (the type a Contraction accumulates in) and to
+numpy (the dtypes that hold it); every layer reads it from here.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from enum import StrEnum
 from functools import cached_property
 from typing import TypeVar
 
+import ml_dtypes
+import numpy as np
 from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
@@ -82,15 +85,45 @@ class DataType(StrEnum):
             DataType.FP64: Float64Type,
         }[self]()
 
+    @cached_property
+    def accumulator_type(self) -> Attribute:
+        """The type a Contraction multiplies and accumulates in: FP32 for the 16-bit
+        formats and TF32 (no host has FP16/BF16 FMAs we use; their products, and
+        TF32's, are exact in FP32), else the storage type."""
+        return Float64Type() if self is DataType.FP64 else Float32Type()
+
+    @property
+    def mantissa_bits(self) -> int:
+        """Explicit significand bits of the format (TF32: 10, although stored as FP32)."""
+        return _MANTISSA[self]
+
+    @property
+    def rounds_inputs(self) -> bool:
+        """Whether a Contraction rounds its inputs to the format first (TF32: 10
+        explicit mantissa bits, to nearest even) although memory holds FP32."""
+        return self is DataType.TF32
+
     @property
     def numpy_name(self) -> str:
-        """The numpy dtype that stores it (BF16 as raw 16-bit patterns)."""
+        """The name of the numpy dtype that holds it (`numpy_dtypes[0]`)."""
+        return self.numpy_dtypes[0].name
+
+    @property
+    def numpy_dtypes(self) -> tuple[np.dtype, ...]:
+        """The numpy dtypes whose arrays hold it, the usual one first: BF16 is
+        ml_dtypes.bfloat16 or its raw bit patterns as uint16; TF32 is float32."""
         return _NUMPY[self]
 
 
 _WIDTH = {"FP16": 2, "BF16": 2, "TF32": 4, "FP32": 4, "FP64": 8}
-_NUMPY = {"FP16": "float16", "BF16": "uint16", "TF32": "float32", "FP32": "float32",
-          "FP64": "float64"}
+_MANTISSA = {"FP16": 10, "BF16": 7, "TF32": 10, "FP32": 23, "FP64": 52}
+_NUMPY: dict[str, tuple[np.dtype, ...]] = {
+    "FP16": (np.dtype(np.float16),),
+    "BF16": (np.dtype(ml_dtypes.bfloat16), np.dtype(np.uint16)),
+    "TF32": (np.dtype(np.float32),),
+    "FP32": (np.dtype(np.float32),),
+    "FP64": (np.dtype(np.float64),),
+}
 
 TENSOR_NAMES: dict[int, tuple[str, ...]] = {
     2: ("in0", "out"),

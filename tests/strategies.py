@@ -266,9 +266,9 @@ def configs(
         low, high = min(s[0] for s in spans), max(s[1] for s in spans)
         node = iterations[node_id]
         axis = axis_by_id[node["axis"]]
-        if axis["extent"] == 1 or axis["strides"][out] >= high - low:
-            if draw(st.booleans()):
-                node["policy"] = "parallel"
+        race_free = axis["extent"] == 1 or axis["strides"][out] >= high - low
+        if race_free and draw(st.booleans()):
+            node["policy"] = "parallel"
         offset = axis["offsets"][out]
         return low + offset, high + offset + axis["strides"][out] * (axis["extent"] - 1)
 

@@ -281,6 +281,7 @@ def _all_modules() -> list[str]:
     return sorted(graph().modules)
 
 
+@pytest.mark.slow  # a fresh interpreter per module: ~1 s each; the packages run by default
 @pytest.mark.parametrize("module", _all_modules())
 def test_each_module_imports_alone(module: str) -> None:
     """Whatever module a program imports first, it imports (no half-initialized

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
 
-from conftest import FLAT_EXAMPLES, TREE_EXAMPLES
+from conftest import FLAT_EXAMPLES, TREE_EXAMPLES, examples
 from strategies import GeneratedConfig, _strides, configs, random_arrays
 from teir_dialect import from_json, teir_context
 from teir_dialect.dialect import InvokeOp
@@ -138,7 +138,7 @@ def test_10_7_3_becomes_10_7_4() -> None:
     assert str(got) == str(want)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(configs())
 def test_fuzzed_configurations_keep_their_results(generated: GeneratedConfig) -> None:
     inputs = random_arrays(generated.record, np.random.default_rng(1), fill=7.0)
@@ -256,7 +256,7 @@ def reduction_chains(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(reduction_chains())
 def test_reduction_chains_keep_their_results(record: dict[str, Any]) -> None:
     inputs = random_arrays(record, np.random.default_rng(2), fill=7.0)

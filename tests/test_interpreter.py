@@ -20,6 +20,7 @@ from teir_dialect.interpreter import (
     STORAGE_DTYPE,
     from_float64,
     reference_outputs,
+    round_tf32,
     run_reference,
     to_float64,
 )
@@ -351,10 +352,15 @@ def test_gemm_in_every_data_type(data_type: str) -> None:
     np.testing.assert_allclose(
         to_float64(out, data_type).reshape(m, n), a64 @ b64, rtol=1e-2, atol=1e-2
     )
-    # Exactly: float64 sums in loop order, rounded once to the element type.
-    expected = np.zeros((m, n))
+    # Exactly: sums in loop order, rounded once to the element type when stored;
+    # float64 sums for FP32/FP64, float32 sums of exact products for the narrower
+    # formats (TF32 inputs rounded to TF32 first).
+    if data_type == "TF32":
+        a64, b64 = (round_tf32(x).astype(np.float64) for x in (a64, b64))
+    accumulator = np.float64 if data_type in ("FP32", "FP64") else np.float32
+    expected = np.zeros((m, n), accumulator)
     for kk in range(k):
-        expected += a64[:, kk : kk + 1] * b64[kk : kk + 1, :]
+        expected = (expected + a64[:, kk : kk + 1] * b64[kk : kk + 1, :]).astype(accumulator)
     np.testing.assert_array_equal(out, from_float64(expected.reshape(-1), data_type))
 
 

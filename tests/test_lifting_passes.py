@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from xdsl.passes import ModulePass
 
-from conftest import FLAT_EXAMPLES, SPEC_EXAMPLES, TREE_EXAMPLES
+from conftest import FLAT_EXAMPLES, SPEC_EXAMPLES, TREE_EXAMPLES, examples
 from strategies import configs, random_arrays
 from teir_dialect import from_json, teir_context, to_json
 from teir_dialect.interpreter import run_reference
@@ -66,7 +66,7 @@ def test_lift_brgemm_turns_10_7_6_into_10_7_7() -> None:
 
 
 @pytest.mark.parametrize("pass_", PASSES, ids=lambda p: p.name)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(generated=configs())
 def test_fuzzed_configurations_keep_their_results(pass_: ModulePass, generated) -> None:
     after = _apply(pass_, generated.record)

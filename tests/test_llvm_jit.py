@@ -716,6 +716,7 @@ def test_external_function_from_a_loaded_library():
 def test_pass_list_is_exposed_and_registered():
     # tests/filecheck/lowering/lower-to-llvm.mlir replays this list with teir-opt -p
     assert [p.name for p in LOWER_TO_LLVM_PASSES] == [
+        "teir-bf16-as-i16",
         "convert-scf-to-cf",
         "teir-convert-alloca-to-llvm",
         "teir-convert-vector-to-llvm",
@@ -723,7 +724,7 @@ def test_pass_list_is_exposed_and_registered():
         "convert-memref-to-ptr",
         "teir-convert-ptr-addressing-to-llvm",
         "convert-ptr-type-offsets",
-        "convert-ptr-to-llvm",
+        "teir-convert-ptr-to-llvm",
         "teir-convert-arith-to-llvm",
         "teir-convert-func-to-llvm",
         "teir-convert-cf-to-llvm",

@@ -87,7 +87,7 @@ def test_footprint_beyond_memory_is_a_diagnostic_naming_each_tensor(
     assert "teir-run: error: " in run.stderr
     assert "in0 needs 1099511627776 bytes (1 TiB)" in run.stderr
     assert "out needs 1099511627776 bytes (1 TiB)" in run.stderr
-    assert "--check holds 3 copies" in run.stderr
+    assert "--check holds 5 copies" in run.stderr  # 3 + a float64 copy of FP32 tensors
 
 
 def test_allocation_failure_is_a_diagnostic_naming_each_tensor(
@@ -252,7 +252,7 @@ def test_teir_run_checks_a_relu_epilogue_against_numpy(tmp_path: Path) -> None:
 def test_median_time_batches_short_calls_after_a_slow_first_call() -> None:
     """A slow first call (a thread's start) must not leave each timed batch one
     call long, where the timer's and the loop's cost would dominate."""
-    from teir_tools.timing import median_time
+    from teir_lowering.timing import median_time
 
     calls = 0
 
@@ -322,3 +322,13 @@ def test_config_or_example_but_not_both() -> None:
         run = _teir_run(*args)
         assert run.returncode == 2
         assert "teir-run: error: give either CONFIG or --example NAME" in run.stderr
+
+
+def test_teir_run_runs_a_linalg_function_against_numpy() -> None:
+    """A linalg-level .mlir file goes through convert-linalg-to-teir and is checked
+    against numpy evaluating the linalg ops, not TEIR."""
+    path = Path(__file__).parent / "filecheck" / "transforms" / "linalg-to-llvm.mlir"
+    run = _teir_run(str(path), "--check", "--bench", "--repeat", "3")
+    assert run.returncode == 0, run.stderr
+    assert "1 TEIR configuration(s) from linalg" in run.stdout
+    assert run.stdout.count("(ok,") == 3

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import SPEC_EXAMPLES, load
+from conftest import SPEC_EXAMPLES, examples, load
 from strategies import configs, random_arrays
 from teir_dialect import from_json, to_json
 from teir_dialect.interpreter import run_reference
@@ -66,7 +66,7 @@ def run(record: dict, arrays: list[np.ndarray]) -> np.ndarray:
     return result[-1]
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_random_scripts_keep_results(data: st.DataObject) -> None:
     generated = data.draw(configs(data_types=("FP64",), max_work=4000))

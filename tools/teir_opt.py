@@ -27,7 +27,8 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from teir_dialect.records import TeirError, from_json
 from teir_tools.cli import EXIT_BAD_INPUT, run_tool
 
-EMIT_TARGETS = {"mlir": "mlir", "json": "teir-json", "tree": "teir-tree"}
+EMIT_TARGETS = {"mlir": "mlir", "json": "teir-json", "tree": "teir-tree",
+                "script": "teir-script"}
 
 LLVM_PIPELINE = "teir-to-llvm"
 """The pass whose output `-t llvm` (xDSL's LLVM IR target) can translate."""

@@ -6,7 +6,9 @@
 
 --check compares the kernel's `out` with the reference interpreter and, where
 the operation is an einsum (with a Zero before and a ReLU after it, optionally)
-or a transpose, with numpy. --bench times the kernel and the numpy peer in the
+or a transpose, with numpy computing in float64. Copies and ReLUs must match
+exactly; contractions within an error bound derived from the data type's
+unit roundoffs and the reduction length (`tolerance`). --bench times the kernel and the numpy peer in the
 same run (median of --repeat batches) and prints GFLOP/s for contractions, GB/s
 for copies. Exit code 1 when a check fails or the input is bad, 2 for a bad
 command line, 3 for an internal error; never a traceback (TEIR_DEBUG=1 shows
@@ -23,18 +25,21 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import TYPE_CHECKING
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects import func
 
 from teir_dialect.analysis import work
-from teir_dialect.dialect import ConfigOp
+from teir_dialect.dialect import ConfigOp, InvokeOp
 from teir_dialect.records import TeirError, find_configs
+from teir_dialect.vocabulary import DataType, OperationKind, Role
+from teir_lowering.timing import median_time
 from teir_tools.cli import run_tool
 from teir_tools.examples import examples, find_example
-from teir_tools.timing import median_time
 
 if TYPE_CHECKING:
     from teir_lowering.kernel import Kernel, TensorSpec
+    from teir_lowering.numpy_peer import NumpyPeer
 
 
 REFERENCE_LIMIT = 5e7
@@ -97,18 +102,58 @@ def check_memory(kernel: Kernel, copies: int, mode: str) -> None:
 
 
 def make_inputs(kernel: Kernel, rng: np.random.Generator) -> list[np.ndarray]:
-    """Random tensors covering each footprint; an OutOfMemory names what each needs."""
+    """Random standard normal tensors covering each footprint, rounded to each tensor's
+    format (float16, bfloat16 ...); an OutOfMemory names what each needs."""
+
+    def normal(spec: TensorSpec) -> np.ndarray:
+        count = allocated_bytes(spec) // spec.dtype.itemsize
+        if spec.dtype in (np.float32, np.float64):
+            return rng.standard_normal(count, dtype=spec.dtype)
+        return rng.standard_normal(count).astype(spec.dtype)
+
     try:
-        return [
-            rng.standard_normal(
-                allocated_bytes(spec) // spec.dtype.itemsize, dtype=spec.dtype
-            )
-            for spec in kernel.tensors
-        ]
+        return [normal(spec) for spec in kernel.tensors]
     except MemoryError as err:
         raise OutOfMemory(
             f"cannot allocate the tensors: {_needs(kernel)} ({err})"
         ) from None
+
+
+def reduction_counts(config: ConfigOp) -> tuple[int, int]:
+    """(stores, terms) for an out element, at most: how many Contraction invocations
+    update it (each rounds it to its format: schedule loops over axes that do not move
+    out) and how many products they sum in all; (0, 0) without a Contraction."""
+    stores = terms = 0
+    for node in config.schedule.walk_nodes():
+        if not isinstance(node, InvokeOp):
+            continue
+        primitive = node.primitive_op()
+        if primitive.kind != OperationKind.CONTRACTION:
+            continue
+        loops = [ancestor.axis_op() for ancestor in node.ancestors()]
+        repeats = int(np.prod([a.size for a in loops if a.stride_on("out") == 0]))
+        stores += repeats
+        terms += repeats * int(np.prod([a.size for a in primitive.role_axes(Role.K)]))
+    return stores, terms
+
+
+def tolerance(data_type: DataType, stores: int, terms: int) -> float:
+    """The error of an out element relative to its magnitude |c| + sum |a b| (first
+    order): each store rounds to the format (unit roundoff u), each of the `terms`
+    products is added in the accumulator's precision, and TF32 inputs are rounded
+    (2 u_tf32 per product); none for copies (no terms)."""
+    stored = float(ml_dtypes.finfo(data_type.numpy_dtypes[0]).eps) / 2
+    accumulated = 2.0 ** -(53 if data_type.accumulator_type.bitwidth == 64 else 24)
+    inputs = 2.0 ** -(data_type.mantissa_bits + 1) if data_type.rounds_inputs else 0.0
+    return stores * stored + terms * accumulated + (2 * inputs if terms else 0.0)
+
+
+def error_bound(data_type: DataType, stores: int, terms: int,
+                magnitude: np.ndarray) -> np.ndarray:
+    """The allowed |got - exact| per element: `tolerance` times the magnitude, plus the
+    format's smallest subnormal per store (results that underflow)."""
+    smallest = float(ml_dtypes.finfo(data_type.numpy_dtypes[0]).smallest_subnormal)
+    return tolerance(data_type, stores, terms) * magnitude + stores * smallest
 
 
 def _rate(config: ConfigOp, seconds: float) -> str:
@@ -173,11 +218,48 @@ def main(argv: Sequence[str] | None = None) -> int:
             example = find_example(args.example)
             with resources.as_file(example.resource) as path:
                 return run(args, str(path), f"example {example.name}")
+        if args.config.endswith(".mlir") and _holds_linalg(args.config):
+            return run_linalg_program(args, args.config)
         return run(args, args.config, args.config)
 
     return run_tool(
         "teir-run", body, (TeirError, OutOfMemory, ValueError, TypeError, OSError)
     )
+
+
+def _holds_linalg(path: str) -> bool:
+    """Whether a .mlir file is at the linalg level (linalg ops, no teir.config)."""
+    from teir_dialect.records import read_text
+
+    text = read_text(path)
+    return "linalg." in text and "teir.config" not in text
+
+
+def run_linalg_program(args: argparse.Namespace, path: str) -> int:
+    """A linalg-level func.func: converted to TEIR (convert-linalg-to-teir), compiled,
+    run on random data, checked against numpy evaluating the linalg ops themselves."""
+    from teir_lowering.linalg_run import TOLERANCE, prepare_linalg
+
+    start = time.perf_counter()
+    program = prepare_linalg(path, name=args.name, threads=args.threads)
+    print(f"{path}: {len(program.steps)} TEIR configuration(s) from linalg, compiled in "
+          f"{(time.perf_counter() - start) * 1e3:.0f} ms")
+    arrays = program.random_arrays(args.seed)
+    failed = False
+    if args.bench:
+        timed = [a.copy() for a in arrays]
+        seconds = median_time(lambda: program.run(timed), args.repeat)
+        print(f"  teir   {seconds * 1e6:10.1f} us")
+    if args.check:
+        result = [a.copy() for a in arrays]
+        program.run(result)
+        expected = program.reference(arrays)
+        for argument, got, want in zip(program.arguments, result, expected):
+            finite = np.abs(want[np.isfinite(want)])
+            bound = TOLERANCE[argument.dtype] * max(1.0, float(finite.max(initial=0.0)))
+            failed |= _compare(f"numpy on the linalg ops ({argument.name})", got, want,
+                               np.asarray(bound))
+    return 1 if failed else 0
 
 
 def list_examples() -> int:
@@ -191,7 +273,6 @@ def list_examples() -> int:
 
 def run(args: argparse.Namespace, config_path: str, label: str) -> int:
     """Compiles, checks and times the configuration at config_path."""
-    from teir_dialect.interpreter import run_reference
     from teir_dialect.records import load_module
     from teir_lowering.kernel import compile_kernel
     from teir_lowering.numpy_peer import numpy_peer
@@ -211,10 +292,11 @@ def run(args: argparse.Namespace, config_path: str, label: str) -> int:
         f"{threads if kernel.parallel else 1} thread(s)"
     )
 
-    # Copies alive at once: the inputs, plus for --check the kernel's result
-    # and one expected result, for --bench the arrays being timed.
+    # Copies alive at once: the inputs, plus for --check the kernel's result,
+    # one expected result and one float64 copy of the inputs (numpy's), for
+    # --bench the arrays being timed.
     if args.check:
-        check_memory(kernel, 3, "--check")
+        check_memory(kernel, 3 + 8 // kernel.tensors[0].dtype.itemsize, "--check")
     else:
         check_memory(
             kernel, 2 if args.bench else 1, "--bench" if args.bench else "teir-run"
@@ -229,29 +311,7 @@ def run(args: argparse.Namespace, config_path: str, label: str) -> int:
         seconds = median_time(lambda: kernel(*arrays, threads=threads), args.repeat)
         del arrays
     if args.check:
-        result = [a.copy() for a in inputs]
-        kernel(*result, threads=threads)
-        flops, moved = work(config)
-        size = flops / 2 + moved / 4
-        if args.reference == "always" or (
-            args.reference == "auto" and size < REFERENCE_LIMIT
-        ):
-            expected = [a.copy() for a in inputs]
-            run_reference(config, expected)
-            failed |= _compare("reference interpreter", result[-1], expected[-1])
-            del expected
-        else:
-            print(
-                f"  reference interpreter not run ({size:.2g} element operations; "
-                "--reference=always forces it)"
-            )
-        if peer is not None:
-            description, compute = peer
-            from_numpy = [a.copy() for a in inputs]
-            compute(from_numpy)
-            failed |= _compare(f"numpy ({description})", result[-1], from_numpy[-1])
-            del from_numpy
-        del result
+        failed = check(args, config, kernel, inputs, peer, threads)
     if args.bench:
         print(f"  teir   {seconds * 1e6:10.1f} us  {_rate(config, seconds)}")
         if peer is not None:
@@ -266,14 +326,77 @@ def run(args: argparse.Namespace, config_path: str, label: str) -> int:
     return 1 if failed else 0
 
 
-def _compare(what: str, got: np.ndarray, expected: np.ndarray) -> bool:
-    scale = max(1.0, float(np.max(np.abs(expected)))) if expected.size else 1.0
-    error = float(np.max(np.abs(got - expected))) if got.size else 0.0
-    tolerance = (1e-5 if got.dtype == np.float32 else 1e-12) * scale * 10
-    ok = error <= tolerance
+def check(args: argparse.Namespace, config: ConfigOp, kernel: Kernel,
+          inputs: Sequence[np.ndarray], peer: tuple[str, NumpyPeer] | None,
+          threads: int) -> bool:
+    """--check: the kernel's out against the interpreter and numpy; whether one failed.
+
+    The bound is `error_bound` of the magnitude |c| + sum |a b| of each element
+    (numpy's peer on the absolute values in float64, else the interpreter on them);
+    against numpy in float64 (exact but for its own float64 rounding) once, against
+    the interpreter (which rounds as the format does too) twice that.
+    """
+    from teir_dialect.interpreter import run_reference
+
+    primitives = config.primitives
+    data_type = DataType(primitives[0].data_type) if primitives else DataType.FP32
+    stores, terms = reduction_counts(config)
+    result = [a.copy() for a in inputs]
+    kernel(*result, threads=threads)
+    failed = False
+    magnitude = exact = None
+    if peer is not None:  # one float64 copy of the inputs at a time
+        exact = peer_output(peer[1], as_float64(inputs))
+        magnitude = peer_output(peer[1], [np.abs(a) for a in as_float64(inputs)])
+    flops, moved = work(config)
+    size = flops / 2 + moved / 4
+    if args.reference == "always" or (args.reference == "auto" and size < REFERENCE_LIMIT):
+        expected = [a.copy() for a in inputs]
+        run_reference(config, expected)
+        if magnitude is None:
+            absolute = [np.abs(a) for a in inputs]
+            run_reference(config, absolute)
+            magnitude = absolute[-1].astype(np.float64)
+        bound = 2 * error_bound(data_type, stores, terms, magnitude)
+        failed |= _compare("reference interpreter", result[-1], expected[-1], bound)
+        del expected
+    else:
+        print(
+            f"  reference interpreter not run ({size:.2g} element operations; "
+            "--reference=always forces it)"
+        )
+    if peer is not None and exact is not None and magnitude is not None:
+        bound = error_bound(data_type, stores, terms, magnitude)
+        failed |= _compare(f"numpy ({peer[0]}) in float64", result[-1], exact, bound)
+    return failed
+
+
+def peer_output(compute: NumpyPeer, arrays: list[np.ndarray]) -> np.ndarray:
+    """The out array after numpy's peer ran on `arrays`."""
+    compute(arrays)
+    return arrays[-1]
+
+
+def as_float64(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """float64 copies of the elements (bfloat16 included)."""
+    return [np.asarray(a).astype(np.float64) for a in arrays]
+
+
+def _compare(what: str, got: np.ndarray, expected: np.ndarray, bound: np.ndarray) -> bool:
+    """Whether some element of `got` differs from `expected` by more than `bound`
+    (NaN must meet NaN, an infinity the same infinity); prints the verdict."""
+    got, expected = as_float64([got, expected])
+    with np.errstate(invalid="ignore"):
+        difference = np.where(got == expected, 0.0, np.abs(got - expected))
+    difference = np.where(np.isnan(got) & np.isnan(expected), 0.0, difference)
+    over = np.nan_to_num(difference, nan=np.inf) > bound
+    ok = not over.any()
+    error = float(np.max(difference)) if difference.size else 0.0
+    allowed = float(np.max(bound)) if np.size(bound) else 0.0
     print(
         f"  check against {what}: max abs error {error:.3g} "
-        f"({'ok' if ok else 'MISMATCH'}, tolerance {tolerance:.1g})"
+        f"({'ok' if ok else 'MISMATCH'}, tolerance {allowed:.1g}"
+        f"{'' if ok else f', {int(over.sum())} elements beyond'})"
     )
     return not ok
 

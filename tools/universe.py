@@ -32,6 +32,12 @@ def _json_target() -> type[Target]:
     return JsonTarget
 
 
+def _script_target() -> type[Target]:
+    from teir_passes.script import ScriptTarget
+
+    return ScriptTarget
+
+
 def _tree_target() -> type[Target]:
     from teir_dialect.targets import TreeTarget
 
@@ -46,5 +52,9 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 TEIR_UNIVERSE = Universe(
     all_dialects={"teir": _dialect},
     all_passes=all_passes(),
-    all_targets={"teir-json": _json_target, "teir-tree": _tree_target},
+    all_targets={
+        "teir-json": _json_target,
+        "teir-tree": _tree_target,
+        "teir-script": _script_target,
+    },
 )

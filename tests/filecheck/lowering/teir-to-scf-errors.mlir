@@ -1,9 +1,10 @@
 // RUN: teir-opt %s --split-input-file --verify-diagnostics -p teir-to-scf | filecheck %s
 
-// Data types and layouts the lowering does not compile yet are reported.
+// Tensors and layouts the lowering does not compile yet are reported.
 
-func.func @half(%in0: memref<?xf16>, %out: memref<?xf16>) {
-  teir.config(%in0, %out) : (memref<?xf16>, memref<?xf16>) {
+// Raw bytes (i8: primitives of several data types on one tensor).
+func.func @bytes(%in0: memref<?xi8>, %out: memref<?xi8>) {
+  teir.config(%in0, %out) : (memref<?xi8>, memref<?xi8>) {
     teir.primitive c Copy {M = [], N = []} {data_type = "FP16"}
     teir.schedule {
       teir.invoke x -> c
@@ -11,7 +12,7 @@ func.func @half(%in0: memref<?xf16>, %out: memref<?xf16>) {
   }
   func.return
 }
-// CHECK: lowering: tensor in0 holds f16; only f32 and f64 tensors are supported yet
+// CHECK: lowering: tensor in0 holds i8; only f32, f64, f16, bf16 tensors are supported yet
 
 // -----
 

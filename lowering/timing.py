@@ -1,4 +1,4 @@
-"""The one timing loop of TEIR: `teir-run --bench` and every script in benchmarks/."""
+"""The one timing loop of TEIR: the tuner, `teir-run --bench` and every benchmark."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ def median_time(
     *,
     batch_seconds: float = 0.005,
     max_batch: int = 10_000,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> float:
     """Median seconds per call over `repeat` timed batches, after a warm-up call.
 
@@ -23,23 +24,27 @@ def median_time(
     of batches, not a minimum, because a kernel's typical call is what a user
     gets. Stops early once `budget` seconds have passed and at least 3 batches
     are in, so that slow calls do not make a run take minutes.
+
+    `clock` reads the time of each batch: wall time by default; `time.thread_time`
+    (the calling thread's CPU time) does not count the time other processes of a
+    loaded machine take from it, for calls that run on the calling thread only.
     """
     function()  # warm-up: page faults, caches, libgomp/BLAS thread start
     # The batch size is what fits in batch_seconds after the warm-up: one call
     # timed alone can be slow (a thread's start, a wake-up on a busy machine) and
     # would leave every batch one call long.
     inner = 0
-    start = time.perf_counter()
-    while inner < max_batch and time.perf_counter() - start < batch_seconds:
+    start = clock()
+    while inner < max_batch and clock() - start < batch_seconds:
         function()
         inner += 1
     samples: list[float] = []
     deadline = time.perf_counter() + budget
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = clock()
         for _ in range(inner):
             function()
-        samples.append((time.perf_counter() - start) / inner)
+        samples.append((clock() - start) / inner)
         if len(samples) >= 3 and time.perf_counter() > deadline:
             break
     return float(np.median(samples))

@@ -19,16 +19,19 @@ runs. From Python: `teir_passes.apply_schedule(module, steps)`.
 from __future__ import annotations
 
 import dataclasses
+import json
 import types
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any, ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import builtin
+from xdsl.dialects.builtin import StringAttr
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
+from xdsl.utils.target import Target
 
 from teir_dialect.records import TeirError, load_json
 from teir_passes.schedule_edit import TransformError
@@ -42,7 +45,7 @@ SHORT_NAMES = (
 
 
 def _pass_class(op: object) -> type[ModulePass]:
-    from teir_passes import PASSES
+    from teir_passes.registry import PASSES
 
     name = f"teir-{op}" if op in SHORT_NAMES else op
     if not isinstance(name, str) or name not in PASSES or name == NAME:
@@ -139,3 +142,22 @@ class ApplySchedulePass(ModulePass):
         except TeirError as err:
             raise TransformError(NAME, str(err)) from None
         apply_schedule(op, steps, ctx)
+
+
+@dataclass(frozen=True)
+class ScriptTarget(Target):
+    """`-t teir-script` / `teir-opt --emit=script`: the script the auto-scheduler
+    recorded on each configuration (`[]` where none), ready for teir-apply-schedule."""
+
+    name: ClassVar[str] = "teir-script"
+
+    def emit(self, ctx: Context, module: builtin.ModuleOp, output: IO[str]) -> None:
+        from teir_dialect.dialect import ConfigOp
+
+        scripts: list[list[Any]] = []
+        for config in (op for op in module.walk() if isinstance(op, ConfigOp)):
+            recorded = config.attributes.get("script")
+            scripts.append(json.loads(recorded.data) if isinstance(recorded, StringAttr) else [])
+        chosen = scripts[0] if len(scripts) == 1 else scripts
+        output.write("[\n" + ",\n".join(f"  {json.dumps(step)}" for step in chosen) + "\n]\n"
+                     if chosen else "[]\n")

@@ -1,0 +1,347 @@
+"""FP16 and BF16 kernels next to FP32: GEMM, BRGEMM and the permutation abcd->dcba.
+
+    python benchmarks/data_types.py [--rounds 5] [--threads 1] [--quick]
+
+Every case is compiled once per data type with `compile_kernel`; then each
+round times every (case, data type) once, one after the other (`median_time`
+of short batches), so that a machine whose load changes during the run slows
+all of them alike. The table gives the median over the rounds of each rate
+and of each round's ratio to FP32 (the ratio of two rates measured seconds
+apart, so less noisy than the ratio of two medians). Rates: GFLOP/s (2 flops
+per multiply-add) for contractions, GB/s read + written for the permutation,
+and for the permutation its element rate (elements per second) relative to
+FP32's, the figure the 16-bit formats should double.
+
+Peers on the same data: numpy's float16 `matmul`/`einsum` (numpy computes
+float16 products without BLAS; timed only where a call takes under a
+second), numpy on bfloat16 (ml_dtypes) where numpy has the loop, `np.copyto`
+of the transposed view for the permutation, and numpy's FP32 path (OpenBLAS).
+Each kernel's result is checked once against numpy in float64 with a
+tolerance from the format's epsilon and the reduction length.
+
+The header names the CPU model (`teir_passes.host.cpu_model()`), its vector
+width and whether it has F16C (vcvtph2ps/vcvtps2ph) and half-precision FMAs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import ml_dtypes
+import numpy as np
+
+from teir_dialect.vocabulary import DataType
+from teir_lowering.kernel import Kernel, compile_kernel
+from teir_lowering.timing import median_time
+from teir_passes.host import host
+from teir_tools.teir_run import tolerance
+
+TYPES = ("FP32", "FP16", "BF16")
+NUMPY = {"FP32": np.float32, "FP16": np.float16, "BF16": ml_dtypes.bfloat16}
+EPSILON = {"FP32": 2.0**-24, "FP16": 2.0**-11, "BF16": 2.0**-8}
+"""Unit roundoff of each storage format."""
+
+Peer = Callable[[Sequence[np.ndarray]], object]
+
+
+def gemm_record(m: int, n: int, k: int, dtype: str) -> dict:
+    """Column-major C(m,n) = A(m,k) B(k,n): a Zero then one GEMM primitive, no loops."""
+    w = DataType(dtype).width
+    meta = {"data_type": dtype}
+    return {
+        "tensors": ["in0", "in1", "out"],
+        "axes": [
+            {"id": "m", "extent": m, "strides": [w, 0, w], "offsets": [0, 0, 0]},
+            {"id": "n", "extent": n, "strides": [0, k * w, m * w], "offsets": [0, 0, 0]},
+            {"id": "k", "extent": k, "strides": [m * w, w, 0], "offsets": [0, 0, 0]},
+        ],
+        "primitives": [
+            {"id": "zero_mn", "operation": "Zero", "axes": {"M": ["m"], "N": ["n"]},
+             "metadata": meta},
+            {"id": "gemm_mnk", "operation": "Contraction",
+             "axes": {"M": ["m"], "N": ["n"], "K": ["k"]}, "metadata": meta},
+        ],
+        "schedule": {
+            "roots": ["zero", "gemm"],
+            "iterations": [],
+            "invocations": [
+                {"id": "zero", "primitive": "zero_mn", "guard": None},
+                {"id": "gemm", "primitive": "gemm_mnk", "guard": None},
+            ],
+        },
+    }
+
+
+def brgemm_record(p: int, q: int, r: int, s: int, t: int, u: int, dtype: str) -> dict:
+    """§10.7.7's trus,pqtu->pqrs in flat BRGEMM form (Zero first, p and r parallel)."""
+    return {
+        "dim_ids": ["p", "r", "t", "s", "q", "u"],
+        "dim_types": ["N", "M", "K", "M", "N", "K"],
+        "exec_types": ["parallel", "parallel", "prim", "prim", "prim", "prim"],
+        "dim_sizes": [p, r, t, s, q, u],
+        "strides": [
+            [0, u * s, r * u * s, 1, 0, s],  # in0: t r u s
+            [q * t * u, 0, u, 0, t * u, 1],  # in1: p q t u
+            [q * r * s, s, 0, 1, r * s, 0],  # out: p q r s
+        ],
+        "data_type": dtype,
+        "prim_first": "Zero",
+        "prim_main": "BRGEMM",
+        "prim_last": "None",
+    }
+
+
+def permutation_record(a: int, b: int, c: int, d: int, dtype: str) -> dict:
+    """abcd->dcba as §10.7.2: b, c iterated (parallel), Copy over d (M) and a (N)."""
+    w = DataType(dtype).width
+    return {
+        "tensors": ["in0", "out"],
+        "axes": [
+            {"id": "b", "extent": b, "strides": [c * d * w, a * w], "offsets": [0, 0]},
+            {"id": "c", "extent": c, "strides": [d * w, b * a * w], "offsets": [0, 0]},
+            {"id": "d", "extent": d, "strides": [w, c * b * a * w], "offsets": [0, 0]},
+            {"id": "a", "extent": a, "strides": [b * c * d * w, w], "offsets": [0, 0]},
+        ],
+        "primitives": [
+            {"id": "copy_da", "operation": "Copy", "axes": {"M": ["d"], "N": ["a"]},
+             "metadata": {"data_type": dtype}},
+        ],
+        "schedule": {
+            "roots": ["b"],
+            "iterations": [
+                {"id": "b", "axis": "b", "policy": "parallel", "children": ["c"], "guard": None},
+                {"id": "c", "axis": "c", "policy": "parallel", "children": ["copy"],
+                 "guard": None},
+            ],
+            "invocations": [{"id": "copy", "primitive": "copy_da", "guard": None}],
+        },
+    }
+
+
+@dataclass
+class Case:
+    """One operation: a record per data type, its work, numpy's expected result."""
+
+    name: str
+    record: Callable[[str], dict]
+    flops: float  # 0 for the permutation
+    elements: int  # elements read (and written) by the permutation
+    reduction: int  # terms per output element (0: a copy)
+    expected: Callable[[Sequence[np.ndarray]], np.ndarray]  # float64, flat out
+    peers: Callable[[str], dict[str, Peer]]
+    kernels: dict[str, Kernel] = field(default_factory=dict)
+    arrays: dict[str, list[np.ndarray]] = field(default_factory=dict)
+
+
+def gemm_case(size: int) -> Case:
+    m = n = k = size
+
+    def views(arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        a, b = arrays[0], arrays[1]
+        return a[: m * k].reshape(k, m).T, b[: k * n].reshape(n, k).T  # column-major
+
+    def expected(arrays: Sequence[np.ndarray]) -> np.ndarray:
+        a, b = views([x.astype(np.float64) for x in arrays])
+        return (a @ b).T.reshape(-1)
+
+    def peers(dtype: str) -> dict[str, Peer]:
+        def matmul(arrays: Sequence[np.ndarray]) -> object:
+            a, b = views(arrays)
+            return np.matmul(a, b)
+
+        return {f"np.matmul {NUMPY[dtype].__name__}": matmul}
+
+    return Case(f"GEMM {size}^3", lambda dtype: gemm_record(m, n, k, dtype), 2.0 * m * n * k,
+                0, k, expected, peers)
+
+
+def brgemm_case(p: int, q: int, r: int, s: int, t: int, u: int) -> Case:
+    subscripts = "trus,pqtu->pqrs"
+
+    def views(arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        return (arrays[0][: t * r * u * s].reshape(t, r, u, s),
+                arrays[1][: p * q * t * u].reshape(p, q, t, u))
+
+    def expected(arrays: Sequence[np.ndarray]) -> np.ndarray:
+        a, b = views([x.astype(np.float64) for x in arrays])
+        return np.einsum(subscripts, a, b, optimize=True).reshape(-1)
+
+    def peers(dtype: str) -> dict[str, Peer]:
+        def einsum(arrays: Sequence[np.ndarray]) -> object:
+            return np.einsum(subscripts, *views(arrays), optimize=True)
+
+        return {f"np.einsum {NUMPY[dtype].__name__}": einsum}
+
+    return Case(f"BRGEMM {subscripts} p{p} q{q} r{r} s{s} t{t} u{u}",
+                lambda dtype: brgemm_record(p, q, r, s, t, u, dtype),
+                2.0 * p * q * r * s * t * u, 0, t * u, expected, peers)
+
+
+def permutation_case(extent: int) -> Case:
+    a = b = c = d = extent
+    count = a * b * c * d
+
+    def expected(arrays: Sequence[np.ndarray]) -> np.ndarray:
+        x = arrays[0][:count].astype(np.float64).reshape(a, b, c, d)
+        return x.transpose(3, 2, 1, 0).reshape(-1)
+
+    def peers(dtype: str) -> dict[str, Peer]:
+        def copyto(arrays: Sequence[np.ndarray]) -> object:
+            x, y = arrays
+            np.copyto(y[:count].reshape(d, c, b, a),
+                      x[:count].reshape(a, b, c, d).transpose(3, 2, 1, 0))
+            return y
+
+        return {f"np.copyto(out, x.T) {NUMPY[dtype].__name__}": copyto}
+
+    return Case(f"abcd->dcba {extent}^4", lambda dtype: permutation_record(a, b, c, d, dtype),
+                0.0, count, 0, expected, peers)
+
+
+def prepare(case: Case, dtype: str, threads: int, rng: np.random.Generator) -> str | None:
+    """Compiles `case` in `dtype`, makes its arrays and checks one call against numpy in
+    float64 (teir-run's tolerance); the failure, or None."""
+    kernel = compile_kernel(case.record(dtype), threads=threads)
+    arrays = [
+        rng.standard_normal(spec.needed_bytes // spec.dtype.itemsize).astype(NUMPY[dtype])
+        for spec in kernel.tensors
+    ]
+    kernel(*arrays)
+    case.kernels[dtype], case.arrays[dtype] = kernel, arrays
+    wide = [x.astype(np.float64) for x in arrays]
+    want = case.expected(wide)
+    got = wide[-1][: want.size]
+    if case.reduction == 0:
+        return None if np.array_equal(got, want) else f"{case.name} {dtype}: not a permutation"
+    magnitude = case.expected([np.abs(x) for x in wide])
+    bound = tolerance(DataType(dtype), 1, case.reduction) * magnitude
+    worst = float(np.max(np.abs(got - want) / np.maximum(bound, np.finfo(float).tiny)))
+    if worst <= 1:
+        return None
+    return f"{case.name} {dtype}: error {worst:.3g} times the tolerance"
+
+
+@dataclass
+class Timing:
+    """Seconds per call of each round, by data type; the peers' by name."""
+
+    kernel: dict[str, list[float]] = field(default_factory=dict)
+    peers: dict[str, list[float]] = field(default_factory=dict)
+
+
+def measure(cases: Sequence[Case], rounds: int, repeat: int, threads: int,
+            clock: Callable[[], float]) -> dict[str, Timing]:
+    """`rounds` rounds, each timing every case in every data type and its peers."""
+    timings = {case.name: Timing() for case in cases}
+    peers = {
+        case.name: {name: (peer, case.arrays[dtype]) for dtype in TYPES
+                    for name, peer in case.peers(dtype).items() if quick_enough(peer, case.arrays[dtype])}
+        for case in cases
+    }
+    for round_number in range(rounds):
+        for case in cases:
+            timing = timings[case.name]
+            for dtype in TYPES:
+                kernel, arrays = case.kernels[dtype], case.arrays[dtype]
+                seconds = median_time(lambda k=kernel, a=arrays: k(*a, threads=threads), repeat,
+                                      budget=1.0, clock=clock)
+                timing.kernel.setdefault(dtype, []).append(seconds)
+            for name, (peer, arrays) in peers[case.name].items():
+                seconds = median_time(lambda f=peer, a=arrays: f(a), repeat, budget=1.0,
+                                      clock=clock)
+                timing.peers.setdefault(name, []).append(seconds)
+        print(f"  round {round_number + 1}/{rounds} done", file=sys.stderr, flush=True)
+    return timings
+
+
+def quick_enough(peer: Peer, arrays: Sequence[np.ndarray]) -> bool:
+    """Whether numpy has the loop and one call takes under PEER_LIMIT seconds."""
+    try:
+        start = time.perf_counter()
+        peer([x.copy() for x in arrays])
+    except TypeError:  # no loop for the dtype (numpy on ml_dtypes.bfloat16)
+        return False
+    return time.perf_counter() - start < PEER_LIMIT
+
+
+def rate(case: Case, dtype: str, seconds: float) -> str:
+    if case.flops:
+        return f"{case.flops / seconds / 1e9:8.1f} GFLOP/s"
+    moved = 2 * case.elements * DataType(dtype).width
+    return f"{moved / seconds / 1e9:8.1f} GB/s   "
+
+
+def report(cases: Sequence[Case], timings: dict[str, Timing]) -> bool:
+    """Prints the table and the targets; whether every target is met."""
+    met = True
+    for case in cases:
+        timing = timings[case.name]
+        print(f"\n{case.name}")
+        base = timing.kernel["FP32"]
+        for dtype in TYPES:
+            runs = timing.kernel[dtype]
+            ratios = [fp32 / seconds for fp32, seconds in zip(base, runs)]
+            ratio = float(np.median(ratios))
+            line = (f"  TEIR {dtype}  {rate(case, dtype, float(np.median(runs)))}"
+                    f"  {float(np.median(runs)) * 1e6:10.1f} us")
+            if dtype != "FP32":
+                target = PERMUTATION_TARGET if case.reduction == 0 else CONTRACTION_TARGET
+                what = "element rate" if case.reduction == 0 else "GFLOP/s"
+                ok = ratio >= target
+                met &= ok
+                line += (f"  {ratio:5.2f}x FP32's {what} (rounds {min(ratios):.2f}-"
+                         f"{max(ratios):.2f}; target {target}x: {'met' if ok else 'MISSED'})")
+            print(line)
+        for name, runs in timing.peers.items():
+            dtype = next(d for d in TYPES if name.endswith(NUMPY[d].__name__))
+            seconds = float(np.median(runs))
+            print(f"  numpy {name:<36} {rate(case, dtype, seconds)}  {seconds * 1e6:10.1f} us")
+    return met
+
+
+PEER_LIMIT = 1.0
+"""Seconds: a numpy peer slower than this per call is not timed (float16 einsums)."""
+PERMUTATION_TARGET = 1.7
+"""FP16/BF16 permutations: at least this many times FP32's elements per second."""
+CONTRACTION_TARGET = 0.8
+"""FP16/BF16 GEMM/BRGEMM: at least this fraction of FP32's GFLOP/s."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=5, help="timed batches per measurement")
+    parser.add_argument("--quick", action="store_true", help="smaller shapes, 3 rounds")
+    parser.add_argument("--wall", action="store_true",
+                        help="wall time also for 1 thread (default: the process's CPU time)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.rounds = min(args.rounds, 3)
+        cases = [gemm_case(64), brgemm_case(8, 16, 8, 64, 4, 64), permutation_case(32)]
+    else:
+        cases = [gemm_case(128), brgemm_case(32, 64, 32, 64, 8, 64), permutation_case(64)]
+    wall = args.wall or args.threads > 1
+    facts = host()
+    print(f"CPU: {facts.cpu}; {facts.vector_bytes * 8}-bit vectors, F16C "
+          f"{'yes' if 'f16c' in facts.features else 'no'}, half-precision FMA "
+          f"{'yes' if 'avx512fp16' in facts.features else 'no'}; {args.threads} thread(s); "
+          f"{'wall time' if wall else 'process CPU time'}; median of {args.rounds} rounds")
+    rng = np.random.default_rng(0)
+    failures = [message for case in cases for dtype in TYPES
+                if (message := prepare(case, dtype, args.threads, rng)) is not None]
+    for message in failures:
+        print(f"CHECK FAILED: {message}")
+    clock = time.perf_counter if wall else time.process_time
+    timings = measure(cases, args.rounds, args.repeat, args.threads, clock)
+    met = report(cases, timings)
+    print(f"\ntargets: {'all met' if met else 'some missed'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

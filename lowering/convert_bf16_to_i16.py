@@ -1,0 +1,127 @@
+"""`teir-bf16-as-i16`: bf16 values become their i16 bit patterns, for the LLVM pipeline.
+
+LLVM has a `bfloat` type, but llvmlite's IR builder and xDSL's translation to
+it do not, so no bf16 may reach `teir_lowering.jit`. The emitters
+(`teir_lowering.emit`) never compute in bf16: they load, store, shuffle,
+insert, extract and select bf16 values, bitcast them to i16 and back, and
+build bf16 constants; arithmetic runs on the values widened to f32 by integer
+ops on the bits. All of that means the same on i16, so this pass, the first of
+the LLVM pipeline, retypes every bf16 (scalars, vector and memref elements,
+function signatures) as i16, turns bf16 constants into i16 constants of their
+bit patterns (rounded to nearest even, as the interpreter rounds) and drops
+the bitcasts between bf16 and i16 that become no-ops.
+
+A bf16 float op (`arith.addf`, `arith.cmpf`, ...) would be meaningless on i16,
+so the pass refuses modules that hold one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    VectorType,
+    i16,
+)
+from xdsl.ir import Attribute, Operation
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    TypeConversionPattern,
+    attr_type_rewrite_pattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.utils.exceptions import DiagnosticException
+from xdsl.utils.type import get_element_type_or_self
+
+from teir_dialect.interpreter import from_float64
+from teir_dialect.vocabulary import DataType
+from teir_lowering.convert_arith_to_llvm import RetypeWhere
+
+_BIT_OPS = (arith.ConstantOp, arith.BitcastOp, arith.SelectOp)
+"""The arith ops that may touch bf16 values: they move bits."""
+
+
+def bf16_bits(values: list[float]) -> list[int]:
+    """The bf16 bit patterns of `values` (nearest even), as signed i16 values."""
+    bits = from_float64(np.asarray(values, dtype=np.float64), DataType.BF16)
+    return [int(b) for b in bits.view(np.int16)]
+
+
+@dataclass
+class ConvertBF16Constant(RewritePattern):
+    """A bf16 scalar or splat/dense vector constant -> the i16 constant of its bits."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.ConstantOp, rewriter: PatternRewriter, /):
+        typ = op.result.type
+        if not isinstance(get_element_type_or_self(typ), BFloat16Type):
+            return
+        value = op.value
+        if isinstance(value, FloatAttr):
+            (bits,) = bf16_bits([value.value.data])
+            attr = IntegerAttr(bits, i16)
+        else:
+            assert isinstance(value, DenseIntOrFPElementsAttr) and isinstance(typ, VectorType)
+            values = [float(v) for v in value.get_values()]
+            attr = DenseIntOrFPElementsAttr.from_list(
+                VectorType(i16, typ.get_shape()), bf16_bits(values)
+            )
+        rewriter.replace(op, arith.ConstantOp(attr))
+
+
+class BF16AsI16(TypeConversionPattern):
+    """bf16 -> i16 wherever it appears (vector, memref and function types too: build
+    it with recursive=True)."""
+
+    @attr_type_rewrite_pattern
+    def convert_type(self, typ: BFloat16Type, /) -> Attribute:
+        return i16
+
+
+@dataclass
+class DropNoOpBitcast(RewritePattern):
+    """`arith.bitcast` from a type to itself (was bf16 <-> i16) -> its operand."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.BitcastOp, rewriter: PatternRewriter, /):
+        if op.input.type == op.result.type:
+            rewriter.replace(op, (), (op.input,))
+
+
+def _computes_in_bf16(op: Operation) -> bool:
+    if isinstance(op, _BIT_OPS) or op.dialect_name() != "arith":
+        return False
+    types = [value.type for value in (*op.operands, *op.results)]
+    return any(isinstance(get_element_type_or_self(t), BFloat16Type) for t in types)
+
+
+@dataclass(frozen=True)
+class BF16AsI16Pass(ModulePass):
+    """Retypes bf16 as i16 (see the module doc)."""
+
+    name = "teir-bf16-as-i16"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for inner in op.walk():
+            if _computes_in_bf16(inner):
+                raise DiagnosticException(
+                    f"teir-bf16-as-i16: {inner.name} computes on bf16 values; widen them "
+                    "to f32 first (teir_lowering.emit.widen)"
+                )
+        for pattern in (
+            ConvertBF16Constant(),
+            RetypeWhere(BF16AsI16(recursive=True), BFloat16Type),
+            DropNoOpBitcast(),
+        ):
+            PatternRewriteWalker(pattern).rewrite_module(op)

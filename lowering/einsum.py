@@ -1,0 +1,170 @@
+"""`teir_lowering.einsum`: `np.einsum` for the contractions and permutations TEIR covers.
+
+    c = teir_lowering.einsum("trus,pqtu->pqrs", a, b)            # a new array
+    teir_lowering.einsum("abcd->dcba", x, out=y)                   # into y
+    teir_lowering.einsum("ij,jk->ik", a, b, relu=True, threads=1)  # relu(a @ b)
+
+The record comes from `teir_dialect.einsum_config` (any strides numpy views
+have, non-contiguous included), teir-optimize schedules it (the
+auto-scheduler, or a schedule `teir-tune` stored for it), and the kernel runs
+on the arrays' memory in place. Kernels are cached per subscripts, shapes,
+strides, data types, ReLU flag and output layout, so a repeated call costs a
+dictionary lookup and the kernel's argument checks. What TEIR does not cover
+(more than two operands, repeated indices, broadcasting, ellipses, negative
+strides, implicit output) raises `TeirError` saying why; there is no silent
+fallback to numpy.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from teir_dialect import einsum_config
+from teir_dialect.context import teir_context
+from teir_dialect.records import TeirError, find_configs, load_module
+from teir_dialect.vocabulary import OperationKind
+from teir_lowering.kernel import compile_kernel
+from teir_passes.pipeline import OptimizePass
+
+_PLANS: dict[tuple, Plan] = {}
+_LOCK = threading.Lock()
+
+
+def _layout(array: np.ndarray) -> tuple:
+    return (array.shape, array.strides, array.dtype.str)
+
+
+def _memory(array: np.ndarray) -> np.ndarray:
+    """A 1-D C-contiguous view from `array`'s first element over every element it
+    reaches (its strides are non-negative: einsum_config refuses others)."""
+    if array.flags.c_contiguous:
+        return array.reshape(-1)
+    span = sum((n - 1) * s for n, s in zip(array.shape, array.strides)) // array.itemsize + 1
+    return np.lib.stride_tricks.as_strided(array, shape=(span,), strides=(array.itemsize,))
+
+
+def output_shape(subscripts: str, operands: Sequence[np.ndarray]) -> tuple[int, ...]:
+    inputs, _, output = subscripts.replace(" ", "").partition("->")
+    extents = {i: n for term, op in zip(inputs.split(","), operands)
+               for i, n in zip(term, np.shape(op))}
+    return tuple(extents.get(i, 0) for i in output)
+
+
+def einsum(subscripts: str, *operands: np.ndarray, out: np.ndarray | None = None,
+           relu: bool = False, threads: int | None = None, tune: bool = False,
+           dtype: str | None = None) -> np.ndarray:
+    """`np.einsum(subscripts, *operands)` (with `relu`: relu of it), computed by
+    compiled TEIR kernels into `out` (a new C-contiguous array by default).
+
+    A contraction whose layouts give no GEMM-shaped loops is computed as
+    transposes into GEMM-friendly layouts (TEIR Copy kernels) and a GEMM on
+    them, plus a transpose into `out` when its layout needs one
+    (`_transposed_plan`). `tune=True` searches a schedule on this host first
+    (teir-tune, a minute at most) unless one is stored. `dtype` ("TF32",
+    "BF16", ...) overrides the data type the arrays' dtype implies.
+    """
+    for index, operand in enumerate(operands):
+        if not isinstance(operand, np.ndarray):
+            raise TypeError(f"einsum: operand {index} must be a numpy array, "
+                            f"got {type(operand).__name__}")
+    if out is None:
+        if not operands:
+            raise TeirError("einsum: give one operand (a permutation) or two (a contraction)")
+        out = np.empty(output_shape(subscripts, operands), dtype=operands[0].dtype)
+    elif not isinstance(out, np.ndarray):
+        raise TypeError(f"einsum: out must be a numpy array, got {type(out).__name__}")
+    key = (subscripts, tuple(_layout(op) for op in operands), _layout(out), relu, dtype)
+    with _LOCK:
+        plan = _PLANS.get(key)
+    if plan is None:
+        plan = _plan(subscripts, operands, out, relu, dtype, threads, tune)
+        with _LOCK:
+            _PLANS[key] = plan
+    plan(operands, out, threads)
+    return out
+
+
+Plan = Callable[[Sequence[np.ndarray], np.ndarray, "int | None"], None]
+
+
+def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu: bool,
+          dtype: str | None, threads: int | None, tune: bool) -> Plan:
+    record = einsum_config(subscripts, *operands, out=out, dtype=dtype, relu=relu)
+    module = load_module(record)
+    if len(operands) == 2 and not _has_microkernel(module):
+        transposed = _transposed_plan(subscripts, operands, out, relu, dtype)
+        if transposed is not None:
+            return transposed
+    if tune:
+        _tune(record, subscripts, threads)
+    kernel = compile_kernel(record, threads=threads)
+
+    def direct(arrays: Sequence[np.ndarray], target: np.ndarray, count: int | None) -> None:
+        kernel(*(_memory(a) for a in arrays), _memory(target), threads=count)
+
+    return direct
+
+
+def _has_microkernel(module: ModuleOp) -> bool:
+    """Whether teir-optimize finds a GEMM/BRGEMM for the contraction of `module`."""
+    scheduled = module.clone()
+    OptimizePass().apply(teir_context(), scheduled)
+    (config,) = find_configs(scheduled)
+    return any(
+        p.kind is OperationKind.CONTRACTION
+        and p.matched_kernel().kind_name in ("gemm", "brgemm")
+        for p in config.primitives
+    )
+
+
+def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
+                     relu: bool, dtype: str | None) -> Plan | None:
+    """Transpose, transpose, GEMM, transpose: in0 as [batch, M, K], in1 as [batch, K, N]
+    and the result as [batch, M, N] (each group in out's or in0's index order),
+    C-contiguous, so that each group fuses into one GEMM dimension. Operands
+    already in that order are not copied; the result goes straight to `out`
+    when out has the order and is C-contiguous. None when a group is empty in a
+    way that leaves no GEMM (a pure batch of dot products or outer products)."""
+    inputs, output = subscripts.replace(" ", "").split("->")
+    a_term, b_term = inputs.split(",")
+    batch = [i for i in output if i in a_term and i in b_term]
+    rows = [i for i in output if i in a_term and i not in b_term]
+    columns = [i for i in output if i in b_term and i not in a_term]
+    reduced = [i for i in a_term if i in b_term and i not in output]
+    if not rows or not columns or not reduced:
+        return None
+    a_order = "".join(batch + rows + reduced)
+    b_order = "".join(batch + reduced + columns)
+    c_order = "".join(batch + rows + columns)
+    direct_out = c_order == output and out.flags.c_contiguous
+    gemm = f"{a_order},{b_order}->{c_order}"
+
+    def run(arrays: Sequence[np.ndarray], target: np.ndarray, count: int | None) -> None:
+        a, b = arrays
+        if a_order != a_term or not a.flags.c_contiguous:
+            a = einsum(f"{a_term}->{a_order}", a, threads=count, dtype=dtype)
+        if b_order != b_term or not b.flags.c_contiguous:
+            b = einsum(f"{b_term}->{b_order}", b, threads=count, dtype=dtype)
+        if direct_out:
+            einsum(gemm, a, b, out=target, relu=relu, threads=count, dtype=dtype)
+        else:
+            product = einsum(gemm, a, b, relu=relu, threads=count, dtype=dtype)
+            einsum(f"{c_order}->{output}", product, out=target, threads=count, dtype=dtype)
+
+    return run
+
+
+def _tune(record: dict, subscripts: str, threads: int | None) -> None:
+    from teir_dialect.records import find_configs, load_module
+    from teir_lowering.kernel import default_threads
+    from teir_lowering.tune import tune
+    from teir_passes import schedule_cache
+
+    count = threads or default_threads()
+    function = find_configs(load_module(record))[0].parent_op()
+    if schedule_cache.lookup(str(function), count) is None:
+        tune(record, threads=count, budget=60.0, label=subscripts)

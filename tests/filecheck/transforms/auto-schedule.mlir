@@ -1,0 +1,47 @@
+// RUN: teir-opt %examples/spec/tree/10_7_5_scalar_contraction.json -p 'teir-auto-schedule{threads=2}' --emit=script | filecheck %s --check-prefix=SCRIPT
+// RUN: teir-opt %examples/spec/tree/10_7_5_scalar_contraction.json -p 'teir-auto-schedule{threads=2}' --emit=script > %t.json
+// RUN: teir-opt %examples/spec/tree/10_7_5_scalar_contraction.json -p 'teir-apply-schedule{script="%t.json"}' --emit=tree | filecheck %s --check-prefix=REPLAY
+// RUN: teir-opt %examples/spec/tree/10_7_5_scalar_contraction.json -p 'teir-auto-schedule{threads=2}' --emit=tree | filecheck %s --check-prefix=REPLAY
+// RUN: teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s
+// RUN: teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=ONE
+// RUN: teir-opt %s --verify-diagnostics -p 'teir-auto-schedule{threads=-1}' | filecheck %s --check-prefix=BAD
+
+// The scalar §10.7.5 nest: p and q are contiguous on in1 and out, so they fuse;
+// the GEMM-shaped loops lift, the t loop folds into a BRGEMM. The script the
+// scheduler records replays to the same schedule.
+// SCRIPT:      {"op": "fuse-axes", "outer": "p", "inner": "q"}
+// SCRIPT-NEXT: {"op": "teir-lift-gemm"}
+// SCRIPT-NEXT: {"op": "fold-guarded-reduction"}
+// REPLAY:      r
+// REPLAY-NEXT: ├── zero -> zero_s_pq
+// REPLAY-NEXT: └── contraction -> brgemm_s_pq_t_u
+
+// A large plain GEMM nest (512^2 x 512): lifted to a GEMM, cut into row blocks
+// that fit the L2 cache (the block size comes from the host's caches), the
+// loop over the blocks parallel for two threads.
+func.func @gemm(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis i extent 512 strides [2048, 0, 2048] offsets [0, 0, 0]
+    teir.axis j extent 512 strides [0, 4, 4] offsets [0, 0, 0]
+    teir.axis k extent 512 strides [4, 2048, 0] offsets [0, 0, 0]
+    teir.primitive z Zero {M = [], N = []} {data_type = "FP32"}
+    teir.primitive c Contraction {M = [], N = [], K = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter i over i {
+        teir.iter j over j {
+          teir.invoke zero -> z
+          teir.iter k over k {
+            teir.invoke mac -> c
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+// CHECK:     teir.primitive {{.*}} Contraction {M = [{{i.*}}], N = [j], K = [{{k.*}}]}
+// CHECK:     teir.iter i over i parallel
+// CHECK:     script = "[{\22op\22: \22teir-lift-gemm\22}
+// CHECK-SAME: {\22op\22: \22parallelize\22, \22axis\22: \22i\22}]"
+// ONE-NOT:   parallel
+// BAD: teir-auto-schedule: threads must be 0 or more, got -1

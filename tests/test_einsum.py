@@ -1,0 +1,124 @@
+"""teir_lowering.einsum against np.einsum, the auto-scheduler's exactness, the tuner.
+
+Compiles are the cost here (about a second each on an idle core), so the
+compiled cases are few and chosen to cover the paths: a direct GEMM, the
+transposed (TTGT) path with and without a transpose of the output, a
+permutation of a non-contiguous view, ReLU, `out=`. The auto-scheduler is
+checked for exactness on many configurations with the interpreter instead.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import SPEC_EXAMPLES, examples
+from strategies import configs, random_arrays
+from teir_dialect import TeirError, einsum_config, from_json, to_json
+from teir_dialect.context import teir_context
+from teir_dialect.interpreter import run_reference
+from teir_dialect.records import find_configs
+from teir_lowering import einsum
+from teir_passes import apply_schedule
+from teir_passes.auto_schedule import SCRIPT_ATTR, Knobs, auto_schedule
+
+RNG = np.random.default_rng(7)
+
+
+def _arrays(subscripts: str, extents: dict[str, int], dtype=np.float32) -> list[np.ndarray]:
+    terms = subscripts.split("->")[0].split(",")
+    return [RNG.standard_normal([extents[i] for i in t]).astype(dtype) for t in terms]
+
+
+@pytest.mark.parametrize("subscripts, extents", [
+    ("ik,kj->ij", {"i": 37, "j": 29, "k": 23}),                      # a GEMM directly
+    ("aebf,dfce->abcd", {"a": 5, "b": 6, "c": 7, "d": 4, "e": 3, "f": 8}),     # transposes, out in order
+    ("dca,bd->abc", {"a": 9, "b": 8, "c": 7, "d": 10}),                  # transposes, out transposed
+])
+def test_contractions_match_numpy(subscripts: str, extents: dict[str, int]) -> None:
+    arrays = _arrays(subscripts, extents)
+    expected = np.einsum(subscripts, *arrays)
+    np.testing.assert_allclose(einsum(subscripts, *arrays), expected, rtol=1e-5, atol=1e-5)
+    out = np.full(expected.shape, np.nan, np.float32)
+    assert einsum(subscripts, *arrays, out=out, relu=True, threads=1) is out
+    np.testing.assert_allclose(out, np.maximum(expected, 0), rtol=1e-5, atol=1e-5)
+
+
+def test_permutation_of_a_view_and_fp64() -> None:
+    base = RNG.standard_normal((6, 9, 10, 11))
+    view = base[:, ::2, :, 1:]
+    np.testing.assert_array_equal(einsum("abcd->dcba", view), view.transpose(3, 2, 1, 0))
+
+
+def test_what_einsum_does_not_cover_is_an_error_not_a_fallback() -> None:
+    a = np.ones((3, 3), np.float32)
+    with pytest.raises(TeirError, match="repeated|twice|diagonal"):
+        einsum("ii->i", a)
+    with pytest.raises(TeirError, match="negative stride"):
+        einsum("ij->ji", a[::-1])
+    with pytest.raises(TeirError):
+        einsum("ij,jk,kl->il", a, a, a)
+    with pytest.raises(TypeError, match="operand 0 must be a numpy array"):
+        einsum("ij->ji", [[1.0]])
+
+
+@settings(max_examples=examples(60), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_auto_schedule_keeps_results_and_its_script_replays(data: st.DataObject) -> None:
+    """FP64: the interpreter on the scheduled configuration gives the original's bits,
+    and the recorded script applied to the original gives the same configuration."""
+    generated = data.draw(configs(data_types=("FP64",), max_work=4000))
+    knobs = data.draw(st.builds(Knobs, st.sampled_from([None, 2, 4]),
+                                st.sampled_from([None, 2, 4]),
+                                st.sampled_from([None, 1, 2, 8]), st.booleans()))
+    module = from_json(generated.record)
+    (config,) = find_configs(module)
+    steps = auto_schedule(config, teir_context(), threads=2, knobs=knobs)
+    arrays = random_arrays(generated.record, np.random.default_rng(0))
+    before, after = [a.copy() for a in arrays], [a.copy() for a in arrays]
+    run_reference(generated.record, before)
+    run_reference(config, after)
+    np.testing.assert_array_equal(after[-1].view(np.uint8), before[-1].view(np.uint8),
+                                  err_msg=json.dumps(steps))
+    replayed = from_json(generated.record)
+    apply_schedule(replayed, steps)
+    scheduled = to_json(module)
+    assert to_json(replayed) == scheduled
+    if steps:
+        assert json.loads(config.attributes[SCRIPT_ATTR].data) == steps  # pyright: ignore
+
+
+def test_tuner_stores_a_script_that_compile_kernel_uses(tmp_path, monkeypatch) -> None:
+    from teir_lowering import compile_kernel
+    from teir_lowering.tune import tune
+    from teir_passes import schedule_cache
+
+    monkeypatch.setenv("TEIR_CACHE_DIR", str(tmp_path))
+    record = einsum_config("ik,kj->ij", (48, 40), (40, 56))
+    entry = tune(record, threads=1, budget=3.0)
+    assert [e.key for e in schedule_cache.entries()] == [entry.key]
+    assert entry.seconds <= entry.baseline
+    kernel = compile_kernel(record, threads=1)
+    assert "teir.invoke" in kernel.stages["optimized"]
+    a, b = RNG.standard_normal((48, 40)).astype(np.float32), RNG.standard_normal(
+        (40, 56)).astype(np.float32)
+    out = np.empty(48 * 56, np.float32)
+    kernel(a, b, out)
+    np.testing.assert_allclose(out.reshape(48, 56), a @ b, rtol=1e-4, atol=1e-4)
+    assert schedule_cache.clear() == 1
+
+
+def test_spec_contraction_from_einsum_schedules_like_the_hand_written_one() -> None:
+    """trus,pqtu->pqrs from einsum_config: teir-optimize finds §10.7.7's BRGEMM."""
+    hand = from_json(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json")
+    extents = {a.axis_id: a.size for a in find_configs(hand)[0].axes}
+    shapes = [tuple(extents[i] for i in term) for term in ("trus", "pqtu")]
+    module = from_json(einsum_config("trus,pqtu->pqrs", *shapes))
+    apply_schedule(module, [{"op": "teir-optimize"}])
+    kernels = [p.attributes.get("kernel") for p in find_configs(module)[0].primitives]
+    assert any(k is not None and k.kind_name == "brgemm" for k in kernels)
