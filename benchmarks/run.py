@@ -438,7 +438,7 @@ def build_cases(quick: bool) -> list[Case]:
     cases: list[Case] = []
     gemm_sizes = (32, 128) if quick else (32, 64, 128)
     contraction_sizes = (
-        [(16,) * 6, (32, 64, 32, 64, 8, 64)]
+        [(8,) * 6, (16,) * 6, (32, 64, 32, 64, 8, 64)]
         if quick
         else [(8,) * 6, (16,) * 6, (32,) * 6, (32, 64, 32, 64, 8, 64)]
     )

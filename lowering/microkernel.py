@@ -38,7 +38,7 @@ in L1 while the row blocks stream the X block from L2).
   steps in one cache set ("copy"). Each element of X is then read from memory
   once instead of once per column panel. The buffer is a `memref.alloca`
   (hoisted to the function's entry by teir-hoist-allocas, so one per thread)
-  of at most `SCRATCH_BYTES`: an X block larger than that is packed and
+  of at most `SCRATCH_BYTES` and half the L2: an X block larger than that is packed and
   consumed in M-blocks.
 - When C is contiguous along U instead (cv != 1, cu == 1), L x L squares of
   accumulators are transposed in registers (`teir_lowering.emit.transpose`)
@@ -151,8 +151,9 @@ CONFLICT_PENALTY = 3.0
 
 SCRATCH_BYTES = 256 << 10
 """The largest packed X block, on the stack of the thread that runs the kernel: far
-inside the 2 MiB glibc gives a thread's stack at least. Larger X blocks are packed
-and consumed in M-blocks."""
+inside the 2 MiB glibc gives a thread's stack at least; at most half the host's L2
+(`teir_passes.host`), where the block stays while the column panels stream over it.
+Larger X blocks are packed and consumed in M-blocks."""
 
 
 def lanes_for(extent: int, width: int, minimum: int = MIN_LANES) -> int:
@@ -702,7 +703,8 @@ class GemmEmitter:
         scratch = None
         if plan.pack:
             height = plan.vectors * plan.lanes
-            rows = min(nv, max(height, SCRATCH_BYTES // self.width // span // height * height))
+            limit = min(SCRATCH_BYTES, host().l2 // 2)
+            rows = min(nv, max(height, limit // self.width // span // height * height))
             scratch = builder.insert(
                 memref.AllocaOp.get(self.element, 64, [rows * span])).memref
 

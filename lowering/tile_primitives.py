@@ -63,16 +63,16 @@ from teir_passes.host import host
 CACHE_LINE = 64
 """Bytes per cache line (x86)."""
 
-NONTEMPORAL_MIN_BYTES = 16 << 20
-"""Out footprints from this size on may be written with non-temporal stores.
+NONTEMPORAL_MIN_BYTES: int | None = None
+"""Out footprints from this size on may be written with non-temporal stores; None:
+the host's last-level cache (`teir_passes.host`), read from the machine.
 
 Streaming stores skip the read-for-ownership of each written line, and lines
 of out never sit in (and get evicted from) the cache sets that the rows of a
 tile share when they are a power of two apart: the 64^4 abcd->dcba permutation
-went from ~10 to ~20 GB/s on one thread (FP32; FP64 ~10 to ~24). They also
-leave nothing in cache for a consumer, so they are kept for outputs that would
-not stay in cache anyway: half the 32 MiB L3 of the Zen 5 host this was tuned
-on (a core's share of it is less). At 4 MiB they gained nothing on one thread.
+went from ~10 to ~20 GB/s on one thread on a Zen 5 host (FP32; FP64 ~10 to
+~24). They also leave nothing in cache for a consumer, so they are kept for
+outputs larger than the last-level cache, which would not stay in it anyway.
 """
 
 
@@ -386,7 +386,8 @@ def emit_tile_primitive(builder: Builder, prim: PrimitiveOp, element: Attribute,
 def _large_output(config: ConfigOp) -> bool:
     """Whether the configuration's out footprint reaches `NONTEMPORAL_MIN_BYTES`."""
     touched = footprint(config)["out"]
-    return touched is not None and touched.stop - touched.start >= NONTEMPORAL_MIN_BYTES
+    least = host().l3 if NONTEMPORAL_MIN_BYTES is None else NONTEMPORAL_MIN_BYTES
+    return touched is not None and touched.stop - touched.start >= least
 
 
 Plan = (
