@@ -151,12 +151,16 @@ def blas_threads(threads: int):
 
 def interleaved(functions: Mapping[str, Callable[[], object]], rounds: int,
                 budget: float = 2.0, batch_seconds: float = 0.01,
-                max_batch: int = 10_000) -> dict[str, list[float]]:
+                max_batch: int = 10_000, settle: float = 0.0) -> dict[str, list[float]]:
     """Seconds per call of each function, one sample per round (see the module doc).
 
     Each function is warmed up and gets a batch size (calls per sample) from a
     second call. Rounds stop early once `budget` seconds have passed and at
-    least three rounds are in.
+    least three rounds are in. `settle` seconds are slept before each sample:
+    multi-threaded runs need it, as a thread pool keeps spinning for a while
+    after its call (OpenBLAS's workers for about 2^28 cycles, libgomp's for its
+    spin count), which takes a core from whatever runs next in the round (the
+    project's 2-thread kernel ran at 0.45x of its speed right after np.matmul).
     """
     names = list(functions)
     batches: dict[str, int] = {}
@@ -167,11 +171,13 @@ def interleaved(functions: Mapping[str, Callable[[], object]], rounds: int,
         once = time.perf_counter() - start
         batches[name] = max(1, min(max_batch, int(batch_seconds / max(once, 1e-7))))
     samples: dict[str, list[float]] = {name: [] for name in names}
-    deadline = time.perf_counter() + budget
+    deadline = time.perf_counter() + budget + settle * len(names) * rounds
     for round_number in range(rounds):
         shift = round_number % len(names)
         for name in names[shift:] + names[:shift]:
             function, count = functions[name], batches[name]
+            if settle:
+                time.sleep(settle)
             start = time.perf_counter()
             for _ in range(count):
                 function()

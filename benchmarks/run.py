@@ -420,6 +420,11 @@ def permutation_peers(a: int, b: int, c: int, d: int) -> dict[str, Peer]:
     return {"np.ascontiguousarray(x.T)": ascontiguous, "np.copyto(out, x.T)": copyto}
 
 
+SETTLE_SECONDS = 0.25
+"""Idle time before each 2-thread sample, so that no thread pool of the previous
+implementation still spins on a core (harness.interleaved)."""
+
+
 # --------------------------------------------------------------------------- cases
 
 
@@ -563,7 +568,8 @@ def run_case(case: Case, peaks: dict[str, Peak], copy_gbs: float, probe: CorePro
             peer_arrays = [a.copy() for a in inputs]
             functions[name] = lambda peer=peer, peer_arrays=peer_arrays: peer(peer_arrays)
         with blas_threads(threads):
-            samples = interleaved(functions, rounds, budget)
+            samples = interleaved(functions, rounds, budget,
+                                  settle=SETTLE_SECONDS if threads > 1 else 0.0)
         teir = samples.pop("teir")
         seconds = float(np.median(teir))
         kernel_row = Row(case.name, case.group, case.dtype, threads, "teir", seconds,
@@ -814,7 +820,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                                             else peak.two_threads)
 
     notes = [("numpy's BLAS limited to the row's thread count (threadpoolctl); the "
-              "permutation's peers are numpy copies, single-threaded at both counts")]
+              "permutation's peers are numpy copies, single-threaded at both counts"),
+             (f"2-thread samples each follow {SETTLE_SECONDS} s idle, so that the thread "
+              "pool of the implementation timed before (OpenBLAS's, libgomp's) has "
+              "stopped spinning")]
     if _opt_einsum() is None:
         notes.append("opt_einsum not importable (not measured)")
     print()
