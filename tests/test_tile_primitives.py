@@ -201,18 +201,18 @@ def test_tiled_permutation(extents: tuple[int, int, int, int], dtype: str) -> No
 # -- non-temporal stores ----------------------------------------------------------------
 
 
-@pytest.fixture
-def streaming(monkeypatch: pytest.MonkeyPatch):
-    """Non-temporal stores for every output size (fresh kernels, cache restored after).
-
-    They need 64-byte vectors (a cache line per store); on hosts without them the
-    tiles are emitted with 64-byte vectors anyway, which LLVM splits into the
-    host's (two non-temporal 32-byte stores per line), so the code is checked
-    everywhere."""
+@pytest.fixture(params=[64, 32], ids=["64-byte", "32-byte"])
+def streaming(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    """Non-temporal stores for every output size (fresh kernels, cache restored after),
+    emitted for 64-byte vectors (a line per vector: one transpose per block) and for
+    32-byte ones (two transposes per block, whose vectors for a line are stored back
+    to back) whatever the host has: LLVM splits vectors wider than the host's, and
+    narrower ones run anywhere, so both forms are checked everywhere."""
     machine = host()
-    if machine.vector_bytes != 64:
-        wide = dataclasses.replace(machine, vector_bytes=64, vector_registers=32)
-        monkeypatch.setattr(tile_primitives, "host", lambda: wide)
+    if machine.vector_bytes != request.param:
+        emitted = dataclasses.replace(machine, vector_bytes=request.param,
+                                      vector_registers=32 if request.param == 64 else 16)
+        monkeypatch.setattr(tile_primitives, "host", lambda: emitted)
     monkeypatch.setattr(tile_primitives, "NONTEMPORAL_MIN_BYTES", 0)
     saved = dict(kernel_module._CACHE)
     kernel_module._CACHE.clear()
