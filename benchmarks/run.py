@@ -420,6 +420,9 @@ def permutation_peers(a: int, b: int, c: int, d: int) -> dict[str, Peer]:
     return {"np.ascontiguousarray(x.T)": ascontiguous, "np.copyto(out, x.T)": copyto}
 
 
+PLAIN_COPY = "plain copy"
+"""The permutation's bound, timed with it: np.copyto between contiguous arrays."""
+
 SETTLE_SECONDS = 0.25
 """Idle time before each 2-thread sample, so that no thread pool of the previous
 implementation still spins on a core (harness.interleaved)."""
@@ -567,6 +570,9 @@ def run_case(case: Case, peaks: dict[str, Peak], copy_gbs: float, probe: CorePro
         for name, peer in case.peers.items():
             peer_arrays = [a.copy() for a in inputs]
             functions[name] = lambda peer=peer, peer_arrays=peer_arrays: peer(peer_arrays)
+        if is_copy:  # the bound: a plain copy of as many bytes, in the same rounds
+            plain = (inputs[0][:reference.size].copy(), np.empty_like(reference))
+            functions[PLAIN_COPY] = lambda plain=plain: np.copyto(plain[1], plain[0])
         with blas_threads(threads):
             samples = interleaved(functions, rounds, budget,
                                   settle=SETTLE_SECONDS if threads > 1 else 0.0)
@@ -575,6 +581,10 @@ def run_case(case: Case, peaks: dict[str, Peak], copy_gbs: float, probe: CorePro
         kernel_row = Row(case.name, case.group, case.dtype, threads, "teir", seconds,
                          rate(seconds), unit, fraction(rate(seconds), threads), None,
                          compile_seconds=compile_seconds, check=check, rounds=len(teir))
+        if is_copy:
+            # of a same-size copy's bandwidth, per round (the 256 MiB copy's figure,
+            # with huge pages and no cache left, is not this size's bound)
+            kernel_row.peak_fraction = median_ratio(samples.pop(PLAIN_COPY), teir)
         if cores_before is not None:
             kernel_row.host_cores = min(cores_before, probe.cores())
         peer_rows = []
@@ -630,7 +640,8 @@ def print_table(rows: list[Row], peaks: dict[str, Peak], copy_gbs: float, info: 
               "run concurrently on this host (e.g. vCPUs sharing one physical core); "
               "2-thread figures measure that contention, not parallel scaling")
     print("%peak: GFLOP/s over the measured FMA peak of that type and thread count; "
-          "GB/s over the copy bandwidth")
+          "GB/s: median over the rounds of a same-size plain copy's time / teir's "
+          "(np.copyto between contiguous arrays, 1 thread, timed in the same rounds)")
     print("cores (2-thread rows): cores the host gave two threads around that measurement, "
           "from 50 ms FMA probes before and after (the lower; 2.00 = two full cores)")
     print("teir/peer: median over the interleaved rounds of the best peer's time / teir's "
