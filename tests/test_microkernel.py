@@ -308,16 +308,28 @@ def test_every_layout_gets_vector_code(trans: str) -> None:
 
 
 def test_plans_by_layout() -> None:
-    """The planner's choices for a square tile: vectors along C's unit dimension, the
-    operand carrying it (a 64 KiB block, larger than half the L1d) packed, by
-    transposes where it is contiguous along k."""
-    expected = {"NNN": ("m", "copy"), "NTN": ("m", "copy"), "TNN": ("m", "transpose"),
-                "TTN": ("m", "transpose"), "TTT": ("n", "copy"), "NTT": ("n", "copy"),
+    """The planner's choices for a square tile: vectors along C's unit dimension; the
+    operand carrying it (a 64 KiB block, larger than half the L1d) read in place
+    where it is contiguous along that dimension (its K steps at one stride, which
+    the hardware prefetches), packed by transposes where it is contiguous along k."""
+    expected = {"NNN": ("m", ""), "NTN": ("m", ""), "TNN": ("m", "transpose"),
+                "TTN": ("m", "transpose"), "TTT": ("n", ""), "NTT": ("n", ""),
                 "NNT": ("n", "transpose"), "TNT": ("n", "transpose")}
     for trans, (along, pack) in expected.items():
         plan = plan_gemm(GemmShape(128, 128, 128, 128, 128, 128, 1, 0, 0, trans), 4)
         assert (plan.kernel, plan.vector, plan.pack) == ("outer", along, pack), trans
         assert plan.lanes > 1
+
+
+@pytest.mark.parametrize("width", [4, 8])
+def test_scattered_batches_are_packed(width: int) -> None:
+    """The spec's BRGEMM at p32 q64 r32 s64 t8 u64: A's 8 batches (64 x 64 each,
+    contiguous) lie 32 x 64 x 64 elements apart, so A is packed (a copy) in FP32 and
+    FP64; the same tile with the batches back to back is read in place."""
+    scattered = GemmShape(64, 64, 64, 64, 512, 2048, 8, 32 * 64 * 64, 64, "NNN")
+    assert plan_gemm(scattered, width, True).pack == "copy"
+    packed_batches = GemmShape(64, 64, 64, 64, 512, 2048, 8, 64 * 64, 64, "NNN")
+    assert plan_gemm(packed_batches, width, True).pack == ""
 
 
 def test_scalar_code_only_without_a_vector_dimension() -> None:
