@@ -307,7 +307,7 @@ def test_every_layout_gets_vector_code(trans: str) -> None:
                             optimize=False)
 
 
-def test_plans_by_layout() -> None:
+def test_plans_by_layout(monkeypatch: pytest.MonkeyPatch) -> None:
     """The planner's choices for a square tile: vectors along C's unit dimension; the
     operand carrying it (a 64 KiB block, larger than half the L1d) read in place
     where it is contiguous along that dimension (its K steps at one stride, which
@@ -315,6 +315,7 @@ def test_plans_by_layout() -> None:
     expected = {"NNN": ("m", ""), "NTN": ("m", ""), "TNN": ("m", "transpose"),
                 "TTN": ("m", "transpose"), "TTT": ("n", ""), "NTT": ("n", ""),
                 "NNT": ("n", "transpose"), "TNT": ("n", "transpose")}
+    monkeypatch.setattr(microkernel, "host", lambda: AVX2)
     for trans, (along, pack) in expected.items():
         plan = plan_gemm(GemmShape(128, 128, 128, 128, 128, 128, 1, 0, 0, trans), 4)
         assert (plan.kernel, plan.vector, plan.pack) == ("outer", along, pack), trans
@@ -322,14 +323,20 @@ def test_plans_by_layout() -> None:
 
 
 @pytest.mark.parametrize("width", [4, 8])
-def test_scattered_batches_are_packed(width: int) -> None:
+def test_scattered_batches_are_packed(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The spec's BRGEMM at p32 q64 r32 s64 t8 u64: A's 8 batches (64 x 64 each,
     contiguous) lie 32 x 64 x 64 elements apart, so A is packed (a copy) in FP32 and
-    FP64; the same tile with the batches back to back is read in place."""
+    FP64; the same tile with the batches back to back is read in place in FP32 (in
+    FP64 its one K-block spans more pages than the L1 DTLB holds: packed too)."""
+    monkeypatch.setattr(microkernel, "host", lambda: AVX2)
     scattered = GemmShape(64, 64, 64, 64, 512, 2048, 8, 32 * 64 * 64, 64, "NNN")
     assert plan_gemm(scattered, width, True).pack == "copy"
     packed_batches = GemmShape(64, 64, 64, 64, 512, 2048, 8, 64 * 64, 64, "NNN")
-    assert plan_gemm(packed_batches, width, True).pack == ""
+    plan = plan_gemm(packed_batches, width, True)
+    x_panel = microkernel.scattered(plan.vectors * plan.lanes, 64, 64 * 64, 8, 64, width)
+    assert plan.pack == ("" if x_panel == 0 else "copy")
+    if width == 4:
+        assert plan.pack == ""
 
 
 def test_scalar_code_only_without_a_vector_dimension() -> None:
@@ -582,10 +589,12 @@ def test_register_blocks_fit_the_registers(machine: Host, monkeypatch) -> None:
         plan = plan_gemm(spec, width, True)
         assert (plan.vector, plan.vectors, plan.pack) == ("m", 2, "copy")
         panel = plan.columns * width * (plan.k_block[0] * plan.k_block[1] or 512)
-        assert panel <= machine.l1d // 2
+        assert panel <= machine.l1d * 3 // 4
+        # K-blocks exactly when the panel of all of K would not fit
+        assert (plan.k_block != (0, 0)) == (plan.columns * width * 512 > machine.l1d * 3 // 4)
     if machine is AVX2:
         assert plan_gemm(spec, 4, True).columns == 6
-        assert plan_gemm(spec, 8, True).k_block == (4, 64)  # 6 x 256 f64: 12 KiB of 32
+        assert plan_gemm(spec, 8, True).k_block == (0, 0)  # 6 x 512 f64: 24 KiB of 32
 
 
 def test_packing_follows_strides_and_reuse(monkeypatch) -> None:
