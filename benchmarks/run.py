@@ -12,10 +12,15 @@ Measures, in this order and in this process:
    BRGEMM form, the tiled permutation `abcd->dcba`; FP32 and FP64; 1 and 2 threads;
 4. numpy peers on the same data (einsum, tensordot, matmul, opt_einsum when
    importable; transpose copies for the permutation), each checked once
-   against the kernel's result.
+   against the kernel's result, timed interleaved with the kernel in rounds
+   (benchmarks/harness.py); the table gives medians of per-round ratios.
 
-Prints one table, writes `results.csv` (every kernel and peer measurement) and
-`results.png` (when matplotlib is importable) to --out.
+The script first re-executes itself without the variables that steer numpy's
+BLAS or OpenMP (OPENBLAS_CORETYPE, ...; harness.clean_environment), so every
+peer runs at its best, and names the CPU and numpy's BLAS (threadpoolctl:
+internal_api, architecture, version) in every output. It writes `results.csv`
+(every kernel and peer measurement) and `results.png` (when matplotlib is
+importable) to --out/<cpu-slug>/, so figures from different hosts never mix.
 """
 
 from __future__ import annotations
@@ -24,8 +29,6 @@ import argparse
 import csv
 import ctypes
 import gc
-import os
-import platform
 import sys
 import threading
 import time
@@ -34,8 +37,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-
-from teir_lowering.timing import median_time
+from harness import (
+    HostInfo,
+    blas_threads,
+    clean_environment,
+    describe_host,
+    interleaved,
+    measure_copy_bandwidth,
+    median_ratio,
+    results_dir,
+)
 
 HERE = Path(__file__).resolve().parent
 
@@ -235,55 +246,6 @@ class CoreProbe:
         return min(2.0, 2 * self.one / time_together(self.function, self.n, self.ios))
 
 
-def measure_copy_bandwidth(quick: bool) -> float:
-    """GB/s of np.copyto on 256 MiB (bytes read + bytes written per second)."""
-    size = 256 << 20
-    source = np.ones(size // 8, np.float64)
-    target = np.zeros_like(source)
-    seconds = median_time(lambda: np.copyto(target, source), 3 if quick else 9, budget=10.0)
-    return 2 * size / seconds / 1e9
-
-
-# --------------------------------------------------------------------------- BLAS threads
-
-
-class BlasThreads:
-    """Sets the thread count of numpy's OpenBLAS (found in this process's maps)."""
-
-    def __init__(self) -> None:
-        self.setter: Callable[[int], None] | None = None
-        self.library = "unknown"
-        try:
-            paths = {
-                line.split()[-1]
-                for line in Path("/proc/self/maps").read_text().splitlines()
-                if "openblas" in line.lower() and line.split()[-1].startswith("/")
-            }
-        except OSError:
-            paths = set()
-        for path in sorted(paths):
-            library = ctypes.CDLL(path)
-            for symbol in (
-                "scipy_openblas_set_num_threads64_",
-                "openblas_set_num_threads64_",
-                "scipy_openblas_set_num_threads",
-                "openblas_set_num_threads",
-            ):
-                if hasattr(library, symbol):
-                    function = getattr(library, symbol)
-                    function.argtypes = [ctypes.c_int]
-                    function.restype = None
-                    self.setter = function
-                    self.library = f"{Path(path).name}:{symbol}"
-                    return
-
-    def set(self, threads: int) -> bool:
-        if self.setter is None:
-            return False
-        self.setter(threads)
-        return True
-
-
 # --------------------------------------------------------------------------- records
 
 WIDTH = {"FP32": 4, "FP64": 8}
@@ -458,6 +420,14 @@ def permutation_peers(a: int, b: int, c: int, d: int) -> dict[str, Peer]:
     return {"np.ascontiguousarray(x.T)": ascontiguous, "np.copyto(out, x.T)": copyto}
 
 
+PLAIN_COPY = "plain copy"
+"""The permutation's bound, timed with it: np.copyto between contiguous arrays."""
+
+SETTLE_SECONDS = 0.25
+"""Idle time before each 2-thread sample, so that no thread pool of the previous
+implementation still spins on a core (harness.interleaved)."""
+
+
 # --------------------------------------------------------------------------- cases
 
 
@@ -476,7 +446,7 @@ def build_cases(quick: bool) -> list[Case]:
     cases: list[Case] = []
     gemm_sizes = (32, 128) if quick else (32, 64, 128)
     contraction_sizes = (
-        [(16,) * 6, (32, 64, 32, 64, 8, 64)]
+        [(8,) * 6, (16,) * 6, (32, 64, 32, 64, 8, 64)]
         if quick
         else [(8,) * 6, (16,) * 6, (32,) * 6, (32, 64, 32, 64, 8, 64)]
     )
@@ -512,11 +482,12 @@ class Row:
     rate: float  # GFLOP/s or GB/s
     unit: str
     peak_fraction: float | None
-    vs_best_numpy: float | None  # best peer's time / this time (teir rows)
+    vs_best_numpy: float | None  # median over rounds of the peer's time / teir's
     best_peer: str = ""
     compile_seconds: float | None = None
     check: str = ""
     host_cores: float | None = None  # 2-thread rows: CoreProbe before and after (the lower)
+    rounds: int = 0  # interleaved rounds timed
 
 
 def close(got: np.ndarray, expected: np.ndarray, dtype: str) -> bool:
@@ -537,9 +508,8 @@ def compile_fresh(record: dict):
     return kernel, time.perf_counter() - start
 
 
-def run_case(case: Case, peaks: dict[str, Peak], copy_gbs: float, blas: BlasThreads,
-             probe: CoreProbe, repeat: int, budget: float,
-             rng: np.random.Generator) -> list[Row]:
+def run_case(case: Case, peaks: dict[str, Peak], copy_gbs: float, probe: CoreProbe,
+             rounds: int, budget: float, rng: np.random.Generator) -> list[Row]:
     kernel, compile_seconds = compile_fresh(case.record)
     numpy_type = NP_TYPE[case.dtype]
     inputs = [
@@ -566,14 +536,14 @@ def run_case(case: Case, peaks: dict[str, Peak], copy_gbs: float, blas: BlasThre
         arrays[-1][...] = np.nan  # the Zero (or the copy) must overwrite everything
         kernel(*arrays, threads=threads)
         results[f"teir {threads}T"] = arrays[-1].copy()
-    blas.set(1)
     peer_ok: dict[str, bool] = {}
     reference = results["teir 1T"]
-    for name, peer in case.peers.items():
-        arrays = [a.copy() for a in inputs]
-        got = peer(arrays)
-        size = got.size if got is not arrays[-1] else reference.size
-        peer_ok[name] = close(got[:size], reference[:size], case.dtype)
+    with blas_threads(1):
+        for name, peer in case.peers.items():
+            arrays = [a.copy() for a in inputs]
+            got = peer(arrays)
+            size = got.size if got is not arrays[-1] else reference.size
+            peer_ok[name] = close(got[:size], reference[:size], case.dtype)
     two_thread_same = bool(np.array_equal(results["teir 2T"], reference, equal_nan=True))
     finite = bool(np.all(np.isfinite(reference)))
     bad = [name for name, ok in peer_ok.items() if not ok]
@@ -588,66 +558,75 @@ def run_case(case: Case, peaks: dict[str, Peak], copy_gbs: float, blas: BlasThre
     else:
         check = "MISMATCH: " + ", ".join(bad)
 
-    # Timing order per thread count: teir, then the peers with numpy's BLAS on as
-    # many threads. 1 thread first, so no BLAS worker is still spinning while
-    # the 1-thread figures are taken. The permutation's peers are single-threaded
-    # numpy copies: timed once.
+    # Per thread count: the kernel and every peer (numpy's BLAS limited to as many
+    # threads) timed interleaved in rounds; 1 thread first. The permutation's peers
+    # are numpy copies, single-threaded at both counts.
     rows: list[Row] = []
     for threads in (1, 2):
         cores_before = probe.cores() if threads == 2 else None
-        arrays = [a.copy() for a in inputs]
-        seconds = median_time(
-            lambda arrays=arrays, threads=threads: kernel(*arrays, threads=threads),
-            repeat, budget=budget,
-        )
+        kernel_arrays = [a.copy() for a in inputs]
+        functions: dict[str, Callable[[], object]] = {
+            "teir": lambda arrays=kernel_arrays, count=threads: kernel(*arrays, threads=count)}
+        for name, peer in case.peers.items():
+            peer_arrays = [a.copy() for a in inputs]
+            functions[name] = lambda peer=peer, peer_arrays=peer_arrays: peer(peer_arrays)
+        if is_copy:  # the bound: a plain copy of as many bytes, in the same rounds
+            plain = (inputs[0][:reference.size].copy(), np.empty_like(reference))
+            functions[PLAIN_COPY] = lambda plain=plain: np.copyto(plain[1], plain[0])
+        with blas_threads(threads):
+            samples = interleaved(functions, rounds, budget,
+                                  settle=SETTLE_SECONDS if threads > 1 else 0.0)
+        teir = samples.pop("teir")
+        seconds = float(np.median(teir))
         kernel_row = Row(case.name, case.group, case.dtype, threads, "teir", seconds,
                          rate(seconds), unit, fraction(rate(seconds), threads), None,
-                         compile_seconds=compile_seconds, check=check)
+                         compile_seconds=compile_seconds, check=check, rounds=len(teir))
+        if is_copy:
+            # of a same-size copy's bandwidth, per round (the 256 MiB copy's figure,
+            # with huge pages and no cache left, is not this size's bound)
+            kernel_row.peak_fraction = median_ratio(samples.pop(PLAIN_COPY), teir)
         if cores_before is not None:
             kernel_row.host_cores = min(cores_before, probe.cores())
-        if threads == 1 or not is_copy:
-            blas.set(threads)
-            peer_rows = []
-            for name, peer in case.peers.items():
-                arrays = [a.copy() for a in inputs]
-                peer_seconds = median_time(lambda peer=peer, arrays=arrays: peer(arrays),
-                                           repeat, budget=budget)
-                peer_rows.append(Row(case.name, case.group, case.dtype, threads, name,
-                                     peer_seconds, rate(peer_seconds), unit,
-                                     fraction(rate(peer_seconds), threads), None,
-                                     check="ok" if peer_ok[name] else "MISMATCH"))
-            blas.set(1)
+        peer_rows = []
+        for name, times in samples.items():
+            peer_seconds = float(np.median(times))
+            peer_rows.append(Row(case.name, case.group, case.dtype, threads, name,
+                                 peer_seconds, rate(peer_seconds), unit,
+                                 fraction(rate(peer_seconds), threads),
+                                 median_ratio(times, teir),
+                                 check="ok" if peer_ok[name] else "MISMATCH",
+                                 rounds=len(times)))
         best = min(peer_rows, key=lambda row: row.seconds)
         kernel_row.best_peer = best.implementation
-        kernel_row.vs_best_numpy = best.seconds / seconds
+        kernel_row.vs_best_numpy = best.vs_best_numpy
         rows.append(kernel_row)
-        if threads == 1 or not is_copy:
-            rows.extend(peer_rows)
+        rows.extend(peer_rows)
     return rows
 
 
 # --------------------------------------------------------------------------- output
 
 
-def print_table(rows: list[Row], peaks: dict[str, Peak], copy_gbs: float,
-                peer_threads_note: str) -> None:
+def print_table(rows: list[Row], peaks: dict[str, Peak], copy_gbs: float, info: HostInfo,
+                notes: Sequence[str]) -> None:
+    for line in info.header():
+        print(line)
     kernel_rows = [r for r in rows if r.implementation == "teir"]
     header = (f"{'case':<32} {'type':<4} {'thr':>3} {'median':>10} {'rate':>14} "
               f"{'%peak':>6} {'best numpy peer':>26} {'peer rate':>10} {'teir/peer':>9} "
-              f"{'compile':>8} {'cores':>5}  check")
+              f"{'rounds':>6} {'compile':>8} {'cores':>5}  check")
     print(header)
     print("-" * len(header))
     by_key = {(r.case, r.dtype, r.threads, r.implementation): r for r in rows}
     for row in kernel_rows:
-        peer_row = by_key.get((row.case, row.dtype, row.threads, row.best_peer)) or by_key.get(
-            (row.case, row.dtype, 1, row.best_peer))  # permutation peers: 1 thread only
+        peer_row = by_key.get((row.case, row.dtype, row.threads, row.best_peer))
         peer_rate = f"{peer_row.rate:10.2f}" if peer_row else f"{'-':>10}"
         frac = f"{100 * row.peak_fraction:5.1f}%" if row.peak_fraction is not None else "   -  "
         cores = f"{row.host_cores:.2f}" if row.host_cores is not None else ""
         print(f"{row.case:<32} {row.dtype:<4} {row.threads:>3} {format_seconds(row.seconds):>10} "
               f"{row.rate:8.2f} {row.unit:<5} {frac:>6} {row.best_peer:>26} {peer_rate} "
-              f"{row.vs_best_numpy:8.3g}x {1e3 * (row.compile_seconds or 0):6.0f}ms "
-              f"{cores:>5}  {row.check}")
+              f"{row.vs_best_numpy:8.3g}x {row.rounds:>6} "
+              f"{1e3 * (row.compile_seconds or 0):6.0f}ms {cores:>5}  {row.check}")
     print()
     for peak in peaks.values():
         each = " / ".join(f"{one:.0f}, {two:.0f}" for one, two in peak.measurements)
@@ -661,11 +640,14 @@ def print_table(rows: list[Row], peaks: dict[str, Peak], copy_gbs: float,
               "run concurrently on this host (e.g. vCPUs sharing one physical core); "
               "2-thread figures measure that contention, not parallel scaling")
     print("%peak: GFLOP/s over the measured FMA peak of that type and thread count; "
-          "GB/s over the copy bandwidth")
+          "GB/s: median over the rounds of a same-size plain copy's time / teir's "
+          "(np.copyto between contiguous arrays, 1 thread, timed in the same rounds)")
     print("cores (2-thread rows): cores the host gave two threads around that measurement, "
           "from 50 ms FMA probes before and after (the lower; 2.00 = two full cores)")
-    print("teir/peer: best numpy peer's median time / teir's (> 1: teir faster); "
-          f"{peer_threads_note}")
+    print("teir/peer: median over the interleaved rounds of the best peer's time / teir's "
+          "(> 1: teir faster); median: of the rounds' times per call")
+    for note in notes:
+        print(note)
 
 
 def format_seconds(seconds: float) -> str:
@@ -676,19 +658,25 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds:.3f} s"
 
 
-def write_csv(path: Path, rows: list[Row], peaks: dict[str, Peak], copy_gbs: float) -> None:
+def write_csv(path: Path, rows: list[Row], peaks: dict[str, Peak], copy_gbs: float,
+              info: HostInfo) -> None:
+    """Every measurement, each row naming the CPU and numpy's BLAS (its architecture:
+    the kernel set it chose for this CPU)."""
+    blas = f"{info.blas.get('internal_api', '?')} {info.blas.get('version', '?')}"
+    host = [info.cpu, info.isa, blas, info.blas.get("architecture", "?")]
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["case", "group", "dtype", "threads", "implementation", "median_seconds",
-                         "rate", "unit", "peak_fraction", "best_numpy_seconds_over_teir",
-                         "best_peer", "compile_seconds", "check", "host_cores"])
+                         "rate", "unit", "peak_fraction", "peer_seconds_over_teir",
+                         "best_peer", "compile_seconds", "check", "host_cores", "rounds",
+                         "cpu", "isa", "blas", "blas_architecture"])
         for peak in peaks.values():
             for threads, value in ((1, peak.one_thread), (2, peak.two_threads)):
                 writer.writerow([f"fma peak {peak.bits}-bit x{peak.chains}", "peak", peak.dtype,
                                  threads, "llvmlite fma loop", "", f"{value:.3f}", "GFLOP/s", 1.0,
-                                 "", "", "", ""])
+                                 "", "", "", "", "", "", *host])
         writer.writerow(["copy 256 MiB", "bandwidth", "", 1, "np.copyto", "", f"{copy_gbs:.3f}",
-                         "GB/s", 1.0, "", "", "", ""])
+                         "GB/s", 1.0, "", "", "", "", "", "", *host])
         for r in rows:
             writer.writerow([
                 r.case, r.group, r.dtype, r.threads, r.implementation, f"{r.seconds:.9g}",
@@ -699,10 +687,12 @@ def write_csv(path: Path, rows: list[Row], peaks: dict[str, Peak], copy_gbs: flo
                 "" if r.compile_seconds is None else f"{r.compile_seconds:.4f}",
                 r.check,
                 "" if r.host_cores is None else f"{r.host_cores:.3f}",
+                r.rounds, *host,
             ])
 
 
-def write_chart(path: Path, rows: list[Row], peaks: dict[str, Peak], copy_gbs: float) -> bool:
+def write_chart(path: Path, rows: list[Row], peaks: dict[str, Peak], copy_gbs: float,
+                info: HostInfo) -> bool:
     try:
         import matplotlib
 
@@ -768,8 +758,8 @@ def write_chart(path: Path, rows: list[Row], peaks: dict[str, Peak], copy_gbs: f
     axis.set_ylabel("GB/s (read + write)")
     axis.set_title(perm[0].case if perm else "permutation")
     axis.legend(fontsize=7)
-    figure.suptitle(f"TEIR benchmarks on {platform.node() or 'this host'} "
-                    f"({os.cpu_count()} cores)")
+    figure.suptitle(f"TEIR on {info.cpu} ({info.isa}, {info.cores} cores); "
+                    f"numpy peers: {info.blas_text()}", fontsize=10)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
@@ -782,17 +772,24 @@ def write_chart(path: Path, rows: list[Row], peaks: dict[str, Peak], copy_gbs: f
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true",
-                        help="fewer sizes and repetitions (under a minute)")
+                        help="fewer sizes and rounds (about a minute)")
     parser.add_argument("--out", type=Path, default=HERE / "results",
-                        help="folder for results.csv and results.png (default: %(default)s)")
+                        help="results go to OUT/<cpu-slug>/ (default: %(default)s)")
+    parser.add_argument("--rounds", type=int, default=0,
+                        help="interleaved rounds per case and thread count "
+                             "(default 5 with --quick, else 15)")
     args = parser.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
+    removed = clean_environment()
     started = time.perf_counter()
-    repeat, budget = (5, 0.15) if args.quick else (25, 1.0)
+    rounds = args.rounds or (5 if args.quick else 15)
+    budget = 1.0 if args.quick else 4.0
 
     import teir_lowering  # noqa: F401  (imports xDSL once, before any timing)
 
-    blas = BlasThreads()
+    info = describe_host(removed)
+    out = results_dir(args.out, info)
+    for line in info.header():
+        print(line, flush=True)
     peaks = {}
     for dtype in ("FP32", "FP64"):
         peaks[dtype] = measure_peak(dtype, args.quick)
@@ -812,10 +809,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     rng = np.random.default_rng(0)
     rows: list[Row] = []
     for case in build_cases(args.quick):
-        rows.extend(run_case(case, peaks, copy_gbs, blas, probe, repeat, budget, rng))
+        rows.extend(run_case(case, peaks, copy_gbs, probe, rounds, budget, rng))
         kernel_rows = [r for r in rows if r.case == case.name and r.dtype == case.dtype
                        and r.implementation == "teir"]
-        summary = ", ".join(f"{r.threads}T {r.rate:.1f} {r.unit}" for r in kernel_rows)
+        summary = ", ".join(f"{r.threads}T {r.rate:.1f} {r.unit} ({r.vs_best_numpy:.2f}x)"
+                            for r in kernel_rows)
         print(f"[{time.perf_counter() - started:5.1f}s] {case.name} {case.dtype}: {summary} "
               f"({kernel_rows[0].check})", flush=True)
 
@@ -832,20 +830,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             row.peak_fraction = row.rate / (peak.one_thread if row.threads == 1
                                             else peak.two_threads)
 
-    if blas.setter is not None:
-        peer_note = (f"numpy's BLAS set to the row's thread count ({blas.library}); "
-                     "permutation peers are single-threaded numpy copies")
-    else:
-        peer_note = "numpy's BLAS thread count could not be set: peers run with its default"
+    notes = [("numpy's BLAS limited to the row's thread count (threadpoolctl); the "
+              "permutation's peers are numpy copies, single-threaded at both counts"),
+             (f"2-thread samples each follow {SETTLE_SECONDS} s idle, so that the thread "
+              "pool of the implementation timed before (OpenBLAS's, libgomp's) has "
+              "stopped spinning")]
     if _opt_einsum() is None:
-        peer_note += "; opt_einsum not importable (not measured)"
+        notes.append("opt_einsum not importable (not measured)")
     print()
-    print_table(rows, peaks, copy_gbs, peer_note)
-    csv_path = args.out / "results.csv"
-    write_csv(csv_path, rows, peaks, copy_gbs)
+    print_table(rows, peaks, copy_gbs, info, notes)
+    csv_path = out / "results.csv"
+    write_csv(csv_path, rows, peaks, copy_gbs, info)
     written = [str(csv_path)]
-    png_path = args.out / "results.png"
-    if write_chart(png_path, rows, peaks, copy_gbs):
+    png_path = out / "results.png"
+    if write_chart(png_path, rows, peaks, copy_gbs, info):
         written.append(str(png_path))
     print(f"wrote {', '.join(written)}; total {time.perf_counter() - started:.0f} s")
     failed = any(r.check != "ok" for r in rows)

@@ -35,6 +35,10 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "teir-convert-ptr-addressing-to-llvm": lazy_pass(
         "teir_lowering.llvm_pipeline", "ConvertPtrAddressingToLLVMPass"
     ),
+    "teir-convert-alloca-to-llvm": lazy_pass(
+        "teir_lowering.llvm_pipeline", "ConvertAllocaToLLVMPass"
+    ),
+    "teir-hoist-allocas": lazy_pass("teir_lowering.llvm_pipeline", "HoistAllocasPass"),
 }
 """Lowering passes by name, registered with xDSL next to teir_passes.PASSES."""
 
@@ -50,4 +54,6 @@ def einsum(subscripts: str, *operands: object, **options: object):
     """See teir_lowering.einsum_frontend.einsum: np.einsum through a compiled TEIR kernel."""
     from teir_lowering.einsum_frontend import einsum as einsum_
 
+    # importing the submodule set this package's `einsum` to it: the function again
+    globals()["einsum"] = einsum_
     return einsum_(subscripts, *operands, **options)  # pyright: ignore

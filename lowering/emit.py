@@ -5,7 +5,7 @@ and teir-outline-parallel's chunk functions), each written once.
 - addressing: index constants, `base + value * scale` (`add`), and `Tile`, the
   element index of the current tile of each tensor;
 - control flow: `for_loop` (scf.for with optional iter_args) and `if_then`;
-- vectors: the host's vector width, vector types, splat constants, broadcasts,
+- vectors: vector types, splat constants, broadcasts,
   FMAs, loads and stores with any element stride (a vector load/store at unit
   stride, else gathered/scattered lane by lane);
 - data types: `widen` (storage -> arithmetic type, exact), `narrow` (back,
@@ -144,20 +144,6 @@ def if_then(builder: Builder, condition: SSAValue, then: Callable[[Builder], Non
 
 MIN_LANES = 4
 """The fewest lanes worth a vector along a tile dimension (shorter: scalars)."""
-
-
-@cache
-def vector_bytes() -> int:
-    """The host's vector register width in bytes."""
-    import llvmlite.binding as llvm  # host detection only, no code generation
-
-    llvm.initialize_native_target()
-    features = llvm.get_host_cpu_features()
-    if features.get("avx512f"):
-        return 64
-    if features.get("avx2") or features.get("avx"):
-        return 32
-    return 16
 
 
 def value_type(element: Attribute, lanes: int) -> Attribute:

@@ -57,22 +57,22 @@ from teir_lowering.emit import (
     store,
     transpose,
     value_type,
-    vector_bytes,
 )
+from teir_passes.host import host
 
 CACHE_LINE = 64
 """Bytes per cache line (x86)."""
 
-NONTEMPORAL_MIN_BYTES = 16 << 20
-"""Out footprints from this size on may be written with non-temporal stores.
+NONTEMPORAL_MIN_BYTES: int | None = None
+"""Out footprints from this size on may be written with non-temporal stores; None:
+the host's last-level cache (`teir_passes.host`), read from the machine.
 
 Streaming stores skip the read-for-ownership of each written line, and lines
 of out never sit in (and get evicted from) the cache sets that the rows of a
 tile share when they are a power of two apart: the 64^4 abcd->dcba permutation
-went from ~10 to ~20 GB/s on one thread (FP32; FP64 ~10 to ~24). They also
-leave nothing in cache for a consumer, so they are kept for outputs that would
-not stay in cache anyway: half the 32 MiB L3 of the Zen 5 host this was tuned
-on (a core's share of it is less). At 4 MiB they gained nothing on one thread.
+went from ~10 to ~20 GB/s on one thread on a Zen 5 host (FP32; FP64 ~10 to
+~24). They also leave nothing in cache for a consumer, so they are kept for
+outputs larger than the last-level cache, which would not stay in it anyway.
 """
 
 
@@ -99,7 +99,7 @@ class TileEmitter:
         self.width = width
         self.source = source
         self.out = out
-        self.lanes = vector_bytes() // width
+        self.lanes = host().lanes(width)
         self.min_lanes = max(2, 16 // width)  # 16-byte vectors
 
     # -- small builders -------------------------------------------------------
@@ -175,12 +175,13 @@ class TileEmitter:
     def streams(self, rows: TileAxis, columns: TileAxis) -> bool:
         """Whether to store whole cache lines non-temporally (see `aligned_tile`)."""
         row_bytes = columns.out * self.width
+        line = CACHE_LINE // self.width
         return (
             self.nontemporal
-            and self.lanes * self.width == CACHE_LINE
+            and CACHE_LINE % (self.lanes * self.width) == 0
             and row_bytes % CACHE_LINE == 0
-            and rows.size % self.lanes == 0
-            and rows.size >= 2 * self.lanes
+            and rows.size % line == 0
+            and rows.size >= 2 * line
             # Enough whole lines per row of out whatever its alignment, or rows of out
             # 4 KiB apart, which put the rows of a block in one L1 set: ordinary
             # stores of a block then evict each other's lines.
@@ -196,9 +197,13 @@ class TileEmitter:
         sit 16 bytes past a line. Every row of out has the alignment of the
         first (`streams`), so when the tile's first out address is 16-byte
         aligned, the first `peel` rows of the tile lead up to a line boundary
-        and lanes x lanes blocks from row `peel` on store one line per vector.
-        As the rows are a multiple of lanes, the rows left, [0, peel) and the
-        last lanes - peel, make one more block: its 16-byte pieces are stored
+        and blocks of E = 64 / width rows (a line of out) x lanes columns from
+        row `peel` on store whole lines: one vector per line with 64-byte
+        vectors, else E / lanes lanes x lanes transposes whose vectors for one
+        line are stored back to back (a line written in two halves apart ran
+        at half the speed on the AVX2 host: the write-combining buffer is
+        flushed half full). As the rows are a multiple of E, the rows left,
+        [0, peel) and the last E - peel, make one more block: its 16-byte pieces are stored
         back to back (non-temporally too), so that each partial line leaves the
         core in one go; ordinary stores there would bring lines in whose sets
         the tile's other rows keep evicting (rows of a tile are often a power
@@ -206,6 +211,7 @@ class TileEmitter:
         are fenced once, when the function returns (teir-fence-nontemporal-stores).
         """
         lanes, width, nr = self.lanes, self.width, rows.size
+        line = CACHE_LINE // width  # rows of the tile per line of out
         piece = self.min_lanes  # lanes per 16 bytes
         columns_full = columns.size // lanes * lanes
         pointer = builder.insert(memref.ExtractAlignedPointerAsIndexOp.get(self.out)).aligned_pointer
@@ -223,24 +229,28 @@ class TileEmitter:
                 return bb.insert(arith.CmpiOp(index(bb, lane), peel, "ult")).result
 
             def row_of(bb: Builder, lane: int) -> SSAValue:
-                """The tile row in lane `lane` of the edge block: lane, or lane + nr - lanes."""
+                """The tile row in lane `lane` of the edge block: lane, or lane + nr - line."""
                 return bb.insert(arith.SelectOp(
-                    is_head(bb, lane), index(bb, lane), index(bb, lane + nr - lanes)
+                    is_head(bb, lane), index(bb, lane), index(bb, lane + nr - line)
                 )).result
 
             def edges(bb: Builder) -> None:
                 source_rows = [add(bb, source, row_of(bb, k), rows.source)
-                               for k in range(lanes)]
-                out_pieces = [add(bb, out, row_of(bb, q)) for q in range(0, lanes, piece)]
+                               for k in range(line)]
+                out_pieces = [add(bb, out, row_of(bb, q)) for q in range(0, line, piece)]
 
                 def block(cb: Builder, c0: SSAValue, _: list[SSAValue]) -> None:
-                    vectors = self.transposed(
-                        cb, [add(cb, row, c0) for row in source_rows], lanes)
-                    for column, value in enumerate(vectors):
+                    parts = [self.transposed(cb, [add(cb, row, c0) for row in
+                                                  source_rows[h:h + lanes]], lanes)
+                             for h in range(0, line, lanes)]
+                    for column in range(lanes):
                         at = add(cb, c0, column)
-                        for q, base in zip(range(0, lanes, piece), out_pieces):
+                        for q, base in zip(range(0, line, piece), out_pieces):
+                            value = parts[q // lanes][column]
+                            within = q % lanes
                             part = cb.insert(vector.ShuffleOp(
-                                value, value, DenseArrayBase.from_list(i64, list(range(q, q + piece))),
+                                value, value,
+                                DenseArrayBase.from_list(i64, list(range(within, within + piece))),
                                 result_type=VectorType(self.element, [piece]))).result
                             store(cb, part, self.out, add(cb, base, at, columns.out), nontemporal=True)
 
@@ -249,15 +259,15 @@ class TileEmitter:
             nonzero = b.insert(arith.CmpiOp(peel, index(b, 0), "ne")).result
             if_then(b, nonzero, edges)
             middle = b.insert(arith.SubiOp(index(b, nr), peel)).result
-            middle = b.insert(arith.DivUIOp(middle, index(b, lanes))).result
-            middle = b.insert(arith.MuliOp(middle, index(b, lanes))).result
+            middle = b.insert(arith.DivUIOp(middle, index(b, line))).result
+            middle = b.insert(arith.MuliOp(middle, index(b, line))).result
             middle = b.insert(arith.AddiOp(peel, middle)).result
 
             def line_blocks(rb: Builder, r0: SSAValue, _: list[SSAValue]) -> None:
-                for_loop(rb, 0, columns_full, lanes, lambda cb, c0, _: self.block(
-                    cb, rows, columns, source, out, r0, c0, lanes, nontemporal=True))
+                for_loop(rb, 0, columns_full, lanes, lambda cb, c0, _: self.line_block(
+                    cb, rows, columns, source, out, r0, c0))
 
-            for_loop(b, peel, middle, lanes, line_blocks)
+            for_loop(b, peel, middle, line, line_blocks)
             self.region(b, rows, columns, source, out, (0, nr), (columns_full, columns.size),
                         lanes)
 
@@ -292,17 +302,30 @@ class TileEmitter:
         self.region(builder, rows, columns, source, out, (r_full, r_hi), (c_lo, c_hi),
                     lanes // 2)
 
+    def line_block(self, builder: Builder, rows: TileAxis, columns: TileAxis,
+                   source: SSAValue, out: SSAValue, r0: SSAValue, c0: SSAValue) -> None:
+        """Rows r0.. (a line of out each column) x lanes columns from c0, stored with
+        non-temporal stores, the vectors of one line of out back to back."""
+        lanes = self.lanes
+        src = add(builder, add(builder, source, r0, rows.source), c0)
+        dst = add(builder, add(builder, out, c0, columns.out), r0)
+        parts = [self.transposed(builder, [add(builder, src, (h + k) * rows.source)
+                                           for k in range(lanes)], lanes)
+                 for h in range(0, CACHE_LINE // self.width, lanes)]
+        for column in range(lanes):
+            for h, part in enumerate(parts):
+                store(builder, part[column], self.out,
+                      add(builder, dst, column * columns.out + h * lanes), nontemporal=True)
+
     def block(self, builder: Builder, rows: TileAxis, columns: TileAxis, source: SSAValue,
-              out: SSAValue, r0: SSAValue, c0: SSAValue, lanes: int,
-              nontemporal: bool = False) -> None:
+              out: SSAValue, r0: SSAValue, c0: SSAValue, lanes: int) -> None:
         """One lanes x lanes block: rows r0.. of the source in, rows c0.. of out out."""
         src = add(builder, add(builder, source, r0, rows.source), c0)
         dst = add(builder, add(builder, out, c0, columns.out), r0)
         vectors = self.transposed(
             builder, [add(builder, src, k * rows.source) for k in range(lanes)], lanes)
         for column, value in enumerate(vectors):
-            store(builder, value, self.out, add(builder, dst, column * columns.out),
-                  nontemporal=nontemporal)
+            store(builder, value, self.out, add(builder, dst, column * columns.out))
 
     def transposed(self, builder: Builder, addresses: Sequence[SSAValue],
                    lanes: int) -> list[SSAValue]:
@@ -386,7 +409,8 @@ def emit_tile_primitive(builder: Builder, prim: PrimitiveOp, element: Attribute,
 def _large_output(config: ConfigOp) -> bool:
     """Whether the configuration's out footprint reaches `NONTEMPORAL_MIN_BYTES`."""
     touched = footprint(config)["out"]
-    return touched is not None and touched.stop - touched.start >= NONTEMPORAL_MIN_BYTES
+    least = host().l3 if NONTEMPORAL_MIN_BYTES is None else NONTEMPORAL_MIN_BYTES
+    return touched is not None and touched.stop - touched.start >= least
 
 
 Plan = (

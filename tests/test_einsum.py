@@ -54,6 +54,17 @@ def test_permutation_of_a_view_and_fp64() -> None:
     np.testing.assert_array_equal(einsum("abcd->dcba", view), view.transpose(3, 2, 1, 0))
 
 
+def test_package_attribute_stays_the_function() -> None:
+    """`teir_lowering.einsum` is the function after calls too, not the submodule of
+    that name that the first call imports."""
+    import teir_lowering
+
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for _ in range(2):
+        assert callable(teir_lowering.einsum)
+        np.testing.assert_array_equal(teir_lowering.einsum("ab->ba", x), x.T)
+
+
 def test_what_einsum_does_not_cover_is_an_error_not_a_fallback() -> None:
     a = np.ones((3, 3), np.float32)
     with pytest.raises(TeirError, match="repeated|twice|diagonal"):

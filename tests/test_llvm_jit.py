@@ -718,6 +718,7 @@ def test_pass_list_is_exposed_and_registered():
     assert [p.name for p in LOWER_TO_LLVM_PASSES] == [
         "teir-bf16-as-i16",
         "convert-scf-to-cf",
+        "teir-convert-alloca-to-llvm",
         "teir-convert-vector-to-llvm",
         "convert-vector-to-ptr",
         "convert-memref-to-ptr",
@@ -728,6 +729,7 @@ def test_pass_list_is_exposed_and_registered():
         "teir-convert-func-to-llvm",
         "teir-convert-cf-to-llvm",
         "reconcile-unrealized-casts",
+        "teir-hoist-allocas",
         "teir-fence-nontemporal-stores",
     ]
     from teir_tools.universe import TEIR_UNIVERSE

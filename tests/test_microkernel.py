@@ -13,6 +13,7 @@ first/last iteration of the K loop around the kernel, with negative results,
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -20,12 +21,17 @@ import pytest
 from xdsl.dialects import arith, memref, vector
 
 from teir_dialect import teir_context
+from teir_dialect.dialect import KernelAttr, PrimitiveOp
 from teir_dialect.flat import flat_to_tree
+from teir_dialect.gemm import KERNEL_ATTR
 from teir_dialect.interpreter import run_reference
 from teir_dialect.records import load_module
+from teir_lowering import kernel as kernel_module
+from teir_lowering import microkernel
 from teir_lowering.convert_teir_to_scf import TeirToScfPass
 from teir_lowering.kernel import compile_kernel
-from teir_lowering.microkernel import GemmShape, plan_gemm
+from teir_lowering.microkernel import GemmPlan, GemmShape, plan_gemm
+from teir_passes.host import Host
 from teir_passes.match_gemm import MatchGemmPass
 from teir_passes.pipeline import OptimizePass
 
@@ -260,44 +266,77 @@ def test_every_layout_matches_reference(trans: str, kind: str, dtype: str,
     kernel = compile_kernel(record)
     arrays = sentinel_arrays(record, kernel, np.random.default_rng(number))
     kernel, _, _ = check_against_reference(record, arrays)
-    batch = 2 + number % 3 if kind == "brgemm" else 1
-    lda, ldb, ldc = ((m if trans[0] == "N" else k) + pads[0], (k if trans[1] == "N" else n) + pads[1],
-                     (m if trans[2] == "N" else n) + pads[2])
-    plan = plan_gemm(GemmShape(m, n, k, lda, ldb, ldc, batch, 1, 1, trans), WIDTH[dtype])
-    assert ("vector.fma" in kernel.stages["scf"]) == (plan.lanes > 1)
-    assert "math.fma" in kernel.stages["scf"] or plan.lanes > 1
+    plans = planned(record)
+    assert ("vector.fma" in kernel.stages["scf"]) == any(plan.lanes > 1 for plan in plans)
+    assert "math.fma" in kernel.stages["scf"] or all(plan.lanes > 1 for plan in plans)
+
+
+def planned(record: dict, optimize: bool = True) -> list[GemmPlan]:
+    """The plans of the microkernels of `record` after teir-optimize (which may
+    split the tile) or after teir-match-gemm alone."""
+    module = load_module(record)
+    (OptimizePass() if optimize else MatchGemmPass()).apply(teir_context(), module)
+    return [plan_gemm(shape, op.element_width) for op in module.walk()
+            if isinstance(op, PrimitiveOp) and isinstance(kernel := op.attributes.get(KERNEL_ATTR),
+                                                          KernelAttr)
+            and (shape := GemmShape.of(kernel)) is not None]
 
 
 @pytest.mark.parametrize("trans", LAYOUTS)
 def test_every_layout_gets_vector_code(trans: str) -> None:
-    """Moderate sizes: each layout runs vector FMAs, in the kernel its layout calls
-    for, and no scalar multiply-add loops are left. (For "TN?" with a shorter k the
-    gathered outer-product kernel is cheaper than the dot kernel.)"""
+    """Moderate sizes: each layout runs vector FMAs with vectors along C's unit
+    dimension, and no scalar multiply-add loops are left. Where the operand that
+    carries that dimension is contiguous along k instead ("TN?" along m, "?NT"
+    along n), it is packed by register transposes (vector.shuffle) into a stack
+    buffer (memref.alloca); else it is read in place."""
     k = 80 if trans.startswith("TN") else 18
     record = layout_record(trans, 21, 19, k, dtype="FP32", zero=True)
-    kernel = compile_kernel(record)
+    kernel = compile_kernel(record, optimize=False)
     scf = kernel.stages["scf"]
     assert "vector.fma" in scf
     assert "arith.mulf" not in scf
-    if trans.startswith("TN"):  # dot kernel: vectors along k, reduced by shuffles
-        assert "vector.shuffle" in scf and "vector.extract" in scf
-    elif trans in ("NNT", "TTN"):  # C contiguous along the broadcast dimension: transposed
-        assert "vector.shuffle" in scf
-    else:
-        assert "vector.shuffle" not in scf and "vector.insert" not in scf
-    check_against_reference(record, sentinel_arrays(record, kernel, np.random.default_rng(1)))
+    (plan,) = planned(record, optimize=False)
+    assert plan.vector == ("m" if trans[2] == "N" else "n")
+    x_along_k = trans[0] == "T" if plan.vector == "m" else trans[1] == "N"
+    assert plan.pack == ("transpose" if x_along_k else "")
+    assert ("vector.shuffle" in scf) == x_along_k
+    assert ("memref.alloca" in scf) == x_along_k
+    if not x_along_k:
+        assert "vector.insert " not in scf  # no gathered lanes (a k remainder would be)
+    check_against_reference(record, sentinel_arrays(record, kernel, np.random.default_rng(1)),
+                            optimize=False)
 
 
-def test_plans_by_layout() -> None:
-    """The planner's choices for a square tile: vectors along C's unit dimension
-    where X allows it, C strided (transposed) for NNT/TTN, the dot kernel for TN?."""
-    expected = {"NNN": ("outer", "m"), "NTN": ("outer", "m"), "NNT": ("outer", "m"),
-                "TTT": ("outer", "n"), "NTT": ("outer", "n"), "TTN": ("outer", "n"),
-                "TNN": ("dot", "k"), "TNT": ("dot", "k")}
-    for trans, (kernel, along) in expected.items():
+def test_plans_by_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The planner's choices for a square tile: vectors along C's unit dimension; the
+    operand carrying it (a 64 KiB block, larger than half the L1d) read in place
+    where it is contiguous along that dimension (its K steps at one stride, which
+    the hardware prefetches), packed by transposes where it is contiguous along k."""
+    expected = {"NNN": ("m", ""), "NTN": ("m", ""), "TNN": ("m", "transpose"),
+                "TTN": ("m", "transpose"), "TTT": ("n", ""), "NTT": ("n", ""),
+                "NNT": ("n", "transpose"), "TNT": ("n", "transpose")}
+    monkeypatch.setattr(microkernel, "host", lambda: AVX2)
+    for trans, (along, pack) in expected.items():
         plan = plan_gemm(GemmShape(128, 128, 128, 128, 128, 128, 1, 0, 0, trans), 4)
-        assert (plan.kernel, plan.vector) == (kernel, along), trans
+        assert (plan.kernel, plan.vector, plan.pack) == ("outer", along, pack), trans
         assert plan.lanes > 1
+
+
+@pytest.mark.parametrize("width", [4, 8])
+def test_scattered_batches_are_packed(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spec's BRGEMM at p32 q64 r32 s64 t8 u64: A's 8 batches (64 x 64 each,
+    contiguous) lie 32 x 64 x 64 elements apart, so A is packed (a copy) in FP32 and
+    FP64; the same tile with the batches back to back is read in place in FP32 (in
+    FP64 its one K-block spans more pages than the L1 DTLB holds: packed too)."""
+    monkeypatch.setattr(microkernel, "host", lambda: AVX2)
+    scattered = GemmShape(64, 64, 64, 64, 512, 2048, 8, 32 * 64 * 64, 64, "NNN")
+    assert plan_gemm(scattered, width, True).pack == "copy"
+    packed_batches = GemmShape(64, 64, 64, 64, 512, 2048, 8, 64 * 64, 64, "NNN")
+    plan = plan_gemm(packed_batches, width, True)
+    x_panel = microkernel.scattered(plan.vectors * plan.lanes, 64, 64 * 64, 8, 64, width)
+    assert plan.pack == ("" if x_panel == 0 else "copy")
+    if width == 4:
+        assert plan.pack == ""
 
 
 def test_scalar_code_only_without_a_vector_dimension() -> None:
@@ -450,3 +489,123 @@ def test_flat_form_zero_brgemm_relu_with_a_k_loop() -> None:
     assert relu_operand_producers(record)
     assert "scf.if" not in kernel.stages["scf"]
     assert "%out[" not in kernel.stages["scf"].split("scf.for %w")[0]  # no Zero pass before w
+
+
+# -- packing, K-blocks, M-blocks and register blocks, forced -----------------------------
+
+AVX2 = Host("AMD EPYC (test)", 32, 16, frozenset({"avx2", "fma"}), 32 << 10, 512 << 10,
+            32 << 20, 2)
+AVX512 = Host("AMD Zen 5 (test)", 64, 32, frozenset({"avx512f", "fma"}), 48 << 10, 1 << 20,
+              32 << 20, 16)
+
+
+@pytest.fixture
+def forced(monkeypatch: pytest.MonkeyPatch):
+    """`forced(change)`: kernels compiled from then on take `change(shape, plan)`
+    instead of the planner's plan (fresh kernels; the cache is restored after)."""
+    original = microkernel.plan_gemm
+    saved = dict(kernel_module._CACHE)
+    kernel_module._CACHE.clear()
+
+    def force(change) -> None:
+        kernel_module._CACHE.clear()
+        monkeypatch.setattr(microkernel, "plan_gemm", lambda shape, width, zero_first=False:
+                            change(shape, original(shape, width, zero_first)))
+
+    yield force
+    kernel_module._CACHE.clear()
+    kernel_module._CACHE.update(saved)
+
+
+FORCED = [
+    # trans, dtype, (m, n, k), batch, the plan's changes, record options
+    ("NNN", "FP32", (37, 29, 17), 3, {"pack": "copy", "k_block": (1, 17)},
+     {"zero": True, "relu": True}),
+    ("NNN", "FP64", (19, 13, 23), 2, {"pack": "", "k_block": (1, 10)}, {}),
+    ("TNN", "FP32", (33, 7, 21), 2, {"pack": "transpose", "k_block": (1, 9)}, {"zero": True}),
+    ("TTN", "FP64", (21, 19, 18), 0, {"pack": "transpose", "vectors": 3, "columns": 3},
+     {"relu": True}),
+    ("NTT", "FP32", (24, 40, 11), 2, {"pack": "gather", "vectors": 3, "columns": 4}, {}),
+    ("NNT", "FP32", (21, 19, 18), 0, {"vector": "m", "pack": "copy", "vectors": 1,
+                                      "columns": 8}, {"zero": True}),
+    ("TNT", "FP64", (13, 9, 30), 3, {"vector": "m", "pack": "gather", "k_block": (3, 30)},
+     {"zero": True, "relu": True}),
+    ("NTN", "FP32", (45, 10, 20), 2, {"pack": "copy", "k_block": (2, 20)}, {"scratch": 4}),
+    ("TNN", "FP32", (7, 6, 37), 2, {"kernel": "dot", "vector": "k", "vectors": 3,
+                                    "columns": 4, "pack": ""}, {"zero": True}),
+    ("NNN", "FP32", (5, 3, 6), 2, {"lanes": 1, "vectors": 1, "columns": 2, "pack": ""},
+     {"relu": True}),
+]
+"""Each packing ("copy", "gather", "transpose", none), K-blocks (batch groups; k
+chunks with a shorter last one), M-blocks of a small scratch buffer (`scratch`:
+rows of it), blocks of 1 to 3 vectors, C transposed in registers ("NNT" along m),
+the dot and the scalar kernel; FP32 and FP64, with and without fused epilogues."""
+
+
+@pytest.mark.parametrize("case", FORCED, ids=lambda c: f"{c[0]}-{c[1]}-{'x'.join(map(str, c[2]))}")
+def test_forced_plans_match_reference(case, forced, monkeypatch: pytest.MonkeyPatch) -> None:
+    trans, dtype, (m, n, k), batch, changes, options = case
+    options = dict(options)
+    if (rows := options.pop("scratch", None)) is not None:
+        monkeypatch.setattr(microkernel, "SCRATCH_BYTES", rows * 16 * k * batch * WIDTH[dtype])
+    if "vector" not in changes:
+        changes = {**changes, "vector": "m" if trans[2] == "N" else "n"}
+    lanes = {"FP32": 8, "FP64": 4}[dtype] if changes.get("kernel") != "dot" else None
+    forced(lambda shape, plan: dataclasses.replace(
+        plan, **{"lanes": min(lanes or plan.lanes, plan.lanes), **changes}))
+    record = layout_record(trans, m, n, k, dtype=dtype, batch=batch, pads=(2, 1, 3), **options)
+    kernel = compile_kernel(record, optimize=False)
+    arrays = sentinel_arrays(record, kernel, np.random.default_rng(m * n + k))
+    check_against_reference(record, arrays, optimize=False)
+    scf = kernel.stages["scf"]
+    assert ("memref.alloca" in scf) == bool(changes.get("pack"))
+    assert ("vector.fma" in scf) == (changes.get("lanes", 2) > 1)
+
+
+def test_alloca_is_hoisted_out_of_the_loops(forced) -> None:
+    """A packed kernel inside a loop: one stack slot in the function's entry block."""
+    forced(lambda shape, plan: dataclasses.replace(plan, pack="copy"))
+    record = layout_record("NNN", 24, 12, 9, outer=3, zero=True)
+    kernel = compile_kernel(record, optimize=False)
+    llvm_ir = kernel.stages["llvm"]
+    assert llvm_ir.count("llvm.alloca") == 1
+    check_against_reference(record, sentinel_arrays(record, kernel, np.random.default_rng(6)),
+                            optimize=False)
+
+
+@pytest.mark.parametrize("machine", [AVX2, AVX512], ids=["avx2", "avx512"])
+def test_register_blocks_fit_the_registers(machine: Host, monkeypatch) -> None:
+    """Every main block keeps its accumulators, loaded vectors and a broadcast in the
+    host's vector registers with room to spare; the spec's BRGEMM gets two-vector
+    blocks (2 x 6 with 16 registers), FP64 its own K-blocks."""
+    monkeypatch.setattr(microkernel, "host", lambda: machine)
+    spec = GemmShape(64, 64, 64, 64, 512, 2048, 8, 131072, 64, "NNN")
+    for width in (4, 8):
+        for trans in LAYOUTS:
+            plan = plan_gemm(dataclasses.replace(spec, trans=trans), width, True)
+            accumulators = plan.vectors * plan.columns
+            assert accumulators + plan.vectors + 1 <= machine.vector_registers
+            assert accumulators <= machine.vector_registers - 4
+        plan = plan_gemm(spec, width, True)
+        assert (plan.vector, plan.vectors, plan.pack) == ("m", 2, "copy")
+        panel = plan.columns * width * (plan.k_block[0] * plan.k_block[1] or 512)
+        assert panel <= machine.l1d * 3 // 4
+        # K-blocks exactly when the panel of all of K would not fit
+        assert (plan.k_block != (0, 0)) == (plan.columns * width * 512 > machine.l1d * 3 // 4)
+    if machine is AVX2:
+        assert plan_gemm(spec, 4, True).columns == 6
+        assert plan_gemm(spec, 8, True).k_block == (0, 0)  # 6 x 512 f64: 24 KiB of 32
+
+
+def test_packing_follows_strides_and_reuse(monkeypatch) -> None:
+    """X read in place when its block fits L1; packed (copy) when it spans pages
+    (lda = 1024 floats: every k step in its own page and L1 set) or is large; no
+    packing without reuse (one column panel)."""
+    monkeypatch.setattr(microkernel, "host", lambda: AVX2)
+    small = GemmShape(16, 16, 16, 16, 16, 16, 1, 0, 0, "NNN")
+    assert plan_gemm(small, 4, True).pack == ""
+    strided = GemmShape(128, 128, 128, 1024, 128, 128, 1, 0, 0, "NNN")
+    assert plan_gemm(strided, 4, True).pack == "copy"
+    assert microkernel.scattered(16, 1024, 0, 1, 128, 4) > microkernel.scattered(16, 128, 0, 1, 128, 4)
+    single_panel = GemmShape(64, 4, 16, 1024, 16, 64, 1, 0, 0, "NNN")
+    assert plan_gemm(single_panel, 4, True).pack == ""

@@ -9,6 +9,7 @@ path was taken, so that a silent fallback to scalar loops fails the test.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -18,8 +19,9 @@ from strategies import random_arrays
 from teir_dialect.interpreter import run_reference
 from teir_lowering import kernel as kernel_module
 from teir_lowering import tile_primitives
-from teir_lowering.emit import transpose_network, vector_bytes
+from teir_lowering.emit import transpose_network
 from teir_lowering.kernel import compile_kernel
+from teir_passes.host import host
 
 WIDTH = {"FP32": 4, "FP64": 8}
 SENTINEL = 7.0
@@ -199,16 +201,18 @@ def test_tiled_permutation(extents: tuple[int, int, int, int], dtype: str) -> No
 # -- non-temporal stores ----------------------------------------------------------------
 
 
-@pytest.fixture
-def streaming(monkeypatch: pytest.MonkeyPatch):
-    """Non-temporal stores for every output size (fresh kernels, cache restored after).
-
-    They need 64-byte vectors (a cache line per store); on hosts without them the
-    tiles are emitted with 64-byte vectors anyway, which LLVM splits into the
-    host's (two non-temporal 32-byte stores per line), so the code is checked
-    everywhere."""
-    if vector_bytes() != 64:
-        monkeypatch.setattr(tile_primitives, "vector_bytes", lambda: 64)
+@pytest.fixture(params=[64, 32], ids=["64-byte", "32-byte"])
+def streaming(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    """Non-temporal stores for every output size (fresh kernels, cache restored after),
+    emitted for 64-byte vectors (a line per vector: one transpose per block) and for
+    32-byte ones (two transposes per block, whose vectors for a line are stored back
+    to back) whatever the host has: LLVM splits vectors wider than the host's, and
+    narrower ones run anywhere, so both forms are checked everywhere."""
+    machine = host()
+    if machine.vector_bytes != request.param:
+        emitted = dataclasses.replace(machine, vector_bytes=request.param,
+                                      vector_registers=32 if request.param == 64 else 16)
+        monkeypatch.setattr(tile_primitives, "host", lambda: emitted)
     monkeypatch.setattr(tile_primitives, "NONTEMPORAL_MIN_BYTES", 0)
     # The patched code generator is not in the disk cache's key: neither load nor store.
     monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")

@@ -60,9 +60,11 @@ func.func @gemm_ttt(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32
 // CHECK:         vector.store %{{.*}}, %out[%{{.*}}] : memref<?xf32>, vector<{{[0-9]+}}xf32>
 // CHECK-LABEL: func.func @gemm_nnt
 
-// "NNT" (C n-contiguous, A m-contiguous): vectors along m as for "NNN", and each
-// L x L block of accumulators is transposed in registers (vector.shuffle) so
-// that C is stored by rows along n. The fused Zero: no load of C.
+// "NNT" (C n-contiguous, A m-contiguous, B k-contiguous): the planner's cost
+// model (teir_lowering.microkernel.plan_gemm) puts the vectors along n, where C
+// is contiguous, and packs B into a scratch buffer laid out along n (k = 4 is
+// shorter than a vector: gathered lane by lane), rather than transposing L x L
+// blocks of accumulators into rows of C. The fused Zero: no load of C.
 
 func.func @gemm_nnt(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
   teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
@@ -80,23 +82,31 @@ func.func @gemm_nnt(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32
 }
 
 // CHECK-NOT:     load %out
+// CHECK:         %[[B:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64xf32>
+// CHECK-NOT:     load %out
+// CHECK:         memref.load %in1
+// CHECK:         vector.insert
+// CHECK:         vector.store %{{.*}}, %[[B]][%{{.*}}] : memref<64xf32>, vector<{{[0-9]+}}xf32>
+// CHECK-NOT:     load %out
 // CHECK:         scf.for {{.*}} iter_args(
-// CHECK:           vector.load %in0[%{{.*}}] : memref<?xf32>, vector<{{[0-9]+}}xf32>
+// CHECK:           vector.load %[[B]][%{{.*}}] : memref<64xf32>, vector<{{[0-9]+}}xf32>
 // CHECK:           vector.broadcast
 // CHECK-NEXT:      vector.fma
-// CHECK:         vector.shuffle %{{.*}}, %{{.*}} [0, {{.*}}] : vector<{{[0-9]+}}xf32>, vector<{{[0-9]+}}xf32>
+// CHECK-NOT:     vector.shuffle
 // CHECK:         vector.store %{{.*}}, %out[%{{.*}}] : memref<?xf32>, vector<{{[0-9]+}}xf32>
 // CHECK-LABEL: func.func @gemm_tnn
 
-// "TNN" (A and B k-contiguous): the dot kernel. Vector accumulators along k,
-// vector loads of A rows and B columns, then the accumulators are reduced
-// together by shuffles and adds and each sum is added to its element of C.
+// "TNN" (A and B k-contiguous; k long and m, n short, where the cost model
+// prefers it to gathered or packed outer products): the dot kernel. Vector
+// accumulators along k, vector loads of A rows and B columns, then the
+// accumulators are reduced together by shuffles and adds and each sum is added
+// to its element of C.
 
 func.func @gemm_tnn(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
   teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
-    teir.axis m extent 4 strides [128, 0, 4] offsets [0, 0, 0]
-    teir.axis n extent 6 strides [0, 128, 16] offsets [0, 0, 0]
-    teir.axis k extent 32 strides [4, 4, 0] offsets [0, 0, 0]
+    teir.axis m extent 3 strides [1024, 0, 4] offsets [0, 0, 0]
+    teir.axis n extent 4 strides [0, 1024, 12] offsets [0, 0, 0]
+    teir.axis k extent 256 strides [4, 4, 0] offsets [0, 0, 0]
     teir.primitive mm Contraction {M = [m], N = [n], K = [k]} {data_type = "FP32"}
     teir.schedule {
       teir.invoke c -> mm
