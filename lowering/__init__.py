@@ -54,6 +54,4 @@ def einsum(subscripts: str, *operands: object, **options: object):
     """See teir_lowering.einsum_frontend.einsum: np.einsum through a compiled TEIR kernel."""
     from teir_lowering.einsum_frontend import einsum as einsum_
 
-    # importing the submodule set this package's `einsum` to it: the function again
-    globals()["einsum"] = einsum_
     return einsum_(subscripts, *operands, **options)  # pyright: ignore

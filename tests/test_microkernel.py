@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from typing import Any
 
 import numpy as np
 import pytest
@@ -242,14 +243,16 @@ def check_against_reference(record: dict, arrays: list[np.ndarray], optimize: bo
     return kernel, got[-1], want[-1]
 
 
-def layout_cases() -> list[tuple[str, str, str, tuple[int, int, int], int]]:
-    """Every layout x GEMM/BRGEMM x FP32/FP64, each with two shapes of AWKWARD."""
-    cases = []
+def layout_cases() -> list[Any]:
+    """Every layout x GEMM/BRGEMM x FP32/FP64, each with two shapes of AWKWARD (the
+    second in the slow tier)."""
+    cases: list[Any] = []
     for number, (trans, kind, dtype) in enumerate(
         itertools.product(LAYOUTS, ("gemm", "brgemm"), ("FP32", "FP64"))
     ):
-        for shape in (AWKWARD[number % 16], AWKWARD[(5 * number + 3) % 16]):
-            cases.append((trans, kind, dtype, shape, number))
+        cases.append((trans, kind, dtype, AWKWARD[number % 16], number))
+        cases.append(pytest.param(trans, kind, dtype, AWKWARD[(5 * number + 3) % 16], number,
+                                  marks=pytest.mark.slow))
     return cases
 
 
