@@ -1,7 +1,5 @@
 // RUN: teir-opt %examples/spec/flat/records_example.json | filecheck %s
 // RUN: %roundtrip
-// RUN: %roundtrip-generic
-// RUN: teir-opt %s --emit=json | teir-opt -f json | filecheck %s
 // RUN: teir-opt %s --emit=tree | filecheck %s --check-prefix=TREE
 
 // flat form example records_example, as imported from records_example.json.

@@ -1,7 +1,5 @@
 // RUN: teir-opt %examples/spec/flat/scalar_batched_gemm_reordered.json | filecheck %s
 // RUN: %roundtrip
-// RUN: %roundtrip-generic
-// RUN: teir-opt %s --emit=json | teir-opt -f json | filecheck %s
 // RUN: teir-opt %s --emit=tree | filecheck %s --check-prefix=TREE
 
 // flat form example scalar_batched_gemm_reordered, as imported from scalar_batched_gemm_reordered.json.

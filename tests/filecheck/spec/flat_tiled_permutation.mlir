@@ -1,7 +1,5 @@
 // RUN: teir-opt %examples/spec/flat/tiled_permutation.json | filecheck %s
 // RUN: %roundtrip
-// RUN: %roundtrip-generic
-// RUN: teir-opt %s --emit=json | teir-opt -f json | filecheck %s
 // RUN: teir-opt %s --emit=tree | filecheck %s --check-prefix=TREE
 
 // flat form example tiled_permutation, as imported from tiled_permutation.json.

@@ -1,7 +1,5 @@
 // RUN: teir-opt %examples/spec/tree/10_4_1_addressing.json | filecheck %s
 // RUN: %roundtrip
-// RUN: %roundtrip-generic
-// RUN: teir-opt %s --emit=json | teir-opt -f json | filecheck %s
 // RUN: teir-opt %s --emit=tree | filecheck %s --check-prefix=TREE
 
 // tree form example 10_4_1_addressing, as imported from 10_4_1_addressing.json.

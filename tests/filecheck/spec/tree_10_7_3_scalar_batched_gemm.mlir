@@ -1,7 +1,5 @@
 // RUN: teir-opt %examples/spec/tree/10_7_3_scalar_batched_gemm.json | filecheck %s
 // RUN: %roundtrip
-// RUN: %roundtrip-generic
-// RUN: teir-opt %s --emit=json | teir-opt -f json | filecheck %s
 // RUN: teir-opt %s --emit=tree | filecheck %s --check-prefix=TREE
 
 // tree form example 10_7_3_scalar_batched_gemm, as imported from 10_7_3_scalar_batched_gemm.json.
