@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 
 import ml_dtypes
 import numpy as np
+from run import contraction_record as brgemm_record  # benchmarks/run.py: the same records
+from run import gemm_record, permutation_record
 
 from teir_dialect.vocabulary import DataType
 from teir_lowering.kernel import Kernel, compile_kernel
@@ -46,80 +48,6 @@ EPSILON = {"FP32": 2.0**-24, "FP16": 2.0**-11, "BF16": 2.0**-8}
 """Unit roundoff of each storage format."""
 
 Peer = Callable[[Sequence[np.ndarray]], object]
-
-
-def gemm_record(m: int, n: int, k: int, dtype: str) -> dict:
-    """Column-major C(m,n) = A(m,k) B(k,n): a Zero then one GEMM primitive, no loops."""
-    w = DataType(dtype).width
-    meta = {"data_type": dtype}
-    return {
-        "tensors": ["in0", "in1", "out"],
-        "axes": [
-            {"id": "m", "extent": m, "strides": [w, 0, w], "offsets": [0, 0, 0]},
-            {"id": "n", "extent": n, "strides": [0, k * w, m * w], "offsets": [0, 0, 0]},
-            {"id": "k", "extent": k, "strides": [m * w, w, 0], "offsets": [0, 0, 0]},
-        ],
-        "primitives": [
-            {"id": "zero_mn", "operation": "Zero", "axes": {"M": ["m"], "N": ["n"]},
-             "metadata": meta},
-            {"id": "gemm_mnk", "operation": "Contraction",
-             "axes": {"M": ["m"], "N": ["n"], "K": ["k"]}, "metadata": meta},
-        ],
-        "schedule": {
-            "roots": ["zero", "gemm"],
-            "iterations": [],
-            "invocations": [
-                {"id": "zero", "primitive": "zero_mn", "guard": None},
-                {"id": "gemm", "primitive": "gemm_mnk", "guard": None},
-            ],
-        },
-    }
-
-
-def brgemm_record(p: int, q: int, r: int, s: int, t: int, u: int, dtype: str) -> dict:
-    """§10.7.7's trus,pqtu->pqrs in flat BRGEMM form (Zero first, p and r parallel)."""
-    return {
-        "dim_ids": ["p", "r", "t", "s", "q", "u"],
-        "dim_types": ["N", "M", "K", "M", "N", "K"],
-        "exec_types": ["parallel", "parallel", "prim", "prim", "prim", "prim"],
-        "dim_sizes": [p, r, t, s, q, u],
-        "strides": [
-            [0, u * s, r * u * s, 1, 0, s],  # in0: t r u s
-            [q * t * u, 0, u, 0, t * u, 1],  # in1: p q t u
-            [q * r * s, s, 0, 1, r * s, 0],  # out: p q r s
-        ],
-        "data_type": dtype,
-        "prim_first": "Zero",
-        "prim_main": "BRGEMM",
-        "prim_last": "None",
-    }
-
-
-def permutation_record(a: int, b: int, c: int, d: int, dtype: str) -> dict:
-    """abcd->dcba as §10.7.2: b, c iterated (parallel), Copy over d (M) and a (N)."""
-    w = DataType(dtype).width
-    return {
-        "tensors": ["in0", "out"],
-        "axes": [
-            {"id": "b", "extent": b, "strides": [c * d * w, a * w], "offsets": [0, 0]},
-            {"id": "c", "extent": c, "strides": [d * w, b * a * w], "offsets": [0, 0]},
-            {"id": "d", "extent": d, "strides": [w, c * b * a * w], "offsets": [0, 0]},
-            {"id": "a", "extent": a, "strides": [b * c * d * w, w], "offsets": [0, 0]},
-        ],
-        "primitives": [
-            {"id": "copy_da", "operation": "Copy", "axes": {"M": ["d"], "N": ["a"]},
-             "metadata": {"data_type": dtype}},
-        ],
-        "schedule": {
-            "roots": ["b"],
-            "iterations": [
-                {"id": "b", "axis": "b", "policy": "parallel", "children": ["c"], "guard": None},
-                {"id": "c", "axis": "c", "policy": "parallel", "children": ["copy"],
-                 "guard": None},
-            ],
-            "invocations": [{"id": "copy", "primitive": "copy_da", "guard": None}],
-        },
-    }
 
 
 @dataclass

@@ -48,6 +48,8 @@ from harness import (
     results_dir,
 )
 
+from teir_dialect.vocabulary import DataType
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -248,7 +250,7 @@ class CoreProbe:
 
 # --------------------------------------------------------------------------- records
 
-WIDTH = {"FP32": 4, "FP64": 8}
+WIDTH = {t.value: t.width for t in DataType}
 NP_TYPE = {"FP32": np.float32, "FP64": np.float64}
 
 
