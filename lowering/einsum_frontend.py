@@ -130,8 +130,10 @@ def _has_microkernel(module: ModuleOp) -> bool:
 
 def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
                      relu: bool, dtype: str | None) -> Plan | None:
-    """Transpose, transpose, GEMM, transpose: in0 as [batch, M, K], in1 as [batch, K, N]
-    and the result as [batch, M, N] (each group in out's or in0's index order),
+    """Transpose, transpose, GEMM, transpose: in0 as [batch, M, K] or [batch, K, M],
+    in1 as [batch, K, N] or [batch, N, K] and the result as [batch, M, N] or
+    [batch, N, M] (`_gemm_orders`: each group in the index order in0 or in1 has
+    it, the two groups in the order the operand has them when it can),
     C-contiguous, so that each group fuses into one GEMM dimension. Operands
     already in that order are not copied; the result goes straight to `out`
     when out has the order and is C-contiguous. None when a group is empty in a
@@ -144,9 +146,16 @@ def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.nd
     reduced = [i for i in a_term if i in b_term and i not in output]
     if not rows or not columns or not reduced:
         return None
-    a_order = "".join(batch + rows + reduced)
-    b_order = "".join(batch + reduced + columns)
-    c_order = "".join(batch + rows + columns)
+    a_order, b_order, c_order = _gemm_orders(a_term, b_term, output, batch, rows, columns,
+                                             reduced)
+    if (a_order, b_order, c_order) == (a_term, b_term, output):
+        # Already a GEMM in the operands' own layouts that teir-optimize does not
+        # match: fall back to the canonical [batch, M, K] x [batch, K, N] orders.
+        a_order = "".join(batch + rows + reduced)
+        b_order = "".join(batch + reduced + columns)
+        c_order = "".join(batch + rows + columns)
+        if (a_order, b_order, c_order) == (a_term, b_term, output):
+            return None
     direct_out = c_order == output and out.flags.c_contiguous
     gemm = f"{a_order},{b_order}->{c_order}"
 
@@ -163,6 +172,41 @@ def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.nd
             einsum(f"{c_order}->{output}", product, out=target, threads=count, dtype=dtype)
 
     return run
+
+
+def _gemm_orders(a_term: str, b_term: str, output: str, batch: list[str], rows: list[str],
+                 columns: list[str], reduced: list[str]) -> tuple[str, str, str]:
+    """The index orders of the GEMM's operands and result that copy least. An
+    operand stays as it is when its term is batch (in out's order) followed by
+    its two groups (M and K for in0, K and N for in1) in either order: the
+    microkernels take every transposition, so a group only has to be
+    contiguous. The order within a group is then the one that operand has
+    (in0's K order wins when both stay and disagree); a group of a copied
+    operand takes out's order, so the result is more often out itself."""
+
+    def split(term: str, first: set[str], second: set[str]) -> tuple[list[str], list[str]] | None:
+        rest = [i for i in term if i not in batch]
+        if [i for i in term if i in batch] != batch or term[:len(batch)] != "".join(batch):
+            return None
+        for one, two in ((first, second), (second, first)):
+            head, tail = rest[:len(one)], rest[len(one):]
+            if set(head) == one and set(tail) == two:
+                return (head, tail) if one is first else (tail, head)
+        return None
+
+    a_groups = split(a_term, set(rows), set(reduced))
+    b_groups = split(b_term, set(reduced), set(columns))
+    if a_groups and b_groups and a_groups[1] != b_groups[0]:
+        b_groups = None  # the K orders disagree: in1 is copied into in0's
+    k_order = a_groups[1] if a_groups else b_groups[0] if b_groups else reduced
+    m_order = a_groups[0] if a_groups else rows
+    n_order = b_groups[1] if b_groups else columns
+    a_order = a_term if a_groups else "".join(batch + m_order + k_order)
+    b_order = b_term if b_groups else "".join(batch + k_order + n_order)
+    c_order = "".join(batch + n_order + m_order)
+    if c_order != output:
+        c_order = "".join(batch + m_order + n_order)
+    return a_order, b_order, c_order
 
 
 def _tune(record: dict, subscripts: str, threads: int | None) -> None:

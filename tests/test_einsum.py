@@ -174,3 +174,21 @@ def test_scalar_nests_in_any_order_get_the_same_exact_brgemm(order: str) -> None
         run_reference(candidate, copies)
         results.append(copies[-1])
     np.testing.assert_array_equal(results[0], results[1])
+
+
+@pytest.mark.parametrize("subscripts, orders", [
+    ("dca,bd->abc", ("dca", "bd", "cab")),        # both inputs read in place
+    ("aebf,dfce->abcd", ("abef", "efcd", "abcd")),  # both copied, result straight to out
+    ("abz,zbc->zac", ("zab", "zbc", "zac")),      # in0 copied to bring the batch first
+])
+def test_transposed_plan_copies_only_what_breaks_a_gemm(subscripts: str,
+                                                        orders: tuple[str, str, str]) -> None:
+    from teir_lowering.einsum_frontend import _gemm_orders
+
+    inputs, output = subscripts.split("->")
+    a, b = inputs.split(",")
+    batch = [i for i in output if i in a and i in b]
+    rows = [i for i in output if i in a and i not in b]
+    columns = [i for i in output if i in b and i not in a]
+    reduced = [i for i in a if i in b and i not in output]
+    assert _gemm_orders(a, b, output, batch, rows, columns, reduced) == orders
