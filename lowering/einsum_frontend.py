@@ -186,7 +186,7 @@ def _gemm_orders(a_term: str, b_term: str, output: str, batch: list[str], rows: 
 
     def split(term: str, first: set[str], second: set[str]) -> tuple[list[str], list[str]] | None:
         rest = [i for i in term if i not in batch]
-        if [i for i in term if i in batch] != batch or term[:len(batch)] != "".join(batch):
+        if term[:len(batch)] != "".join(batch):
             return None
         for one, two in ((first, second), (second, first)):
             head, tail = rest[:len(one)], rest[len(one):]

@@ -286,8 +286,9 @@ def compile_kernel(
     threads = default_threads() if threads is None else check_threads(threads)
     module = load_module(config)
     function, config_op = _entry(module, name)
-    tuned = schedule_cache.lookup(str(function), threads) if optimize else None
-    key = (str(function), optimize, tuned.key if tuned else None)
+    function_ir = str(function)
+    tuned = schedule_cache.lookup(function_ir, threads) if optimize else None
+    key = (function_ir, optimize, tuned.key if tuned else None)
     with _CACHE_LOCK:
         cached = _CACHE.get(key)
     if cached is not None:
@@ -306,7 +307,7 @@ def compile_kernel(
             JitModule.load_library("libgomp.so.1")
         engine = JitModule.from_machine_code(stored.llvm_ir, stored.object_code)
         parallel = stored.parallel
-        stages = {"teir": str(function), "cached": str(kernel_cache.kernel_dir() / disk_key)}
+        stages = {"teir": function_ir, "cached": str(kernel_cache.kernel_dir() / disk_key)}
     else:
         engine, parallel, stages = _compile(module, function, tensors, tuned, optimize)
         assert engine.object_code is not None

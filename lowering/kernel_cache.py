@@ -68,9 +68,25 @@ def _compiler_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def kernel_key(function_ir: str, optimize: bool, tuned: str | None) -> str:
-    text = json.dumps([function_ir, optimize, tuned, _compiler_fingerprint()])
+def kernel_key(*parts: object) -> str:
+    """A file name for what `parts` (JSON values) and this compiler on this host give."""
+    text = json.dumps([*parts, _compiler_fingerprint()])
     return hashlib.sha256(text.encode()).hexdigest()[:40]
+
+
+def _write(files: list[tuple[str, bytes]]) -> None:
+    """Writes (name, data) pairs into the cache folder in order, each atomically (a
+    temporary file renamed over the entry); best effort: a cache that cannot be
+    written is no error."""
+    folder = kernel_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, data in files:
+            temporary = folder / f".{name}.{os.getpid()}.tmp"
+            temporary.write_bytes(data)
+            temporary.replace(folder / name)
+    except OSError:
+        pass
 
 
 @dataclass(frozen=True)
@@ -108,21 +124,13 @@ def _digest(entry: CachedKernel) -> str:
 
 
 def store(key: str, entry: CachedKernel) -> None:
-    """Writes the entry (best effort: a cache that cannot be written is no error)."""
+    """Writes the entry (best effort, see `_write`)."""
     if not enabled():
         return
-    folder = kernel_dir()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        # The metadata goes last: a reader that finds it finds the code too.
-        for suffix, data in ((".ll", entry.llvm_ir.encode()), (".o", entry.object_code),
-                             (".json", json.dumps({"name": entry.name, "parallel": entry.parallel,
-                                                   "sha256": _digest(entry)}).encode())):
-            temporary = folder / f".{key}{suffix}.{os.getpid()}.tmp"
-            temporary.write_bytes(data)
-            temporary.replace(folder / f"{key}{suffix}")
-    except OSError:
-        pass
+    meta = {"name": entry.name, "parallel": entry.parallel, "sha256": _digest(entry)}
+    # The metadata goes last: a reader that finds it finds the code too.
+    _write([(f"{key}.ll", entry.llvm_ir.encode()), (f"{key}.o", entry.object_code),
+            (f"{key}.json", json.dumps(meta).encode())])
 
 
 def recall(question: str) -> object:
@@ -131,25 +139,17 @@ def recall(question: str) -> object:
     if not enabled():
         return None
     try:
-        path = kernel_dir() / f"{kernel_key(question, False, 'note')}.note"
+        path = kernel_dir() / f"{kernel_key('note', question)}.note"
         return json.loads(path.read_text())["answer"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
 def remember(question: str, answer: object) -> None:
-    """Stores `answer` (JSON) for `question` (best effort, like `store`)."""
-    if not enabled():
-        return
-    folder = kernel_dir()
-    key = kernel_key(question, False, "note")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        temporary = folder / f".{key}.note.{os.getpid()}.tmp"
-        temporary.write_text(json.dumps({"answer": answer}))
-        temporary.replace(folder / f"{key}.note")
-    except OSError:
-        pass
+    """Stores `answer` (JSON) for `question` (best effort, see `_write`)."""
+    if enabled():
+        _write([(f"{kernel_key('note', question)}.note",
+                 json.dumps({"answer": answer}).encode())])
 
 
 def clear() -> int:

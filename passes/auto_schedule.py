@@ -114,7 +114,10 @@ class _Scheduler:
         outermost, reduction loops innermost in their own order (moving one
         past another would change the order of a sum). Whatever order the nest
         came in, fusion and lifting then see the same one."""
-        for top in list(self.config.schedule.walk_nodes()):
+        # Chains lie in disjoint subtrees and teir-reorder finds one by its axes, so
+        # the steps stay valid while earlier ones rebuild the configuration.
+        steps = []
+        for top in self.config.schedule.walk_nodes():
             if not isinstance(top, IterOp) or not self._chain_top(top):
                 continue
             chain = [top]
@@ -126,8 +129,9 @@ class _Scheduler:
                 continue
             order = sorted(chain, key=lambda n: -abs(n.axis_op().stride_on("out")))
             if order != chain:
-                self.step({"op": "reorder", "order": [n.axis_id for n in order]})
-            return  # the step rebuilt the configuration: one chain per run is enough
+                steps.append({"op": "reorder", "order": [n.axis_id for n in order]})
+        for step in steps:
+            self.step(step)
 
     @staticmethod
     def _chain_top(node: IterOp) -> bool:
