@@ -18,7 +18,6 @@ compile of each (no kernel cache).
 from __future__ import annotations
 
 import argparse
-import copy
 import os
 import sys
 import time
@@ -27,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from teir_dialect import einsum_config
+from teir_dialect.builders import scalar_nest
 from teir_lowering.kernel import Kernel, compile_kernel
 from teir_lowering.timing import median_time
 from teir_passes.host import cpu_model
@@ -42,30 +42,6 @@ ORDERS = ["pqrstu", "tupqrs", "rtpusq", "utsrqp", "sruqtp"]
 reductions inside, reductions outermost, two mixed orders, everything reversed."""
 
 
-def scalar_nest(order: str) -> dict:
-    """The plain record with its schedule replaced by one loop per index in `order`
-    around a Zero guarded by first(t) and first(u) and a scalar Contraction."""
-    shapes = [tuple(EXTENTS[i] for i in term) for term in ("trus", "pqtu")]
-    record = copy.deepcopy(einsum_config(SUBSCRIPTS, *shapes))
-    zero = next(p["id"] for p in record["primitives"] if p["operation"] == "Zero")
-    contraction = next(p["id"] for p in record["primitives"]
-                       if p["operation"] == "Contraction")
-    record["schedule"] = {
-        "roots": [f"loop_{order[0]}"],
-        "iterations": [
-            {"id": f"loop_{index}", "axis": index, "policy": "sequential",
-             "children": [f"loop_{order[n + 1]}"] if n + 1 < len(order) else ["zero", "mac"],
-             "guard": None}
-            for n, index in enumerate(order)
-        ],
-        "invocations": [
-            {"id": "zero", "primitive": zero, "guard": ["first(t)", "first(u)"]},
-            {"id": "mac", "primitive": contraction, "guard": None},
-        ],
-    }
-    return record
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--threads", default="1,2")
@@ -74,7 +50,8 @@ def main() -> int:
     shapes = [tuple(EXTENTS[i] for i in term) for term in ("trus", "pqtu")]
     records = {"hand (§10.7.7, as written)": HAND.read_text(),
                "einsum_config + teir-optimize": einsum_config(SUBSCRIPTS, *shapes)}
-    records.update({f"scalar nest {o} + teir-optimize": scalar_nest(o) for o in ORDERS})
+    plain = einsum_config(SUBSCRIPTS, *shapes)
+    records.update({f"scalar nest {o} + teir-optimize": scalar_nest(plain, o) for o in ORDERS})
     rng = np.random.default_rng(0)
     a = rng.standard_normal(shapes[0]).astype(np.float32)
     b = rng.standard_normal(shapes[1]).astype(np.float32)

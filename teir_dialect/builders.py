@@ -500,6 +500,34 @@ def einsum_config(
     return build_record(dimensions, kinds, data_type)
 
 
+def scalar_nest(record: JsonDict, order: str | Sequence[str]) -> JsonDict:
+    """`record` (a binary contraction from `einsum_config`, without ReLU) with its
+    schedule replaced by one loop per axis in `order`, outermost first, around the
+    scalar Zero guarded by `first()` of every reduction axis and the scalar
+    Contraction: the loop nest a user might write by hand, in any order."""
+    kinds = {p["operation"]: p["id"] for p in record["primitives"]}
+    axes = {a["id"]: a for a in record["axes"]}
+    if set(kinds) != {"Zero", "Contraction"} or sorted(order) != sorted(axes):
+        raise TeirError(
+            "scalar_nest: needs a Zero and a Contraction and one loop per axis "
+            f"({', '.join(axes)}), got {sorted(kinds)} and order {list(order)}"
+        )
+    reduced = [axis for axis in order if axes[axis]["strides"][-1] == 0]
+    return {**record, "schedule": {
+        "roots": [f"loop_{order[0]}"],
+        "iterations": [
+            {"id": f"loop_{axis}", "axis": axis, "policy": "sequential", "guard": None,
+             "children": [f"loop_{order[n + 1]}"] if n + 1 < len(order) else ["zero", "mac"]}
+            for n, axis in enumerate(order)
+        ],
+        "invocations": [
+            {"id": "zero", "primitive": kinds["Zero"],
+             "guard": [f"first({axis})" for axis in reduced] or None},
+            {"id": "mac", "primitive": kinds["Contraction"], "guard": None},
+        ],
+    }}
+
+
 __all__ = [
     "OPERATIONS",
     "Dimension",
@@ -507,5 +535,6 @@ __all__ = [
     "build_record",
     "data_type_of",
     "einsum_config",
+    "scalar_nest",
     "writes_each_once",
 ]

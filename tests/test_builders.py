@@ -14,7 +14,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from conftest import SPEC_EXAMPLES, load
 from teir_dialect import TeirError, einsum_config, from_json, to_json
-from teir_dialect.builders import Dimension, build_record, writes_each_once
+from teir_dialect.builders import Dimension, build_record, scalar_nest, writes_each_once
 from teir_dialect.interpreter import round_tf32, run_reference
 
 
@@ -317,3 +317,15 @@ def test_compiled_einsums_match_numpy(subscripts, orders, dtype, use_relu) -> No
     expected = expected_out(case, views)
     compile_kernel(record)(*buffers)
     check_out(case, buffers, views, expected)
+
+
+def test_scalar_nest_needs_a_plain_contraction_and_every_axis() -> None:
+    record = einsum_config("ik,kj->ij", (2, 3), (3, 4))
+    nest = scalar_nest(record, "kji")
+    assert [n["axis"] for n in nest["schedule"]["iterations"]] == ["k", "j", "i"]
+    assert nest["schedule"]["invocations"][0]["guard"] == ["first(k)"]
+    from_json(nest)  # a valid record
+    with pytest.raises(TeirError, match=r"one loop per axis \(i, j, k\)"):
+        scalar_nest(record, "ij")
+    with pytest.raises(TeirError, match=r"needs a Zero and a Contraction"):
+        scalar_nest(einsum_config("ik,kj->ij", (2, 3), (3, 4), relu=True), "ijk")

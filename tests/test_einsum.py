@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from conftest import SPEC_EXAMPLES, examples
 from strategies import configs, random_arrays
 from teir_dialect import TeirError, einsum_config, from_json, to_json
+from teir_dialect.builders import scalar_nest
 from teir_dialect.context import teir_context
 from teir_dialect.interpreter import run_reference
 from teir_dialect.records import find_configs
@@ -138,30 +139,12 @@ def test_spec_contraction_from_einsum_schedules_like_the_hand_written_one() -> N
 NEST_EXTENTS = {"p": 3, "q": 4, "r": 2, "s": 5, "t": 3, "u": 4}
 
 
-def scalar_nest(order: str, data_type: str = "FP64") -> dict:
-    """trus,pqtu->pqrs as one loop per index in `order` around a Zero guarded by
-    first(t), first(u) and a scalar Contraction."""
-    shapes = [tuple(NEST_EXTENTS[i] for i in term) for term in ("trus", "pqtu")]
-    record = einsum_config("trus,pqtu->pqrs", *shapes, dtype=data_type)
-    zero, mac = (next(p["id"] for p in record["primitives"] if p["operation"] == kind)
-                 for kind in ("Zero", "Contraction"))
-    record["schedule"] = {
-        "roots": [f"loop_{order[0]}"],
-        "iterations": [{"id": f"loop_{index}", "axis": index, "policy": "sequential",
-                        "children": [f"loop_{order[n + 1]}"] if n + 1 < len(order)
-                        else ["zero", "mac"], "guard": None}
-                       for n, index in enumerate(order)],
-        "invocations": [{"id": "zero", "primitive": zero, "guard": ["first(t)", "first(u)"]},
-                        {"id": "mac", "primitive": mac, "guard": None}],
-    }
-    return record
-
-
 @pytest.mark.parametrize("order", ["pqrstu", "tupqrs", "rtpusq", "utsrqp", "sruqtp"])
 def test_scalar_nests_in_any_order_get_the_same_exact_brgemm(order: str) -> None:
     """teir-optimize puts a plain nest in memory order and lifts it to a BRGEMM whose
     K axes keep the nest's reduction order (FP64: bit-exact against the nest)."""
-    record = scalar_nest(order)
+    shapes = [tuple(NEST_EXTENTS[i] for i in term) for term in ("trus", "pqtu")]
+    record = scalar_nest(einsum_config("trus,pqtu->pqrs", *shapes, dtype="FP64"), order)
     module = from_json(record)
     apply_schedule(module, [{"op": "teir-optimize"}])
     optimized = to_json(module)
