@@ -33,7 +33,7 @@ import numpy as np
 
 import teir_dialect
 import teir_passes
-from teir_passes.host import cpu_model
+from teir_passes.host import cpu_model, host
 
 
 def enabled() -> bool:
@@ -70,7 +70,8 @@ def _compiler_fingerprint() -> str:
 
 def kernel_key(*parts: object) -> str:
     """A file name for what `parts` (JSON values) and this compiler on this host give."""
-    text = json.dumps([*parts, _compiler_fingerprint()])
+    # host(): the description plans were made for, which a test may pin
+    text = json.dumps([*parts, _compiler_fingerprint(), host().fingerprint()])
     return hashlib.sha256(text.encode()).hexdigest()[:40]
 
 

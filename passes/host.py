@@ -10,6 +10,13 @@ every benchmark names the model it ran on.
 
 `TEIR_HOST_CACHE` may override the cache sizes ("l1=32K,l2=512K,l3=32M") to
 study a schedule for another machine; kernels still compile for this one.
+
+`TEIR_HOST=NAME` (or `pinned(NAME)` in Python) replaces the whole description
+by one of `PINNED_HOSTS`: what the scheduler and the planner decide then no
+longer depends on the machine, which is how tests whose expected IR follows
+the host stay green on every CI host (the lit suite runs pinned). Kernels
+still compile for this CPU's instruction set (LLVM legalizes wider vectors),
+so a pinned kernel runs correctly anywhere, only not at its best.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from __future__ import annotations
 import os
 import platform
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -41,6 +50,11 @@ class Host:
     def lanes(self, element_width: int) -> int:
         """Elements of `element_width` bytes in one vector register."""
         return self.vector_bytes // element_width
+
+    def fingerprint(self) -> str:
+        """The description as stable text (for cache keys: a frozenset's repr is not)."""
+        return repr((self.cpu, self.vector_bytes, self.vector_registers,
+                     sorted(self.features), self.l1d, self.l2, self.l3, self.cores))
 
 
 def parse_size(text: str) -> int | None:
@@ -85,8 +99,57 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-@cache
+PINNED_HOSTS: dict[str, Host] = {
+    "avx2": Host("pinned avx2 (Zen 3-like)", 32, 16, frozenset({"avx", "avx2", "fma", "f16c"}),
+                 32 << 10, 512 << 10, 32 << 20, 2),
+    "avx512": Host("pinned avx512 (Zen 5-like)", 64, 32,
+                   frozenset({"avx", "avx2", "fma", "f16c", "avx512f", "avx512bw",
+                              "avx512bf16"}),
+                   48 << 10, 1 << 20, 32 << 20, 2),
+    "avx2-small": Host("pinned avx2 (Haswell-like)", 32, 16,
+                       frozenset({"avx", "avx2", "fma", "f16c"}), 32 << 10, 256 << 10,
+                       8 << 20, 4),
+}
+"""Host descriptions tests pin (`TEIR_HOST`), one per kind of CI machine."""
+
+_pinned: Host | None = None
+
+
+def pinned_host(name: str) -> Host:
+    """The description `name` stands for; a ValueError naming the choices otherwise."""
+    if name not in PINNED_HOSTS:
+        raise ValueError(
+            f"TEIR_HOST: unknown host description {name!r} "
+            f"(one of {', '.join(sorted(PINNED_HOSTS))})"
+        )
+    return PINNED_HOSTS[name]
+
+
+@contextmanager
+def pinned(name: str | Host) -> Iterator[Host]:
+    """Decide as if on host `name` (a `PINNED_HOSTS` key or a Host) inside the block."""
+    global _pinned
+    previous = _pinned
+    _pinned = name if isinstance(name, Host) else pinned_host(name)
+    try:
+        yield _pinned
+    finally:
+        _pinned = previous
+
+
 def host() -> Host:
+    """The description decisions use: a pinned one (`pinned`, then `TEIR_HOST`), else
+    this machine's."""
+    if _pinned is not None:
+        return _pinned
+    if name := os.environ.get("TEIR_HOST"):
+        return pinned_host(name)
+    return native_host()
+
+
+@cache
+def native_host() -> Host:
+    """This machine, as LLVM and sysfs describe it."""
     import llvmlite.binding as llvm
 
     llvm.initialize_native_target()

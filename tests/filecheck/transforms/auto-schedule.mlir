@@ -2,7 +2,8 @@
 // RUN: teir-opt %examples/spec/tree/10_7_5_scalar_contraction.json -p 'teir-auto-schedule{threads=2}' --emit=script > %t.json
 // RUN: teir-opt %examples/spec/tree/10_7_5_scalar_contraction.json -p 'teir-apply-schedule{script="%t.json"}' --emit=tree | filecheck %s --check-prefix=REPLAY
 // RUN: teir-opt %examples/spec/tree/10_7_5_scalar_contraction.json -p 'teir-auto-schedule{threads=2}' --emit=tree | filecheck %s --check-prefix=REPLAY
-// RUN: teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s
+// RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefixes=CHECK,AVX2
+// RUN: env TEIR_HOST=avx512 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefixes=CHECK,AVX512
 // RUN: teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=ONE
 // RUN: teir-opt %s --verify-diagnostics -p 'teir-auto-schedule{threads=-1}' | filecheck %s --check-prefix=BAD
 
@@ -16,9 +17,12 @@
 // REPLAY-NEXT: ├── zero -> zero_s_pq
 // REPLAY-NEXT: └── contraction -> brgemm_s_pq_t_u
 
-// A large plain GEMM nest (512^2 x 512): lifted to a GEMM, cut into row blocks
-// that fit the L2 cache (the block size comes from the host's caches), the
-// loop over the blocks parallel for two threads.
+// A large plain GEMM nest (512^2 x 512): lifted to a GEMM, cut into blocks
+// that fit the L2 cache, the loop over the blocks parallel for two threads.
+// The cut follows the host (its caches and vector width), so the decisions are
+// checked under two pinned host descriptions (the lit suite runs with
+// TEIR_HOST=avx2 unless a RUN line says otherwise): rows of 128 on the AVX2
+// description, column panels of 64 on the AVX-512 one.
 func.func @gemm(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
   teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
     teir.axis i extent 512 strides [2048, 0, 2048] offsets [0, 0, 0]
@@ -39,9 +43,17 @@ func.func @gemm(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
   }
   func.return
 }
-// CHECK:     teir.primitive {{.*}} Contraction {M = [{{i.*}}], N = [j], K = [{{k.*}}]}
-// CHECK:     teir.iter i over i parallel
-// CHECK:     script = "[{\22op\22: \22teir-lift-gemm\22}
-// CHECK-SAME: {\22op\22: \22parallelize\22, \22axis\22: \22i\22}]"
+// AVX2:       teir.axis i_in extent 128
+// AVX2:       teir.primitive {{.*}} Contraction {M = [i_in], N = [j], K = [k]}
+// AVX2:       teir.iter i over i parallel
+// AVX2:       script = "[{\22op\22: \22teir-lift-gemm\22}
+// AVX2-SAME:  {\22op\22: \22split\22, \22axis\22: \22i\22, \22factor\22: 128}
+// AVX2-SAME:  {\22op\22: \22parallelize\22, \22axis\22: \22i\22}]"
+// AVX512:     teir.axis j_in extent 64
+// AVX512:     teir.primitive {{.*}} Contraction {M = [i], N = [j_in], K = [k]}
+// AVX512:     teir.iter {{j.*}} over j parallel
+// AVX512:     script = "[{\22op\22: \22teir-lift-gemm\22}
+// AVX512-SAME: {\22op\22: \22split\22, \22axis\22: \22j\22, \22factor\22: 64}
+// AVX512-SAME: {\22op\22: \22parallelize\22, \22axis\22: \22j\22}]"
 // ONE-NOT:   parallel
 // BAD: teir-auto-schedule: threads must be 0 or more, got -1
