@@ -12,7 +12,9 @@ Zero and ReLU are optional, so a bare reduction loop around a Contraction
 folds too (the general form of teir-lift-brgemm). Then the GEMM/BRGEMM
 matching and microkernels apply to what was a loop nest.
 
-The node must be sequential, k must not be named by the Contraction's guard,
+The primitive must write each out element from one (M, N) tuple
+(`legality.k_fold_problem`): k joins K inside the M and N loops. The node
+must be sequential, k must not be named by the Contraction's guard,
 and the guards of the Zero/ReLU name k only as `first(k)`/`last(k)`. A fold
 that would turn a GEMM or BRGEMM into a general loop nest (a third K axis)
 is not done: a reduction loop around a microkernel is as exact and faster.
@@ -40,7 +42,7 @@ from teir_dialect.dialect import (
     ScheduleNode,
 )
 from teir_dialect.vocabulary import GuardKind, OperationKind, Role
-from teir_passes.legality import k_move_problem
+from teir_passes.legality import k_fold_problem
 from teir_passes.primitives import erase_unused, with_roles
 from teir_passes.schedule_edit import set_terms, terms
 
@@ -79,7 +81,7 @@ class FoldGuardedReduction(RewritePattern):
             return
         (contraction,) = middle
         prim = contraction.primitive_op()
-        if prim.kind is not OperationKind.CONTRACTION or k_move_problem(prim):
+        if prim.kind is not OperationKind.CONTRACTION or k_fold_problem(prim):
             return
         if any(t.axis_text == k for t in terms(contraction)):
             return

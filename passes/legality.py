@@ -97,6 +97,80 @@ def reorder_problem(chain: Sequence[IterOp], order: Sequence[str]) -> str | None
     return None
 
 
+MAX_WRITERS = 64
+"""Most distinct (path, primitive, guard) writers `sink_problem` compares pairwise."""
+
+
+def sink_problem(top: IterOp) -> str | None:
+    """Why moving loops of `top`'s subtree past each other (lifting some of them into
+    the primitives below, so that they run inside all the others) could change a
+    result, or None when no order of those loops can.
+
+    Exact when bodies at different index tuples of the moving loops (stride != 0
+    on out, extent > 1) write disjoint out bytes: each out byte then sees the
+    writes of one tuple only, whose order the reduction loops and the sibling
+    order decide, and lifting keeps both. Checked per pair of invocations over
+    the moving loops above both (`tuples_overlap`, exact), their other loops and
+    role axes spanning the bytes they may write.
+    """
+    writers: dict[tuple, tuple[list[IterOp], InvokeOp]] = {}
+    for op in top.body.walk():
+        if isinstance(op, InvokeOp):
+            path = op.ancestors()
+            path = path[path.index(top):]
+            key = (tuple(id(node) for node in path), op.primitive_op().primitive_id,
+                   str(op.guard))
+            writers.setdefault(key, (path, op))
+    if len(writers) > MAX_WRITERS:
+        return f"it would have to compare more than {MAX_WRITERS} distinct writers"
+    entries = list(writers.values())
+    for index, (path_x, x) in enumerate(entries):
+        for path_y, y in entries[index:]:
+            common = [node for node in path_x if node in path_y
+                      and node.axis_op().stride_on("out") and node.axis_op().size > 1]
+            if not common:
+                continue
+            boxes = [_box(path_x, x, common), _box(path_y, y, common)]
+            loops = [(n.axis_op().size, n.axis_op().stride_on("out")) for n in common]
+            try:
+                overlap = tuples_overlap([b for b in boxes if b is not None], loops)
+            except Undecided as undecided:
+                return (
+                    "proving that its loops write disjoint out bytes would take "
+                    f"{undecided.combinations} steps"
+                )
+            if overlap:
+                return (
+                    f"'{x.node_id}' and '{y.node_id}' write common out bytes at different "
+                    f"indices of the loops {', '.join(n.node_id for n in common)}, so "
+                    "moving those loops would change which write comes last"
+                )
+    return None
+
+
+def _box(path: Sequence[IterOp], op: InvokeOp, pinned: Sequence[IterOp]) -> Box | None:
+    """The out bytes `op` writes below `path[0]`'s entry with the loops `pinned` at
+    index 0 (their offsets only), or None when its guards never let it run."""
+    terms = guard_terms(op)
+    base, axes = 0, []
+    for node in path:
+        axis = node.axis_op()
+        base += axis.offset_on("out")
+        if node in pinned:
+            continue
+        span = index_range(axis.size, terms.get(axis.axis_id, ()))
+        if span is None:
+            return None
+        base += axis.stride_on("out") * span[0]
+        if span[0] != span[1]:
+            axes.append((span[1] - span[0] + 1, axis.stride_on("out")))
+    prim = op.primitive_op()
+    for axis in prim.all_role_axes:
+        base += axis.offset_on("out")
+        axes.append((axis.size, axis.stride_on("out")))
+    return Box(base, tuple(axes), prim.element_width)
+
+
 def k_move_problem(prim: PrimitiveOp) -> str | None:
     """Why a reduction loop may not move between `prim` (a Contraction) and the
     schedule, or None: in FP16/BF16 a K loop of the schedule rounds the partial
@@ -107,6 +181,31 @@ def k_move_problem(prim: PrimitiveOp) -> str | None:
             f"primitive '{prim.primitive_id}' is {prim.data_type}: a reduction loop of the "
             "schedule rounds at every store and one of the primitive only once, so moving "
             "it would change the results"
+        )
+    return None
+
+
+def writes_each_element_once(prim: PrimitiveOp) -> bool:
+    """Whether distinct index tuples of `prim`'s M and N axes write disjoint out
+    elements (`disjoint_windows`: sufficient, exact for the usual layouts)."""
+    free = [a for a in prim.all_role_axes if a not in prim.role_axes(Role.K)]
+    return disjoint_windows([(a.size, a.stride_on("out")) for a in free], prim.element_width)
+
+
+def k_fold_problem(prim: PrimitiveOp) -> str | None:
+    """Why a reduction loop around `prim` (a Contraction) may not become its
+    outermost K axis, or None.
+
+    The primitive runs M..., N..., K... (outermost first), so the loop would run
+    inside its M and N loops: exact when each out element gets its products from
+    one (M, N) tuple only, whose sum then keeps the loop outside the old K axes.
+    """
+    if (problem := k_move_problem(prim)) is not None:
+        return problem
+    if not writes_each_element_once(prim):
+        return (
+            f"primitive '{prim.primitive_id}' writes some out elements from several M/N "
+            "index tuples, so a reduction loop moved inside them would reorder their sums"
         )
     return None
 
@@ -123,10 +222,7 @@ def role_split_problem(prim: PrimitiveOp, axis: AxisOp) -> str | None:
     element several times keeps its order only when the axis is its outermost.
     """
     loop_order = list(prim.all_role_axes)
-    free = [a for a in loop_order if a not in prim.role_axes(Role.K)]
-    injective = disjoint_windows(
-        [(a.size, a.stride_on("out")) for a in free], prim.element_width
-    )
+    injective = writes_each_element_once(prim)
     outermost = all(a.size == 1 for a in loop_order[: loop_order.index(axis)])
     if not injective and not outermost:
         return (

@@ -10,7 +10,9 @@ batch-reduce axis) takes the node's place.
 
 Results are bit-identical: each output element receives the same products
 in the same order (k outer, the GEMM's K inner), and every axis still adds
-its offsets to the addresses.
+its offsets to the addresses. That needs each element's products to come from
+one (M, N) tuple of the GEMM (`legality.k_fold_problem`): with an M axis of
+stride 0 on out, say, k would move inside the M loop and reorder the sum.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from teir_dialect.dialect import InvokeOp, IterOp, id_text
-from teir_passes.legality import k_move_problem
+from teir_passes.legality import k_fold_problem
 from teir_passes.primitives import erase_unused, with_roles
 
 
@@ -45,7 +47,7 @@ class LiftBrgemm(RewritePattern):
         gemm = child.primitive_op()
         if gemm.kind != "Contraction" or [
             len(gemm.role_ids(role)) for role in ("M", "N", "K")
-        ] != [1, 1, 1] or k_move_problem(gemm):
+        ] != [1, 1, 1] or k_fold_problem(gemm):
             return
         axis = op.axis_op()
         if axis.stride_on("out") != 0:

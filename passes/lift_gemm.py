@@ -14,8 +14,8 @@ the m (n) node gets m (n) added to its M (N) role.
 Why results do not change: only `out` is written, and every invocation
 touches just the out elements of its own tile, so what happens to one out
 element is the same sequence of operations in the same order before and
-after (the removed loops only interleaved work on distinct elements; the GEMM
-pattern makes (m, n) -> out address injective). Hence the conditions:
+after, provided the removed loops only interleaved work on distinct elements (the GEMM
+pattern makes (m, n) -> out address injective within a tile). Hence the conditions:
 
 - the three nodes are sequential and unguarded, and no guard below them names m, n or k;
 - k has stride 0 on out, m stride 0 on in1, n stride 0 on in0;
@@ -23,7 +23,11 @@ pattern makes (m, n) -> out address injective). Hence the conditions:
   (an out-stride-0 loop of extent > 1, which would end up outside the GEMM's
   k and change the order of the sum);
 - every other invocation below the m or n node is a Zero or a three-tensor
-  ReLU (they act on out elements in place) whose roles do not use m or n.
+  ReLU (they act on out elements in place) whose roles do not use m or n;
+- bodies at different indices of the loops that move out below the outermost
+  of the three nodes write disjoint out bytes (`legality.sink_problem`): the
+  lift runs m, n and k inside every other loop there, and where the tiles of
+  two indices overlap, that would change which write comes last.
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ from teir_dialect.dialect import (
 )
 from teir_dialect.gemm import gemm_layout
 from teir_dialect.vocabulary import OperationKind, Role
-from teir_passes.legality import k_move_problem
+from teir_passes.legality import k_move_problem, sink_problem
 from teir_passes.primitives import erase_unused, with_roles
 
 
@@ -112,7 +116,10 @@ class LiftGemm(RewritePattern):
                 {id(inv): inv for node in (m_node, n_node) for inv in _invocations(node)
                  if inv is not op}.values()
             )
-            if all(_element_local(inv, config, axes) for inv in others):
+            if not all(_element_local(inv, config, axes) for inv in others):
+                continue
+            top = next(node for node in op.ancestors() if node in (m_node, n_node, k_node))
+            if sink_problem(top) is None:
                 self.rewrite(op, prim, (m_node, n_node, k_node), others, rewriter)
                 return
 

@@ -23,10 +23,15 @@
 * total scalar work (element operations, ignoring guards) at most `max_work`.
 
 `random_arrays(record, rng)` gives C-contiguous buffers sized from the footprint.
+
+`mutated(record)` draws variants of a given record (the spec's examples, say)
+with other extents, strides and offsets, which the generator above rarely
+makes: out tiles that overlap across the iterations of a sequential loop.
 """
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -292,3 +297,55 @@ def configs(
         ranges=footprint_ranges(record),
         work=work,
     )
+
+
+def as_fp64(record: dict[str, Any]) -> dict[str, Any]:
+    """`record` (tree form) in FP64: byte strides and offsets scaled to 8-byte elements."""
+    width = DataType(record_data_type(record)).width
+    result = copy.deepcopy(record)
+    for axis in result["axes"]:
+        axis["strides"] = [s * 8 // width for s in axis["strides"]]
+        axis["offsets"] = [o * 8 // width for o in axis["offsets"]]
+    for prim in result["primitives"]:
+        prim["metadata"]["data_type"] = "FP64"
+    return result
+
+
+@st.composite
+def mutated(draw: st.DrawFn, record: dict[str, Any], *, max_extent: int = 7,
+            max_work: int = 20_000) -> dict[str, Any]:
+    """`record` (tree form, FP64) with random extents, strides and offsets: tiles that
+    overlap across iterations, axes that stop moving, shifted windows. Only records
+    that still verify are drawn (a mutation that makes a parallel loop race, say, is
+    rejected), and the work stays within `max_work` element operations."""
+    from teir_dialect import TeirError
+
+    result = copy.deepcopy(record)
+    width = DataType(record_data_type(result)).width
+    axes = result["axes"]
+    for axis in axes:
+        if draw(st.booleans()):
+            axis["extent"] = draw(st.integers(1, max_extent))
+        for t in range(len(axis["strides"])):
+            choice = draw(st.integers(0, 5))
+            if choice == 1:
+                axis["strides"][t] = 0
+            elif choice == 2:
+                axis["strides"][t] += width * draw(st.integers(1, 3))
+            elif choice == 3:
+                axis["strides"][t] = max(0, axis["strides"][t] - width * draw(st.integers(1, 3)))
+            elif choice == 4:
+                other = draw(st.sampled_from(axes))
+                axis["strides"][t] = other["strides"][t]
+            if draw(st.integers(0, 4)) == 0:
+                axis["offsets"][t] += width * draw(st.integers(1, 3))
+    if draw(st.integers(0, 3)) == 0:
+        for node in result["schedule"]["iterations"]:
+            node["policy"] = "sequential"
+    size = int(np.prod([a["extent"] for a in axes]))
+    assume(size <= max_work)
+    try:
+        footprint_ranges(result)
+    except TeirError:
+        assume(False)
+    return result
