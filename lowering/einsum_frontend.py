@@ -12,7 +12,8 @@ strides, data types, ReLU flag and output layout, so a repeated call costs a
 dictionary lookup and the kernel's argument checks. What TEIR does not cover
 (more than two operands, repeated indices, broadcasting, ellipses, negative
 strides, implicit output) raises `TeirError` saying why; there is no silent
-fallback to numpy.
+fallback to numpy. An ndarray subclass is read through a plain view of its
+memory (`teir_dialect.arrays.plain_array`); a masked array is refused.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from teir_dialect import einsum_config
+from teir_dialect.arrays import plain_array
 from teir_dialect.context import teir_context
 from teir_dialect.records import TeirError, find_configs, load_module
 from teir_dialect.vocabulary import OperationKind
@@ -68,16 +70,15 @@ def einsum(subscripts: str, *operands: np.ndarray, out: np.ndarray | None = None
     (teir-tune, a minute at most) unless one is stored. `dtype` ("TF32",
     "BF16", ...) overrides the data type the arrays' dtype implies.
     """
-    for index, operand in enumerate(operands):
-        if not isinstance(operand, np.ndarray):
-            raise TypeError(f"einsum: operand {index} must be a numpy array, "
-                            f"got {type(operand).__name__}")
+    # Shapes, strides and addresses from here on are numpy's, not a subclass's.
+    operands = tuple(plain_array(operand, f"einsum: operand {index}")
+                     for index, operand in enumerate(operands))
     if out is None:
         if not operands:
             raise TeirError("einsum: give one operand (a permutation) or two (a contraction)")
-        out = np.empty(output_shape(subscripts, operands), dtype=operands[0].dtype)
-    elif not isinstance(out, np.ndarray):
-        raise TypeError(f"einsum: out must be a numpy array, got {type(out).__name__}")
+        out = result = np.empty(output_shape(subscripts, operands), dtype=operands[0].dtype)
+    else:
+        result, out = out, plain_array(out, "einsum: out")
     key = (subscripts, tuple(_layout(op) for op in operands), _layout(out), relu, dtype)
     with _LOCK:
         plan = _PLANS.get(key)
@@ -86,7 +87,7 @@ def einsum(subscripts: str, *operands: np.ndarray, out: np.ndarray | None = None
         with _LOCK:
             _PLANS[key] = plan
     plan(operands, out, threads)
-    return out
+    return result
 
 
 Plan = Callable[[Sequence[np.ndarray], np.ndarray, "int | None"], None]

@@ -14,8 +14,10 @@ The pipeline (also `teir-opt -p` pass names):
 A `Kernel` checks every call before it enters native code: the number of
 arrays, their type, C-contiguity, element type, a writeable `out`, and that
 each array covers the bytes the configuration touches on it (its footprint,
-offsets and guards included; teir_dialect.arrays). So a call cannot reach
-memory outside the arrays. Thread counts are checked where they come in
+offsets and guards included; teir_dialect.arrays). The check and the call
+read a plain ndarray view of each array (`plain_array`), never attributes an
+ndarray subclass can override. So a call cannot reach memory outside the
+arrays. Thread counts are checked where they come in
 (`compile_kernel`, a call, TEIR_NUM_THREADS): an int >= 1.
 """
 
@@ -174,18 +176,18 @@ class Kernel:
 
     def check(self, arrays: Sequence[object]) -> list[int]:
         """The arrays' data addresses if a call with them is safe, else a ValueError/TypeError."""
-        self.check_arrays(arrays)
-        addresses = [array.ctypes.data for array in arrays]  # pyright: ignore
+        plain = self.check_arrays(arrays)
+        addresses = [array.ctypes.data for array in plain]
         out, out_start = self.tensors[-1], addresses[-1]
         for spec, start in zip(self.tensors[:-1], addresses[:-1]):
             if _overlap(start, spec.needed_bytes, out_start, out.needed_bytes):
                 raise self._overlap_error(spec)
         return addresses
 
-    def check_arrays(self, arrays: Sequence[object]) -> None:
-        """Raises TypeError/ValueError unless each array fits its tensor (all but overlap;
-        teir_dialect.arrays, each tensor's exact dtype)."""
-        check_arrays(self._who, self.tensors, arrays)
+    def check_arrays(self, arrays: Sequence[object]) -> list[np.ndarray]:
+        """The arrays as plain ndarrays, or TypeError/ValueError unless each fits its
+        tensor (all but overlap; teir_dialect.arrays, each tensor's exact dtype)."""
+        return check_arrays(self._who, self.tensors, arrays)
 
     def _overlap_error(self, spec: TensorSpec) -> ValueError:
         return ValueError(
@@ -202,9 +204,9 @@ class Kernel:
         if self._entry is None:
             self._function(*self.check(arrays))
             return arrays[-1]
-        check_arrays(self._who, self.tensors, arrays)
-        if self._entry(*map(id, arrays)):
-            self.check(arrays)  # raises the overlap error
+        plain = check_arrays(self._who, self.tensors, arrays)
+        if self._entry(*map(id, plain)):
+            self.check(plain)  # raises the overlap error
         return arrays[-1]
 
     def __repr__(self) -> str:

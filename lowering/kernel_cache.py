@@ -12,10 +12,19 @@ IR as given, whether teir-optimize runs and which tuned script it used, the
 host (CPU model, LLVM's CPU name and features), the llvmlite and numpy
 versions (numpy's array layout is in the entry point) and the source of the
 TEIR packages themselves, so that a changed compiler never loads code an older
-one made. `TEIR_KERNEL_CACHE=0` turns the cache off. An entry that cannot be
-read, or whose code does not match the hash stored with it, is ignored and
-written again; entries are written atomically (a reader
-sees the old file or the new one).
+one made. `TEIR_KERNEL_CACHE=0` turns the cache off.
+
+An entry is trusted only if one SHA-256 stored with it covers its key, every
+field that says how the code is called (the function's name, whether it
+launches threads) and its IR and object code: a field edited, files copied
+from another key, code truncated or damaged, are a miss, compiled and written
+again. MCJIT would run whatever object code it is given, so nothing of an
+entry is used before the hash matches. Files are read and written as
+`teir_passes.cache_files` does (regular files of this user, size limits,
+atomic writes), so a FIFO, symlink, directory or huge file is a miss too.
+The hash guards against damage and mix-ups, not against someone who can
+write the user's cache folder on purpose: they could write code and a
+matching hash.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ import numpy as np
 
 import teir_dialect
 import teir_passes
+from teir_passes import cache_files
 from teir_passes.host import cpu_model, host
 
 
@@ -75,17 +85,19 @@ def kernel_key(*parts: object) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:40]
 
 
+META_LIMIT = 1 << 16
+"""The largest metadata or note file read (bytes); they hold a few fields."""
+CODE_LIMIT = 1 << 28
+"""The largest IR or object file read (bytes); a larger kernel is not cached."""
+
+
 def _write(files: list[tuple[str, bytes]]) -> None:
-    """Writes (name, data) pairs into the cache folder in order, each atomically (a
-    temporary file renamed over the entry); best effort: a cache that cannot be
-    written is no error."""
+    """Writes (name, data) pairs into the cache folder in order, each atomically;
+    best effort: a cache that cannot be written is no error."""
     folder = kernel_dir()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
         for name, data in files:
-            temporary = folder / f".{name}.{os.getpid()}.tmp"
-            temporary.write_bytes(data)
-            temporary.replace(folder / name)
+            cache_files.write(folder, name, data)
     except OSError:
         pass
 
@@ -100,37 +112,48 @@ class CachedKernel:
     object_code: bytes
 
 
+def _digest(key: str, name: str, parallel: bool, llvm_ir: bytes, object_code: bytes) -> str:
+    """The hash binding an entry's fields and code to its key (lengths first, so no
+    two entries hash the same bytes)."""
+    header = json.dumps([key, name, parallel, len(llvm_ir), len(object_code)])
+    digest = hashlib.sha256(header.encode())
+    digest.update(b"\n")
+    digest.update(llvm_ir)
+    digest.update(object_code)
+    return digest.hexdigest()
+
+
 def load(key: str) -> CachedKernel | None:
-    """The entry for `key`, or None (none, unreadable, or the cache is off)."""
+    """The entry for `key`, or None (none, damaged, not this key's, or the cache is off)."""
     if not enabled():
         return None
     folder = kernel_dir()
+    meta = cache_files.read_json(folder / f"{key}.json", META_LIMIT)
+    if not (isinstance(meta, dict) and meta.keys() == {"name", "parallel", "sha256"}
+            and isinstance(meta["name"], str) and isinstance(meta["parallel"], bool)):
+        return None
+    llvm_ir = cache_files.read(folder / f"{key}.ll", CODE_LIMIT)
+    object_code = cache_files.read(folder / f"{key}.o", CODE_LIMIT)
+    if llvm_ir is None or object_code is None:
+        return None
+    if meta["sha256"] != _digest(key, meta["name"], meta["parallel"], llvm_ir, object_code):
+        return None
     try:
-        meta = json.loads((folder / f"{key}.json").read_text())
-        entry = CachedKernel(meta["name"], bool(meta["parallel"]),
-                             (folder / f"{key}.ll").read_text(),
-                             (folder / f"{key}.o").read_bytes())
-    except (OSError, ValueError, KeyError, TypeError):
+        text = llvm_ir.decode()
+    except UnicodeDecodeError:
         return None
-    # MCJIT would load damaged object code as it is: check it is what was written.
-    if meta.get("sha256") != _digest(entry):
-        return None
-    return entry
-
-
-def _digest(entry: CachedKernel) -> str:
-    digest = hashlib.sha256(entry.object_code)
-    digest.update(entry.llvm_ir.encode())
-    return digest.hexdigest()
+    return CachedKernel(meta["name"], meta["parallel"], text, object_code)
 
 
 def store(key: str, entry: CachedKernel) -> None:
     """Writes the entry (best effort, see `_write`)."""
-    if not enabled():
+    llvm_ir = entry.llvm_ir.encode()
+    if not enabled() or max(len(llvm_ir), len(entry.object_code)) > CODE_LIMIT:
         return
-    meta = {"name": entry.name, "parallel": entry.parallel, "sha256": _digest(entry)}
+    meta = {"name": entry.name, "parallel": entry.parallel,
+            "sha256": _digest(key, entry.name, entry.parallel, llvm_ir, entry.object_code)}
     # The metadata goes last: a reader that finds it finds the code too.
-    _write([(f"{key}.ll", entry.llvm_ir.encode()), (f"{key}.o", entry.object_code),
+    _write([(f"{key}.ll", llvm_ir), (f"{key}.o", entry.object_code),
             (f"{key}.json", json.dumps(meta).encode())])
 
 
@@ -139,18 +162,18 @@ def recall(question: str) -> object:
     module's IR) by this compiler on this host, or None."""
     if not enabled():
         return None
-    try:
-        path = kernel_dir() / f"{kernel_key('note', question)}.note"
-        return json.loads(path.read_text())["answer"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    key = kernel_key("note", question)
+    note = cache_files.read_json(kernel_dir() / f"{key}.note", META_LIMIT)
+    if isinstance(note, dict) and note.get("key") == key:
+        return note.get("answer")
+    return None
 
 
 def remember(question: str, answer: object) -> None:
     """Stores `answer` (JSON) for `question` (best effort, see `_write`)."""
     if enabled():
-        _write([(f"{kernel_key('note', question)}.note",
-                 json.dumps({"answer": answer}).encode())])
+        key = kernel_key("note", question)
+        _write([(f"{key}.note", json.dumps({"key": key, "answer": answer}).encode())])
 
 
 def clear() -> int:
@@ -158,6 +181,9 @@ def clear() -> int:
     folder = kernel_dir()
     removed = 0
     for path in folder.glob("*") if folder.is_dir() else ():
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:  # e.g. a directory someone put there
+            continue
         removed += path.suffix == ".json"
-        path.unlink(missing_ok=True)
     return removed

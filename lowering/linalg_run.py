@@ -47,6 +47,7 @@ from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
 from teir_dialect import teir_context
+from teir_dialect.arrays import plain_array
 from teir_dialect.dialect import ConfigOp
 from teir_dialect.interpreter import run_reference
 from teir_dialect.records import TeirError, config_to_json, read_text
@@ -135,9 +136,9 @@ class Argument:
             flat[self.offset:], self.shape, [s * flat.itemsize for s in self.strides]
         )
 
-    def check(self, array: object) -> np.ndarray:
-        if not isinstance(array, np.ndarray):
-            raise TypeError(f"argument {self.name} must be a numpy array")
+    def check(self, given: object) -> np.ndarray:
+        """`given` as a plain ndarray (`plain_array`) if it can hold the memref."""
+        array = plain_array(given, f"argument {self.name}")
         if array.dtype != self.dtype:
             raise TypeError(
                 f"argument {self.name} ({self.type}) needs {self.dtype} elements, got "

@@ -11,8 +11,10 @@ and returns 0. Every argument costs ctypes ~0.1 us to convert, so the byte
 counts are the configuration's footprints, constants of the entry.
 
 The Python side (`teir_lowering.kernel.Kernel`) still checks type, dtype,
-contiguity, writeability and size before it calls; the entry only replaces the
-address lookup and the overlap test. The field offset is found once by probing
+contiguity, writeability and size before it calls, and passes the plain
+ndarrays that check returns (`teir_dialect.arrays.plain_array`: never an
+object only claiming to be an array); the entry only replaces the address
+lookup and the overlap test. The field offset is found once by probing
 arrays against `ndarray.ctypes.data`; when the probe finds no consistent offset
 (an unusual Python or numpy build) `data_offset()` is None and kernels take the
 slower Python path.

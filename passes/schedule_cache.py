@@ -6,7 +6,10 @@ machine or for one thread count is never used for another. Entries are small
 JSON files in the user's cache directory (`platformdirs`), or in
 `TEIR_CACHE_DIR` when that is set (tests set it). `compile_kernel` looks a
 configuration up on every compile (one small file read) and, when an entry
-exists, applies its script instead of the auto-scheduler.
+exists, applies its script instead of the auto-scheduler. An entry is read as
+`cache_files` reads (a regular file of this user, at most `LIMIT` bytes) and
+used only if it is one for this key, CPU and thread count with fields of the
+right types; anything else is no entry (not tuned).
 """
 
 from __future__ import annotations
@@ -18,7 +21,11 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from teir_passes import cache_files
 from teir_passes.host import cpu_model
+
+LIMIT = 1 << 20
+"""The largest entry file read (bytes)."""
 
 
 @dataclass(frozen=True)
@@ -50,39 +57,50 @@ def key(ir: str, threads: int, cpu: str | None = None) -> str:
 
 def lookup(ir: str, threads: int) -> Entry | None:
     """The entry for this configuration on this CPU and thread count, if any."""
-    path = cache_dir() / f"{key(ir, threads)}.json"
-    try:
-        data = json.loads(path.read_text())
-        return Entry(**data)
-    except (OSError, ValueError, TypeError):
-        return None  # no entry, or one this version cannot read: not tuned
+    name = key(ir, threads)
+    entry = _read(cache_dir() / f"{name}.json")
+    if entry is None or (entry.key, entry.cpu, entry.threads) != (name, cpu_model(), threads):
+        return None  # another configuration's entry under this name: not tuned
+    return entry
+
+
+def _read(path: Path) -> Entry | None:
+    """The entry in `path`, or None: none, or one this version cannot read."""
+    data = cache_files.read_json(path, LIMIT)
+    if not isinstance(data, dict) or data.keys() != Entry.__dataclass_fields__.keys():
+        return None
+    entry = Entry(**data)
+    number = (int, float)
+    types = {"key": str, "cpu": str, "threads": int, "script": list, "seconds": number,
+             "baseline": number, "label": str, "when": number}
+    if not all(isinstance(getattr(entry, field), kind) for field, kind in types.items()):
+        return None
+    return entry
 
 
 def store(ir: str, threads: int, script: list[dict], seconds: float, baseline: float,
           label: str) -> Entry:
     entry = Entry(key(ir, threads), cpu_model(), threads, script, seconds, baseline, label,
                   time.time())
-    folder = cache_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    temporary = folder / f".{entry.key}.tmp"
-    temporary.write_text(json.dumps(asdict(entry), indent=1))
-    temporary.replace(folder / f"{entry.key}.json")  # atomic: readers see old or new
+    cache_files.write(cache_dir(), f"{entry.key}.json",
+                      json.dumps(asdict(entry), indent=1).encode())
     return entry
 
 
 def entries() -> list[Entry]:
     found: list[Entry] = []
     for path in sorted(cache_dir().glob("*.json")):
-        try:
-            found.append(Entry(**json.loads(path.read_text())))
-        except (OSError, ValueError, TypeError):
-            continue
+        if (entry := _read(path)) is not None:
+            found.append(entry)
     return found
 
 
 def clear() -> int:
     removed = 0
     for path in cache_dir().glob("*.json"):
-        path.unlink(missing_ok=True)
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:  # e.g. a directory someone put there
+            continue
         removed += 1
     return removed

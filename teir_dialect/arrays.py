@@ -10,10 +10,17 @@ type (`DataType.numpy_dtypes`: float16, bfloat16 or its uint16 bit patterns,
 float32, float64); the reference interpreter takes any plain numeric dtype (it
 reinterprets the bytes).
 
+Every fact comes from numpy's own record of the buffer, never from an
+attribute a subclass can override: `plain_array` turns an ndarray subclass
+(np.matrix, np.memmap, or one that lies about `nbytes`, `shape`, `flags` or
+`ctypes`) into a plain ndarray over the same memory once, and both executors
+check and address that. Masked arrays are refused: their mask would be
+ignored.
+
 Errors name the tensor and say what is wrong. A wrong number of arrays, a
-non-array or a wrong element type raises `ArrayTypeError`, which is both a
-TypeError (what the kernel raised) and a ValueError (what the interpreter
-raised), like numpy's AxisError; everything else a ValueError.
+non-array (or a masked one) or a wrong element type raises `ArrayTypeError`,
+which is both a TypeError (what the kernel raised) and a ValueError (what the
+interpreter raised), like numpy's AxisError; everything else a ValueError.
 """
 
 from __future__ import annotations
@@ -69,8 +76,32 @@ def tensor_specs(
     return tuple(specs)
 
 
-def check_arrays(who: str, specs: Sequence[TensorSpec], arrays: Sequence[object]) -> None:
-    """Raises ArrayTypeError/ValueError unless `arrays` fit `specs` one by one.
+def plain_array(array: object, subject: str) -> np.ndarray:
+    """`array` if it is a plain ndarray, a plain ndarray over the same memory if it is
+    a subclass, else an ArrayTypeError starting with `subject` (e.g. "tensor in0").
+
+    The view is numpy's (np.asarray reads the object's C fields: data pointer,
+    shape, strides, dtype, flags), so nothing a subclass overrides in Python
+    reaches it; `type`, not `isinstance`, because `__class__` can lie too.
+    """
+    kind = type(array)
+    if kind is np.ndarray:
+        return array
+    if not issubclass(kind, np.ndarray):
+        raise ArrayTypeError(f"{subject} must be a numpy array, got {kind.__name__}")
+    if issubclass(kind, np.ma.MaskedArray):
+        raise ArrayTypeError(
+            f"{subject} is a masked array, whose mask TEIR would ignore: pass "
+            "array.filled(value), or array.data to ignore the mask"
+        )
+    return np.asarray(array)
+
+
+def check_arrays(
+    who: str, specs: Sequence[TensorSpec], arrays: Sequence[object]
+) -> list[np.ndarray]:
+    """The arrays as plain ndarrays (`plain_array`) if they fit `specs` one by one,
+    else an ArrayTypeError/ValueError. Use what it returns, not `arrays`.
 
     `who` starts each message (e.g. "run_reference"). This runs before every
     kernel call, so it reads only cheap attributes.
@@ -81,11 +112,12 @@ def check_arrays(who: str, specs: Sequence[TensorSpec], arrays: Sequence[object]
             f"{who}: the configuration has {len(specs)} tensors ({names}), "
             f"got {len(arrays)} arrays"
         )
-    for spec, array in zip(specs, arrays):
-        if not isinstance(array, np.ndarray):
-            raise ArrayTypeError(
-                f"{who}: tensor {spec.name} must be a numpy array, got {type(array).__name__}"
-            )
+    plain: list[np.ndarray] = []
+    for spec, given in zip(specs, arrays):
+        array = given if type(given) is np.ndarray else plain_array(
+            given, f"{who}: tensor {spec.name}"
+        )
+        plain.append(array)
         dtype = array.dtype
         if dtype is not spec.dtype:  # numpy's builtin dtypes are singletons: the fast path
             if spec.dtype is None:
@@ -115,3 +147,4 @@ def check_arrays(who: str, specs: Sequence[TensorSpec], arrays: Sequence[object]
                 f"touches it up to byte {spec.needed_bytes - 1}, so it needs at least "
                 f"{spec.needed_bytes} bytes"
             )
+    return plain

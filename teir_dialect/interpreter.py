@@ -507,10 +507,10 @@ def _data_range(arr: np.ndarray) -> tuple[int, int]:
     return start, start + arr.nbytes
 
 
-def _check_arrays(config: ConfigOp, arrays: Sequence[np.ndarray]) -> None:
-    """Any plain numeric dtype: the interpreter reads each array's bytes as the
-    primitives' data type (teir_dialect.arrays)."""
-    check_arrays("run_reference", tensor_specs(config), arrays)
+def _check_arrays(config: ConfigOp, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The arrays as plain ndarrays; any plain numeric dtype: the interpreter reads
+    each array's bytes as the primitives' data type (teir_dialect.arrays)."""
+    return check_arrays("run_reference", tensor_specs(config), arrays)
 
 
 def _output_overlaps_an_input(arrays: Sequence[np.ndarray]) -> bool:
@@ -550,8 +550,7 @@ def run_reference(
             f"got {parallel_order!r}"
         )
     op = load_config(config)
-    arrays = list(arrays)
-    _check_arrays(op, arrays)
+    arrays = _check_arrays(op, list(arrays))
     prims: dict[str, _Prim] = {}
     roots = [_compile_node(root, op, prims) for root in op.schedule.roots]
     mem = _Memory(arrays)
