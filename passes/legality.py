@@ -187,9 +187,20 @@ def k_move_problem(prim: PrimitiveOp) -> str | None:
 
 def writes_each_element_once(prim: PrimitiveOp) -> bool:
     """Whether distinct index tuples of `prim`'s M and N axes write disjoint out
-    elements (`disjoint_windows`: sufficient, exact for the usual layouts)."""
+    bytes, each over all of its K indices (a K axis may move on out too): then
+    every out element is written from one (M, N) tuple only. Exact
+    (`tuples_overlap`); a search past its budget counts as a no."""
     free = [a for a in prim.all_role_axes if a not in prim.role_axes(Role.K)]
-    return disjoint_windows([(a.size, a.stride_on("out")) for a in free], prim.element_width)
+    if all(a.stride_on("out") == 0 for a in prim.role_axes(Role.K)) and disjoint_windows(
+        [(a.size, a.stride_on("out")) for a in free], prim.element_width
+    ):
+        return True  # the usual layouts, decided without a search
+    body = Box(0, tuple((a.size, a.stride_on("out")) for a in prim.role_axes(Role.K)),
+               prim.element_width)
+    try:
+        return not tuples_overlap([body], [(a.size, a.stride_on("out")) for a in free])
+    except Undecided:
+        return False
 
 
 def k_fold_problem(prim: PrimitiveOp) -> str | None:
