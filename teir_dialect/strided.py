@@ -158,14 +158,14 @@ def solve(terms: Sequence[tuple[int, int, int]], low: int, high: int,
     combinations = prod(counts)
     if combinations > budget:
         raise Undecided(combinations)
-    magnitude = sum(s * max(abs(lo), abs(hi)) for s, lo, hi in terms) + abs(low) + abs(high)
-    if magnitude >= 2**62:
-        raise Undecided(combinations)  # int64 arithmetic below could overflow
     import numpy as np  # here, not at import: teir-opt need not load numpy
 
-    partial = np.zeros(1, dtype=np.int64)
+    magnitude = sum(s * max(abs(lo), abs(hi)) for s, lo, hi in terms) + abs(low) + abs(high)
+    # int64 while no sum can overflow it, Python integers (exact, slower) past that
+    dtype = np.int64 if magnitude < 2**62 else object
+    partial = np.zeros(1, dtype=dtype)
     for stride, lo, hi in rest:
-        steps = stride * np.arange(lo, hi + 1, dtype=np.int64)
+        steps = stride * np.arange(lo, hi + 1).astype(dtype)
         partial = (partial[:, None] + steps[None, :]).reshape(-1)
     stride, lo, hi = terms[last]
     # the smallest e with stride * e > low - partial, clamped to lo

@@ -102,6 +102,25 @@ def test_solve_finds_and_refutes() -> None:
     assert found is not None and 4 * found[0] + 10 * found[1] == 18
 
 
+@settings(max_examples=examples(400, 100), deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from([4, 16, 2**60 + 4, 2**61, 2**62 - 4]),
+                       st.integers(-2, 0), st.integers(0, 2)), min_size=1, max_size=3),
+    st.sampled_from([0, 1, 2**61, 2**62, 3 * 2**61]), st.sampled_from([-20, -4, 0, 12]),
+    st.sampled_from([2, 8, 24]),
+)
+def test_solve_is_exact_past_int64_sums(terms: list, scale: int, shift: int, gap: int) -> None:
+    """Byte offsets near 2**63 (each allowed by the index-range rule) make sums
+    that overflow int64: solve still decides, never refusing a small search."""
+    low = scale + shift
+    found = solve(terms, low, low + gap)
+    expected = [e for e in itertools.product(*(range(lo, hi + 1) for _, lo, hi in terms))
+                if low < sum(s * x for (s, _, _), x in zip(terms, e)) < low + gap]
+    assert (found is not None) == bool(expected)
+    if found is not None:
+        assert low < sum(s * x for (s, _, _), x in zip(terms, found)) < low + gap
+
+
 def test_disjoint_windows() -> None:
     assert disjoint_windows([(4, 4), (3, 16)], 4)
     assert not disjoint_windows([(4, 4), (3, 12)], 4)

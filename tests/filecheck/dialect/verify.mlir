@@ -736,6 +736,30 @@ func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
 
 // -----
 
+// Byte offsets near 2**62: the exact search works past int64 sums rather than
+// refusing; x and y interleave 8 bytes apart at every index of p: race-free.
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis p extent 2 strides [4, 16] offsets [0, 0]
+    teir.axis m extent 3 strides [4, 2305843009213693952] offsets [0, 0]
+    teir.axis n extent 3 strides [4, 2305843009213693952] offsets [0, 8]
+    teir.primitive z Zero {M = [m], N = []} {data_type = "FP32"}
+    teir.primitive c Copy {M = [n], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter p over p parallel {
+        teir.invoke x_huge -> z
+        teir.invoke y_huge -> c
+      }
+    }
+  }
+  func.return
+}
+// CHECK: {{//[ ]-----}}
+// CHECK-NOT: parallel race
+// CHECK: teir.invoke y_huge -> c
+
+// -----
+
 // Byte offsets must fit a signed 64-bit index.
 func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
   teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
