@@ -1359,12 +1359,6 @@ class _ConfigVerifier:
                 "already iterates"
             )
         if node.parallel and axis.size > 1:
-            if axis.stride_on("out") == 0:
-                raise VerifyException(
-                    f"parallel race: iteration node '{name}' runs axis '{node.axis_id}' "
-                    "in parallel, but the axis has stride 0 on out, so all its "
-                    "iterations write the same output tile"
-                )
             self.parallel.append(node)
             self.boxes[id(node)] = []
         return self.facts[node.axis_id]
@@ -1433,9 +1427,15 @@ class _ConfigVerifier:
     def collect_boxes(self, node: InvokeOp, use: _PrimitiveFacts, path: list[IterOp],
                       path_axes: list[_AxisFacts], spans: list[tuple[int, int]]) -> None:
         """The bytes of out this invocation writes, as seen from each parallel node
-        above it: what one index of that node's axis writes through this leaf."""
+        above it: what one index of that node's axis writes through this leaf, and
+        the indices its guards pin the loops around that node to."""
         out = len(self.names) - 1
+        when: list[tuple[str, int]] = []
         for depth, parallel in enumerate(path):
+            if depth:
+                outer, (first, last) = path_axes[depth - 1], spans[depth - 1]
+                if first == last and outer.size > 1:
+                    when.append((outer.id, first))
             boxes = self.boxes.get(id(parallel))
             if boxes is None:
                 continue
@@ -1451,7 +1451,7 @@ class _ConfigVerifier:
                 axes.append((axis.size, axis.strides[out]))
             low, high = spans[depth]
             at = None if low != high else low
-            boxes.append(Box(base, tuple(axes), use.width, at, node.node_id))
+            boxes.append(Box(base, tuple(axes), use.width, at, tuple(when), node.node_id))
 
     def verify_race(self, node: IterOp) -> None:
         """Two different indices of a parallel node's axis never write a common byte
@@ -1469,12 +1469,18 @@ class _ConfigVerifier:
             ) from None
         if found is not None:
             i, j, x, y = found
+            hint = (
+                f" (axis '{node.axis_id}' has stride 0 on out: only writes that a "
+                "first/last guard pins to one of its indices can run in parallel)"
+                if axis.stride_on("out") == 0
+                else ""
+            )
             raise VerifyException(
                 f"parallel race: iteration node '{node.node_id}' runs axis "
                 f"'{node.axis_id}' in parallel, but its iterations {node.axis_id}={i} "
                 f"and {node.axis_id}={j} write overlapping bytes of out (invocation "
                 f"'{x.label}' at {i}, '{y.label}' at {j}); each index of a parallel "
-                "axis must write its own bytes"
+                f"axis must write its own bytes{hint}"
             )
 
 

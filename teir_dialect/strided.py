@@ -16,6 +16,12 @@ question is whether some integer combination of strides falls in an open
 interval, a bounded subset-sum that it enumerates over all but the widest
 axis after merging contiguous axes (a contiguous run is one window). A search
 larger than its budget is reported as undecided, never guessed.
+
+Guards make the answer exact rather than conservative: a box that first/last
+guards pin to one index of the parallel axis is written there only (`at`; with
+stride 0 on out, only such boxes can run in parallel), one pinned to indices
+of the loops around the parallel one is written in those runs only (`when`),
+and guards that contradict leave no box at all.
 """
 
 from __future__ import annotations
@@ -78,13 +84,22 @@ def disjoint_windows(axes: Iterable[tuple[int, int]], window: int) -> bool:
 @dataclass(frozen=True)
 class Box:
     """Bytes `base + sum(stride * x) + [0, width)` over `axes` of (extent, stride),
-    written at index `at` of the parallel axis only, or at every index (None)."""
+    written at index `at` of the parallel axis only, or at every index (None),
+    and only in the runs of the parallel loop where the enclosing loops take the
+    indices `when` ((axis, index) pairs, pinned by first/last guards)."""
 
     base: int
     axes: tuple[tuple[int, int], ...]
     width: int
     at: int | None = None
+    when: tuple[tuple[str, int], ...] = ()
     label: str = field(default="", compare=False)
+
+    def meets(self, other: Box) -> bool:
+        """Whether some run of the parallel loop writes both boxes: their `when`
+        pins agree on every axis they share."""
+        pins = dict(self.when)
+        return all(pins.get(axis, index) == index for axis, index in other.when)
 
     def normalized(self) -> Box:
         """The same bytes with unit and zero-stride axes dropped and every axis
@@ -95,7 +110,7 @@ class Box:
         while axes and axes[0][1] <= width:
             extent, stride = axes.pop(0)
             width += stride * (extent - 1)
-        return Box(self.base, tuple(axes), width, self.at, self.label)
+        return Box(self.base, tuple(axes), width, self.at, self.when, self.label)
 
     @property
     def hull(self) -> ByteRange:
@@ -143,14 +158,14 @@ def solve(terms: Sequence[tuple[int, int, int]], low: int, high: int,
     combinations = prod(counts)
     if combinations > budget:
         raise Undecided(combinations)
-    magnitude = sum(s * max(abs(lo), abs(hi)) for s, lo, hi in terms) + abs(low) + abs(high)
-    if magnitude >= 2**62:
-        raise Undecided(combinations)  # int64 arithmetic below could overflow
     import numpy as np  # here, not at import: teir-opt need not load numpy
 
-    partial = np.zeros(1, dtype=np.int64)
+    magnitude = sum(s * max(abs(lo), abs(hi)) for s, lo, hi in terms) + abs(low) + abs(high)
+    # int64 while no sum can overflow it, Python integers (exact, slower) past that
+    dtype = np.int64 if magnitude < 2**62 else object
+    partial = np.zeros(1, dtype=dtype)
     for stride, lo, hi in rest:
-        steps = stride * np.arange(lo, hi + 1, dtype=np.int64)
+        steps = stride * np.arange(lo, hi + 1).astype(dtype)
         partial = (partial[:, None] + steps[None, :]).reshape(-1)
     stride, lo, hi = terms[last]
     # the smallest e with stride * e > low - partial, clamped to lo
@@ -225,6 +240,8 @@ def parallel_overlap(boxes: Sequence[Box], extent: int, stride: int,
         return None
     for index, x in enumerate(unique):
         for y in unique[index:]:
+            if not x.meets(y):
+                continue  # guards on enclosing loops: never in the same run
             relaxed = box_pair_overlap(
                 Box(x.hull.start, (), x.hull.stop - x.hull.start, x.at),
                 Box(y.hull.start, (), y.hull.stop - y.hull.start, y.at),

@@ -319,3 +319,58 @@ def test_read_only_inputs_are_accepted(brgemm) -> None:
         array.flags.writeable = False
     brgemm(*inputs)
     np.testing.assert_array_equal(inputs[-1], expected[-1])
+
+
+def _guarded_parallel_records() -> list[dict]:
+    """Records the exact race rule accepts only by reading guards: a parallel p with
+    stride 0 on out whose writes first(p)/last(p) pin to one index each (on
+    disjoint halves of out), and a parallel p whose leaves would overlap across
+    indices but run in different runs of p (first(s) and last(s))."""
+    def axis(name: str, extent: int, in0: int, out: int, offset: int = 0) -> dict:
+        return {"id": name, "extent": extent, "strides": [in0, out], "offsets": [0, offset]}
+
+    def copy(name: str, role: str) -> dict:
+        return {"id": name, "operation": "Copy", "axes": {"M": [role], "N": []},
+                "metadata": {"data_type": "FP32"}}
+
+    def leaf(name: str, prim: str, guard: list[str]) -> dict:
+        return {"id": name, "primitive": prim, "guard": guard}
+
+    pinned = {
+        "tensors": ["in0", "out"],
+        "axes": [axis("p", 4, 32, 0), axis("m", 8, 4, 4), axis("n", 8, 4, 4, 32)],
+        "primitives": [copy("head", "m"), copy("tail", "n"),
+                       {"id": "z", "operation": "Zero", "axes": {"M": ["m"], "N": []},
+                        "metadata": {"data_type": "FP32"}}],
+        "schedule": {"roots": ["p"], "iterations": [
+            {"id": "p", "axis": "p", "policy": "parallel", "guard": None,
+             "children": ["zero", "x", "y"]}],
+            "invocations": [leaf("zero", "z", ["first(p)"]), leaf("x", "head", ["first(p)"]),
+                            leaf("y", "tail", ["last(p)"])]},
+    }
+    runs = {
+        "tensors": ["in0", "out"],
+        "axes": [axis("s", 2, 128, 0), axis("p", 4, 32, 8), axis("m", 2, 4, 4),
+                 axis("n", 2, 4, 4, 4)],
+        "primitives": [copy("even", "m"), copy("odd", "n")],
+        "schedule": {"roots": ["s"], "iterations": [
+            {"id": "s", "axis": "s", "policy": "sequential", "guard": None, "children": ["p"]},
+            {"id": "p", "axis": "p", "policy": "parallel", "guard": None,
+             "children": ["x", "y"]}],
+            "invocations": [leaf("x", "even", ["first(s)"]), leaf("y", "odd", ["last(s)"])]},
+    }
+    return [pinned, runs]
+
+
+@pytest.mark.parametrize("record", _guarded_parallel_records(), ids=["pinned", "runs"])
+def test_guarded_parallel_writes_match_reference_at_two_threads(record: dict) -> None:
+    kernel = compile_kernel(record)
+    assert kernel.parallel
+    rng = np.random.default_rng(3)
+    inputs = [rng.standard_normal(64).astype(np.float32), np.full(24, 7.0, np.float32)]
+    expected = [a.copy() for a in inputs]
+    run_reference(record, expected)
+    for threads in (1, 2):
+        compiled = [a.copy() for a in inputs]
+        kernel(*compiled, threads=threads)
+        np.testing.assert_array_equal(compiled[-1], expected[-1])

@@ -415,7 +415,7 @@ func.func @k(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
   }
   func.return
 }
-// CHECK: parallel race: iteration node 'k' runs axis 'k' in parallel, but the axis has stride 0 on out, so all its iterations write the same output tile
+// CHECK: parallel race: iteration node 'k' runs axis 'k' in parallel, but its iterations k=0 and k=7 write overlapping bytes of out (invocation 'c' at 0, 'c' at 7); each index of a parallel axis must write its own bytes (axis 'k' has stride 0 on out: only writes that a first/last guard pins to one of its indices can run in parallel)
 
 // -----
 
@@ -629,6 +629,134 @@ func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
 // CHECK: {{//[ ]-----}}
 // CHECK-NOT: parallel race
 // CHECK: teir.iter s over s parallel
+
+// -----
+
+// A parallel axis with stride 0 on out: first(p) and last(p) pin the writes to
+// one index each, but two different ones, and both write the same bytes.
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis p extent 4 strides [4, 0] offsets [0, 0]
+    teir.primitive c Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter p over p parallel {
+        teir.invoke x -> c [first(p)]
+        teir.invoke y -> c [last(p)]
+      }
+    }
+  }
+  func.return
+}
+// CHECK: parallel race: iteration node 'p' runs axis 'p' in parallel, but its iterations p=0 and p=3 write overlapping bytes of out (invocation 'x' at 0, 'y' at 3); each index of a parallel axis must write its own bytes (axis 'p' has stride 0 on out: only writes that a first/last guard pins to one of its indices can run in parallel)
+
+// -----
+
+// Stride 0 on out, but only p=0 writes the head of out and only p=3 its tail;
+// the other writes sit under contradicting guards and never run: race-free.
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis p extent 4 strides [32, 0] offsets [0, 0]
+    teir.axis m extent 8 strides [4, 4] offsets [0, 0]
+    teir.axis n extent 8 strides [4, 4] offsets [0, 32]
+    teir.axis q extent 2 strides [0, 4] offsets [0, 0]
+    teir.primitive z Zero {M = [m], N = []} {data_type = "FP32"}
+    teir.primitive head Copy {M = [m], N = []} {data_type = "FP32"}
+    teir.primitive tail Copy {M = [n], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter p over p parallel {
+        teir.invoke zero_head -> z [first(p)]
+        teir.invoke copy_head -> head [first(p)]
+        teir.invoke copy_tail -> tail [last(p)]
+        teir.invoke never -> tail [first(p), last(p)]
+        teir.iter q over q [last(p), first(p)] {
+          teir.invoke never_either -> head
+        }
+        teir.iter r over q {
+          teir.invoke nor_this -> head [first(q), last(q)]
+        }
+      }
+    }
+  }
+  func.return
+}
+// CHECK: {{//[ ]-----}}
+// CHECK-NOT: parallel race
+// CHECK: teir.invoke zero_head -> z [first(p)]
+
+// -----
+
+// Guards on a loop around the parallel one: x runs in the first run of p, y in
+// the last; x at p=1 and y at p=0 would overlap, but never in one run: race-free.
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis s extent 2 strides [128, 0] offsets [0, 0]
+    teir.axis p extent 4 strides [32, 8] offsets [0, 0]
+    teir.axis m extent 2 strides [4, 4] offsets [0, 0]
+    teir.axis n extent 2 strides [4, 4] offsets [0, 4]
+    teir.primitive even Copy {M = [m], N = []} {data_type = "FP32"}
+    teir.primitive odd Copy {M = [n], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter s over s {
+        teir.iter p over p parallel {
+          teir.invoke x -> even [first(s)]
+          teir.invoke y -> odd [last(s)]
+        }
+      }
+    }
+  }
+  func.return
+}
+// CHECK: {{//[ ]-----}}
+// CHECK-NOT: parallel race
+// CHECK: teir.invoke y -> odd [last(s)]
+
+// -----
+
+// The same with both in the first run of p: they race there.
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis s extent 2 strides [128, 0] offsets [0, 0]
+    teir.axis p extent 4 strides [32, 8] offsets [0, 0]
+    teir.axis m extent 2 strides [4, 4] offsets [0, 0]
+    teir.axis n extent 2 strides [4, 4] offsets [0, 4]
+    teir.primitive even Copy {M = [m], N = []} {data_type = "FP32"}
+    teir.primitive odd Copy {M = [n], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter s over s {
+        teir.iter p over p parallel {
+          teir.invoke x -> even [first(s)]
+          teir.invoke y -> odd [first(s)]
+        }
+      }
+    }
+  }
+  func.return
+}
+// CHECK: parallel race: iteration node 'p' runs axis 'p' in parallel, but its iterations p=1 and p=0 write overlapping bytes of out (invocation 'x' at 1, 'y' at 0); each index of a parallel axis must write its own bytes
+
+// -----
+
+// Byte offsets near 2**62: the exact search works past int64 sums rather than
+// refusing; x and y interleave 8 bytes apart at every index of p: race-free.
+func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis p extent 2 strides [4, 16] offsets [0, 0]
+    teir.axis m extent 3 strides [4, 2305843009213693952] offsets [0, 0]
+    teir.axis n extent 3 strides [4, 2305843009213693952] offsets [0, 8]
+    teir.primitive z Zero {M = [m], N = []} {data_type = "FP32"}
+    teir.primitive c Copy {M = [n], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter p over p parallel {
+        teir.invoke x_huge -> z
+        teir.invoke y_huge -> c
+      }
+    }
+  }
+  func.return
+}
+// CHECK: {{//[ ]-----}}
+// CHECK-NOT: parallel race
+// CHECK: teir.invoke y_huge -> c
 
 // -----
 

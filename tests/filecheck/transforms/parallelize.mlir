@@ -32,5 +32,5 @@ func.func @gemm_rows(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf3
 // SEQ-LABEL: func.func @gemm_rows
 // SEQ:  teir.iter p over p {
 // SEQ:  teir.iter q over p {
-// RACE: teir-parallelize: making the loops over 'k' parallel: parallel race: iteration node 'k' runs axis 'k' in parallel, but the axis has stride 0 on out
+// RACE: teir-parallelize: making the loops over 'k' parallel: parallel race: iteration node 'k' runs axis 'k' in parallel, but its iterations k=0 and k=7 write overlapping bytes of out (invocation 'mac2' at 0, 'mac2' at 7); each index of a parallel axis must write its own bytes (axis 'k' has stride 0 on out
 // NONE: teir-sequentialize: no iteration node iterates axis 'z'
