@@ -14,10 +14,10 @@ enforces and quotes the offending ids.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, Self
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -168,17 +168,33 @@ def _parse_int64(parser: AttrParser, what: str) -> int:
 
 def unescape_strings(attr: Attribute) -> Attribute:
     """`attr` with each BytesAttr that is UTF-8 text turned back into the StringAttr
-    xDSL printed it from (its parser reads `"\\C3\\A9"` as bytes)."""
+    xDSL printed it from (its parser reads `"\\C3\\A9"` as bytes); `attr` itself
+    when it holds none."""
     if isinstance(attr, BytesAttr):
         try:
             return StringAttr(attr.data.decode())
         except UnicodeDecodeError:
             return attr
     if isinstance(attr, ArrayAttr):
-        return ArrayAttr([unescape_strings(item) for item in attr.data])
+        items = [unescape_strings(item) for item in attr.data]
+        changed = any(new is not old for new, old in zip(items, attr.data))
+        return ArrayAttr(items) if changed else attr
     if isinstance(attr, DictionaryAttr):
-        return DictionaryAttr({k: unescape_strings(v) for k, v in attr.data.items()})
+        entries = {key: unescape_strings(value) for key, value in attr.data.items()}
+        changed = any(entries[key] is not value for key, value in attr.data.items())
+        return DictionaryAttr(entries) if changed else attr
     return attr
+
+
+class StringPropertiesOp(IRDLOperation):
+    """A teir op whose string properties (ids, metadata) may be non-ASCII. xDSL's
+    generic parser reads the `"\\C3\\A9"` it prints for "é" as a BytesAttr;
+    `create`, which that parser calls, turns such properties back into strings."""
+
+    @classmethod
+    def create(cls, *, properties: Mapping[str, Attribute] = {}, **kwargs: Any) -> Self:
+        properties = {key: unescape_strings(value) for key, value in properties.items()}
+        return super().create(properties=properties, **kwargs)
 
 
 def parse_id_list(parser: AttrParser) -> list[StringAttr | IntegerAttr]:
@@ -482,7 +498,7 @@ def _print_int_list(printer: Printer, values: Sequence[int]) -> None:
 
 
 @irdl_op_definition
-class AxisOp(IRDLOperation):
+class AxisOp(StringPropertiesOp):
     """A TEIR-Axes entry: extent and per-tensor byte strides and offsets."""
 
     name = "teir.axis"
@@ -596,7 +612,7 @@ class AxisOp(IRDLOperation):
 
 
 @irdl_op_definition
-class PrimitiveOp(IRDLOperation):
+class PrimitiveOp(StringPropertiesOp):
     """A TEIR-Primitives entry: an operation over role axes, with metadata."""
 
     name = "teir.primitive"
@@ -807,7 +823,7 @@ def _print_body(printer: Printer, region: Region) -> None:
     printer.print_region(region, print_entry_block_args=False, print_empty_block=False)
 
 
-class ScheduleNode(IRDLOperation):
+class ScheduleNode(StringPropertiesOp):
     """Shared behaviour of iteration and invocation nodes."""
 
     id = prop_def(TeirId)

@@ -5,6 +5,7 @@ Every failure is a `TeirError` whose message names the rule and the ids.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -37,7 +38,7 @@ def shown_int(value: int) -> str:
     (Python refuses to print more than 4300)."""
     if -(10**40) < value < 10**40:
         return str(value)
-    return f"an integer of about {value.bit_length() * 3 // 10 + 1} digits"
+    return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
 
 
 def is_id(value: object) -> bool:
@@ -102,7 +103,7 @@ def json_path(path: Sequence[str | int]) -> str:
 def check_text(where: Sequence[str | int], text: str) -> None:
     """Strings must be Unicode text: a lone surrogate (JSON's "\\ud800") cannot be
     written as UTF-8, so no IR printer, file or terminal could show it."""
-    if not text.isascii() and (match := _SURROGATE.search(text)) is not None:
+    if (match := _SURROGATE.search(text)) is not None:
         fail(
             f"text rule: {json_path(where)} holds the lone surrogate "
             f"U+{ord(match.group()):04X}, which is not Unicode text; a record's "
@@ -129,10 +130,11 @@ def check_json_value(value: object, max_depth: int) -> None:
             container.items() if isinstance(container, dict) else enumerate(container)  # pyright: ignore
         )
         for key, item in items:
-            if isinstance(key, str):
+            if isinstance(key, str) and not key.isascii():
                 check_text(path, key)
             if isinstance(item, str):
-                check_text((*path, key), item)
+                if not item.isascii():
+                    check_text((*path, key), item)
             elif isinstance(item, int):
                 if not -(2**63) <= item < 2**63:
                     fail(

@@ -29,11 +29,18 @@ deepest schedule's IR, lowered with a guard on every level, fits."""
 FRAMES_PER_LEVEL = 10
 """Python frames xDSL's parser spends per nesting level (seven, measured), rounded up."""
 
-_MLIR_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|->|[{}\[\]()<>]')
-"""What the nesting scan of MLIR looks at: string literals and comments (skipped,
-with their brackets), `->` (not a closing `>`), and brackets."""
+_MLIR_SKIPPED = r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|->'
+"""What the nesting scan of MLIR skips: string literals and comments (with their
+brackets) and `->` (not a closing `>`)."""
 
-_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[{}\[\]]')
+_JSON_SKIPPED = r'"(?:[^"\\]|\\.)*"?'
+
+_SKIP = {False: re.compile(_MLIR_SKIPPED), True: re.compile(_JSON_SKIPPED)}
+_TOKENS = {
+    False: re.compile(_MLIR_SKIPPED + r"|[{}\[\]()<>]"),
+    True: re.compile(_JSON_SKIPPED + r"|[{}\[\]]"),
+}
+_NOT_BRACKET = re.compile(r"[^{}\[\]()<>]+")
 
 _OPENING = frozenset("{[(<")
 _CLOSING = frozenset("}])>")
@@ -45,14 +52,32 @@ def too_deep(text: str, limit: int, *, json: bool = False) -> int | None:
     openers = "{[" if json else "{[(<"
     if sum(text.count(bracket) for bracket in openers) <= limit:
         return None
+    # The brackets alone (regular expressions, in C) first; the offset only when
+    # some bracket is too deep.
+    if _deepest(_NOT_BRACKET.sub("", _SKIP[json].sub("", text)), limit) is None:
+        return None
     depth = 0
-    for match in (_JSON_TOKENS if json else _MLIR_TOKENS).finditer(text):
+    for match in _TOKENS[json].finditer(text):
         token = match.group()
         if token in _OPENING:
             depth += 1
             if depth > limit:
                 return match.start()
         elif token in _CLOSING and depth:
+            depth -= 1
+    return None
+
+
+def _deepest(brackets: str, limit: int) -> int | None:
+    """The index in `brackets` (bracket characters only) of the first one opening
+    level `limit + 1`; a closing bracket without an opening one is ignored."""
+    depth = 0
+    for index, bracket in enumerate(brackets):
+        if bracket in _OPENING:
+            depth += 1
+            if depth > limit:
+                return index
+        elif depth:
             depth -= 1
     return None
 
