@@ -114,7 +114,8 @@ def check_text(where: Sequence[str | int], text: str) -> None:
 def check_json_value(value: object, max_depth: int) -> None:
     """What no record field can hold, refused before anything recursive reads the
     record: arrays and objects nested deeper than `max_depth`, integers beyond 64
-    bits, strings that are not Unicode text. Iterative, one visit per value."""
+    bits, strings that are not Unicode text. Iterative, one visit per value, in
+    document order."""
     if not isinstance(value, (dict, list)):
         return
     stack: list[tuple[object, tuple[str | int, ...]]] = [(value, ())]
@@ -129,6 +130,7 @@ def check_json_value(value: object, max_depth: int) -> None:
         items = (
             container.items() if isinstance(container, dict) else enumerate(container)  # pyright: ignore
         )
+        nested: list[tuple[object, tuple[str | int, ...]]] = []
         for key, item in items:
             if isinstance(key, str) and not key.isascii():
                 check_text(path, key)
@@ -143,4 +145,5 @@ def check_json_value(value: object, max_depth: int) -> None:
                         "of a record fits in 64 bits"
                     )
             elif isinstance(item, (dict, list)):
-                stack.append((item, (*path, key)))
+                nested.append((item, (*path, key)))
+        stack.extend(reversed(nested))  # the first problem in document order
