@@ -68,7 +68,9 @@ from teir_dialect.vocabulary import (
 
 MAX_SCHEDULE_DEPTH = 128
 """Deepest nesting of iteration nodes the tools accept (xDSL's printer, parser and
-verifier recurse per nesting level; 128 stays well inside Python's default limit)."""
+verifier recurse per nesting level): the record importer and the verifier check it,
+the teir.iter parser stops there, and `limits.recursion_room` gives xDSL's recursion
+the stack it needs."""
 
 
 # --------------------------------------------------------------------------

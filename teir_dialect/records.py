@@ -2,7 +2,10 @@
 
 `from_json` takes the tree form or the flat form (told apart by their keys),
 checks what only the records can get wrong (JSON types, references, the shape
-of the schedule forest), builds the IR and runs the dialect's verifiers.
+of the schedule forest), builds the IR and runs the dialect's verifiers. Before
+that, the whole record is walked without recursion (`check_json_value`): nesting
+beyond MAX_RECORD_DEPTH, integers beyond 64 bits and strings that are not Unicode
+text are refused by rule. `parse_mlir` is the one reader of MLIR text.
 `to_json` writes the tree form. A round trip keeps every id (string or
 integer), value and order; the `iterations` and `invocations` collections are
 written in depth-first order of the schedule.
