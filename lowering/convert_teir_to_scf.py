@@ -532,7 +532,11 @@ def order_for_out(axes: list[AxisOp], width: int) -> list[AxisOp]:
 
 
 def _hint(axis_id: str) -> str | None:
-    return axis_id if axis_id.isidentifier() else None
+    """The axis id as the loop variable's name where xDSL allows it: ASCII, and not
+    only a `_N` suffix, which xDSL strips to an empty (invalid) name."""
+    if not SSAValue.is_valid_name(axis_id):
+        return None
+    return SSAValue.extract_valid_name(axis_id) or None
 
 
 @dataclass

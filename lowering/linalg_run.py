@@ -42,7 +42,6 @@ from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.dialects.linalg.ops import BroadcastOp, FillOp, YieldOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
-from xdsl.parser import Parser
 from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
@@ -50,7 +49,8 @@ from teir_dialect import teir_context
 from teir_dialect.arrays import plain_array
 from teir_dialect.dialect import ConfigOp
 from teir_dialect.interpreter import run_reference
-from teir_dialect.records import TeirError, config_to_json, read_text
+from teir_dialect.limits import recursion_room
+from teir_dialect.records import TeirError, config_to_json, parse_mlir, read_text
 from teir_passes.convert_linalg_to_teir import REMARK, ConvertLinalgToTeirPass, base_of
 
 NUMPY_TYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
@@ -81,8 +81,9 @@ def load_linalg_module(source: object) -> ModuleOp:
             f"linalg run: expected a module, MLIR text or a path, got {type(source).__name__}"
         )
     try:
-        module = Parser(teir_context(), text, where).parse_module()
-        module.verify()
+        module = parse_mlir(text, where)
+        with recursion_room():
+            module.verify()
     except (ParseError, DiagnosticException, VerifyException) as err:
         raise TeirError(str(err)) from None
     return module

@@ -14,12 +14,14 @@ enforces and quotes the offending ids.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, Self
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    BytesAttr,
     DenseArrayBase,
     DictionaryAttr,
     IntegerAttr,
@@ -66,7 +68,9 @@ from teir_dialect.vocabulary import (
 
 MAX_SCHEDULE_DEPTH = 128
 """Deepest nesting of iteration nodes the tools accept (xDSL's printer, parser and
-verifier recurse per nesting level; 128 stays well inside Python's default limit)."""
+verifier recurse per nesting level): the record importer and the verifier check it,
+the teir.iter parser stops there, and `limits.recursion_room` gives xDSL's recursion
+the stack it needs."""
 
 
 # --------------------------------------------------------------------------
@@ -80,7 +84,21 @@ TeirId = StringAttr | IntegerAttr
 def make_id(value: str | int) -> StringAttr | IntegerAttr:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise TypeError(f"an id is a string or an integer, got {value!r}")
+    if isinstance(value, str) and not value.isascii() and not _is_unicode(value):
+        raise ValueError(
+            f"id rule: the id {value!a} holds a lone surrogate, which is not "
+            "Unicode text; an id is a Unicode string or an integer"
+        )
     return StringAttr(value) if isinstance(value, str) else IntegerAttr(value, i64)
+
+
+def _is_unicode(text: str) -> bool:
+    """Whether `text` can be written as UTF-8 (it holds no lone surrogate)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def id_text(attr: Attribute) -> str:
@@ -109,6 +127,8 @@ def fresh_id(base: str, taken: set[str]) -> str:
 
 
 def print_id(printer: Printer, attr: Attribute) -> None:
+    """An integer, a bare identifier, or a string literal (xDSL escapes every byte
+    outside printable ASCII: `"\\C3\\A9"` for "é")."""
     if isinstance(attr, IntegerAttr):
         printer.print_string(str(attr.value.data))
     else:
@@ -116,11 +136,67 @@ def print_id(printer: Printer, attr: Attribute) -> None:
 
 
 def parse_id(parser: AttrParser) -> StringAttr | IntegerAttr:
+    """What print_id prints. xDSL's lexer reads a literal with escaped non-ASCII
+    bytes as a bytes literal; an id takes it when it is UTF-8 text."""
+    start = parser.pos
     if (number := parser.parse_optional_integer(allow_boolean=False)) is not None:
+        _check_int64(parser, number, "an integer id", start)
         return IntegerAttr(number, i64)
-    return StringAttr(
-        parser.expect(parser.parse_optional_identifier_or_str_literal, "expected an id")
-    )
+    if (text := parser.parse_optional_identifier_or_str_literal()) is not None:
+        return StringAttr(text)
+    data = parser.expect(parser.parse_optional_bytes_literal, "expected an id")
+    try:
+        return StringAttr(data.decode())
+    except UnicodeDecodeError:
+        parser.raise_error(
+            "id rule: an id is Unicode text, and this string literal's bytes are "
+            "not UTF-8", start, parser.pos
+        )
+
+
+def _check_int64(parser: AttrParser, value: int, what: str, start: int) -> None:
+    if not -(2**63) <= value < 2**63:
+        parser.raise_error(
+            f"integer range: {what} must fit in 64 bits", start, parser.pos
+        )
+
+
+def _parse_int64(parser: AttrParser, what: str) -> int:
+    start = parser.pos
+    value = parser.parse_integer(allow_boolean=False)
+    _check_int64(parser, value, what, start)
+    return value
+
+
+def unescape_strings(attr: Attribute) -> Attribute:
+    """`attr` with each BytesAttr that is UTF-8 text turned back into the StringAttr
+    xDSL printed it from (its parser reads `"\\C3\\A9"` as bytes); `attr` itself
+    when it holds none."""
+    if isinstance(attr, BytesAttr):
+        try:
+            return StringAttr(attr.data.decode())
+        except UnicodeDecodeError:
+            return attr
+    if isinstance(attr, ArrayAttr):
+        items = [unescape_strings(item) for item in attr.data]
+        changed = any(new is not old for new, old in zip(items, attr.data))
+        return ArrayAttr(items) if changed else attr
+    if isinstance(attr, DictionaryAttr):
+        entries = {key: unescape_strings(value) for key, value in attr.data.items()}
+        changed = any(entries[key] is not value for key, value in attr.data.items())
+        return DictionaryAttr(entries) if changed else attr
+    return attr
+
+
+class StringPropertiesOp(IRDLOperation):
+    """A teir op whose string properties (ids, metadata) may be non-ASCII. xDSL's
+    generic parser reads the `"\\C3\\A9"` it prints for "é" as a BytesAttr;
+    `create`, which that parser calls, turns such properties back into strings."""
+
+    @classmethod
+    def create(cls, *, properties: Mapping[str, Attribute] = {}, **kwargs: Any) -> Self:
+        properties = {key: unescape_strings(value) for key, value in properties.items()}
+        return super().create(properties=properties, **kwargs)
 
 
 def parse_id_list(parser: AttrParser) -> list[StringAttr | IntegerAttr]:
@@ -412,9 +488,9 @@ class KernelAttr(ParametrizedAttribute):
 # --------------------------------------------------------------------------
 
 
-def _parse_int_list(parser: Parser) -> list[int]:
+def _parse_int_list(parser: Parser, what: str) -> list[int]:
     return parser.parse_comma_separated_list(
-        parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+        parser.Delimiter.SQUARE, lambda: _parse_int64(parser, what)
     )
 
 
@@ -424,7 +500,7 @@ def _print_int_list(printer: Printer, values: Sequence[int]) -> None:
 
 
 @irdl_op_definition
-class AxisOp(IRDLOperation):
+class AxisOp(StringPropertiesOp):
     """A TEIR-Axes entry: extent and per-tensor byte strides and offsets."""
 
     name = "teir.axis"
@@ -525,11 +601,11 @@ class AxisOp(IRDLOperation):
     def parse(cls, parser: Parser) -> AxisOp:
         axis_id = parse_id(parser)
         parser.parse_keyword("extent")
-        extent = parser.parse_integer(allow_boolean=False)
+        extent = _parse_int64(parser, "an extent")
         parser.parse_keyword("strides")
-        strides = _parse_int_list(parser)
+        strides = _parse_int_list(parser, "a stride")
         parser.parse_keyword("offsets")
-        offsets = _parse_int_list(parser)
+        offsets = _parse_int_list(parser, "an offset")
         op = AxisOp(0, extent, strides, offsets)
         op.properties["id"] = axis_id
         if attrs := parser.parse_optional_attr_dict_with_keyword():
@@ -538,7 +614,7 @@ class AxisOp(IRDLOperation):
 
 
 @irdl_op_definition
-class PrimitiveOp(IRDLOperation):
+class PrimitiveOp(StringPropertiesOp):
     """A TEIR-Primitives entry: an operation over role axes, with metadata."""
 
     name = "teir.primitive"
@@ -712,7 +788,7 @@ class PrimitiveOp(IRDLOperation):
             return role, parse_id_list(parser)
 
         roles = dict(parser.parse_comma_separated_list(parser.Delimiter.BRACES, parse_role))
-        metadata = parser.parse_attribute()
+        metadata = unescape_strings(parser.parse_attribute())
         if not isinstance(metadata, DictionaryAttr):
             parser.raise_error("expected the primitive's metadata dictionary")
         op = PrimitiveOp(0, operation, roles, metadata)
@@ -725,6 +801,11 @@ class PrimitiveOp(IRDLOperation):
 # --------------------------------------------------------------------------
 # Schedule
 # --------------------------------------------------------------------------
+
+
+_PARSE_DEPTH: ContextVar[int] = ContextVar("teir_iter_parse_depth", default=0)
+"""How many teir.iter regions the parser is inside: it stops at MAX_SCHEDULE_DEPTH,
+before xDSL's recursive parser runs out of Python's stack (plain xdsl-opt too)."""
 
 
 def _single_block(region: Region) -> Block:
@@ -744,7 +825,7 @@ def _print_body(printer: Printer, region: Region) -> None:
     printer.print_region(region, print_entry_block_args=False, print_empty_block=False)
 
 
-class ScheduleNode(IRDLOperation):
+class ScheduleNode(StringPropertiesOp):
     """Shared behaviour of iteration and invocation nodes."""
 
     id = prop_def(TeirId)
@@ -903,12 +984,22 @@ class IterOp(ScheduleNode):
 
     @classmethod
     def parse(cls, parser: Parser) -> IterOp:
+        depth = _PARSE_DEPTH.get() + 1
+        if depth > MAX_SCHEDULE_DEPTH:
+            parser.raise_error(
+                f"schedule depth: this teir.iter is nested {depth} iteration nodes "
+                f"deep; TEIR accepts at most {MAX_SCHEDULE_DEPTH}"
+            )
         node_id = parse_id(parser)
         parser.parse_keyword("over")
         axis = parse_id(parser)
         policy = parser.parse_optional_identifier_or_str_literal() or "sequential"
         guard = parse_optional_guard(parser)
-        region = _parse_body(parser)
+        entered = _PARSE_DEPTH.set(depth)
+        try:
+            region = _parse_body(parser)
+        finally:
+            _PARSE_DEPTH.reset(entered)
         properties: dict[str, Attribute] = {
             "id": node_id,
             "axis": axis,

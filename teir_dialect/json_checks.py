@@ -5,6 +5,8 @@ Every failure is a `TeirError` whose message names the rule and the ids.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +31,14 @@ def fail(message: str) -> None:
 def is_int(value: object) -> bool:
     """A JSON integer that fits the IR's 64-bit fields."""
     return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
+
+
+def shown_int(value: int) -> str:
+    """An integer for a message: its digits, or their count when there are many
+    (Python refuses to print more than 4300)."""
+    if -(10**40) < value < 10**40:
+        return str(value)
+    return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
 
 
 def is_id(value: object) -> bool:
@@ -75,3 +85,65 @@ def check_int_list(where: str, value: object) -> list[int]:
         if not is_int(item):
             fail(f"record form: {where} must hold 64-bit integers, got {item!r}")
     return values
+
+
+# --------------------------------------------------------------------------
+# The whole record
+# --------------------------------------------------------------------------
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_path(path: Sequence[str | int]) -> str:
+    """`primitives[0].metadata.x` for ("primitives", 0, "metadata", "x")."""
+    text = "".join(f"[{key}]" if isinstance(key, int) else f".{key}" for key in path)
+    return text.removeprefix(".") or "the record"
+
+
+def check_text(where: Sequence[str | int], text: str) -> None:
+    """Strings must be Unicode text: a lone surrogate (JSON's "\\ud800") cannot be
+    written as UTF-8, so no IR printer, file or terminal could show it."""
+    if (match := _SURROGATE.search(text)) is not None:
+        fail(
+            f"text rule: {json_path(where)} holds the lone surrogate "
+            f"U+{ord(match.group()):04X}, which is not Unicode text; a record's "
+            "strings (ids included) are Unicode"
+        )
+
+
+def check_json_value(value: object, max_depth: int) -> None:
+    """What no record field can hold, refused before anything recursive reads the
+    record: arrays and objects nested deeper than `max_depth`, integers beyond 64
+    bits, strings that are not Unicode text. Iterative, one visit per value, in
+    document order."""
+    if not isinstance(value, (dict, list)):
+        return
+    stack: list[tuple[object, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        container, path = stack.pop()
+        if len(path) >= max_depth:
+            shown = json_path(path[:6]) + ("..." if len(path) > 6 else "")
+            fail(
+                f"record depth: {shown} nests arrays and objects more than "
+                f"{max_depth} deep; a record nests at most {max_depth}"
+            )
+        items = (
+            container.items() if isinstance(container, dict) else enumerate(container)  # pyright: ignore
+        )
+        nested: list[tuple[object, tuple[str | int, ...]]] = []
+        for key, item in items:
+            if isinstance(key, str) and not key.isascii():
+                check_text(path, key)
+            if isinstance(item, str):
+                if not item.isascii():
+                    check_text((*path, key), item)
+            elif isinstance(item, int):
+                if not -(2**63) <= item < 2**63:
+                    fail(
+                        f"integer range: {json_path((*path, key))} is "
+                        f"{shown_int(item)}, beyond 64-bit integers; every integer "
+                        "of a record fits in 64 bits"
+                    )
+            elif isinstance(item, (dict, list)):
+                nested.append((item, (*path, key)))
+        stack.extend(reversed(nested))  # the first problem in document order

@@ -2,7 +2,10 @@
 
 `from_json` takes the tree form or the flat form (told apart by their keys),
 checks what only the records can get wrong (JSON types, references, the shape
-of the schedule forest), builds the IR and runs the dialect's verifiers.
+of the schedule forest), builds the IR and runs the dialect's verifiers. Before
+that, the whole record is walked without recursion (`check_json_value`): nesting
+beyond MAX_RECORD_DEPTH, integers beyond 64 bits and strings that are not Unicode
+text are refused by rule. `parse_mlir` is the one reader of MLIR text.
 `to_json` writes the tree form. A round trip keeps every id (string or
 integer), value and order; the `iterations` and `invocations` collections are
 written in depth-first order of the schedule.
@@ -17,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -56,11 +60,20 @@ from teir_dialect.json_checks import (
     TeirError,
     check_id,
     check_int_list,
+    check_json_value,
     check_keys,
     check_list,
     fail,
     is_int,
     quote,
+    shown_int,
+)
+from teir_dialect.limits import (
+    MAX_RECORD_DEPTH,
+    MAX_TEXT_NESTING,
+    line_column,
+    recursion_room,
+    too_deep,
 )
 from teir_dialect.vocabulary import (
     TENSOR_NAMES,
@@ -82,7 +95,7 @@ def json_to_attr(value: object) -> Attribute:
         return IntegerAttr(int(value), i1)
     if isinstance(value, int):
         if not -(2**63) <= value < 2**63:
-            raise TeirError(f"record form: integer {value} does not fit in 64 bits")
+            raise TeirError(f"record form: integer {shown_int(value)} does not fit in 64 bits")
         return IntegerAttr(value, i64)
     if isinstance(value, float):
         return FloatAttr(value, f64)
@@ -121,6 +134,19 @@ def attr_to_json(attr: Attribute) -> Any:
 _GUARD_TERM = re.compile(r"^\s*(first|last)\s*\(\s*(.+?)\s*\)\s*$")
 
 
+def path_shown(path: str) -> str:
+    """A path for a message: as typed, or as a Python literal when it holds
+    characters a terminal would not show (a NUL, a lone surrogate, a newline)."""
+    return path if path.isprintable() else ascii(path)
+
+
+def bad_path_reason(path: str) -> str:
+    """Why the OS refuses a path string (Python raises ValueError for these)."""
+    if "\0" in path:
+        return "a path cannot hold a NUL character"
+    return "the path is not valid text for the file system (it holds a lone surrogate)"
+
+
 def read_text(path: str | os.PathLike[str]) -> str:
     """A file's text, with a clear TeirError for a missing, unreadable or empty file."""
     where = os.fspath(path)
@@ -132,6 +158,8 @@ def read_text(path: str | os.PathLike[str]) -> str:
         raise TeirError(f"cannot read {where}: it is a directory, not a file") from None
     except OSError as err:
         raise TeirError(f"cannot read {where}: {err.strerror or err}") from None
+    except ValueError:  # a NUL, or a lone surrogate the file system cannot encode
+        raise TeirError(f"cannot read {path_shown(where)}: {bad_path_reason(where)}") from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
@@ -142,14 +170,39 @@ def read_text(path: str | os.PathLike[str]) -> str:
 
 
 def _parse_json_text(text: str) -> Any:
-    """JSON text, `//` comment lines and a byte-order mark allowed."""
+    """JSON text, `//` comment lines and a byte-order mark allowed; checked by
+    `check_json_value` (depth, 64-bit integers, Unicode strings)."""
     text = "\n".join(
         "" if line.lstrip().startswith("//") else line
         for line in text.removeprefix("\ufeff").splitlines()
     )
     if not text.strip():
         raise TeirError("record form: the input is empty; expected a JSON record")
-    return json.loads(text)
+
+    def parse_int(literal: str) -> int:
+        # Python refuses to convert more than 4300 digits (a ValueError); a 64-bit
+        # integer has at most 19.
+        if len(literal.removeprefix("-")) > 19:
+            line, column = line_column(text, max(text.find(literal), 0))
+            fail(
+                f"integer range: the integer at line {line} column {column} has "
+                f"{len(literal.removeprefix('-'))} digits, beyond 64-bit integers; "
+                "every integer of a record fits in 64 bits"
+            )
+        return int(literal)
+
+    try:
+        value = json.loads(text, parse_int=parse_int)
+    except RecursionError:
+        offset = too_deep(text, MAX_RECORD_DEPTH, json=True)
+        line, column = line_column(text, offset or 0)
+        raise TeirError(
+            f"record depth: the array or object at line {line} column {column} is "
+            f"nested more than {MAX_RECORD_DEPTH} deep; a record nests at most "
+            f"{MAX_RECORD_DEPTH}"
+        ) from None
+    check_json_value(value, MAX_RECORD_DEPTH)
+    return value
 
 
 def _json_error(err: json.JSONDecodeError, where: str = "") -> TeirError:
@@ -168,6 +221,7 @@ def load_json(source: object) -> Any:
     files can carry lit RUN lines) and a UTF-8 byte-order mark is ignored.
     """
     if isinstance(source, (dict, list)):
+        check_json_value(source, MAX_RECORD_DEPTH)
         return source
     if isinstance(source, os.PathLike):
         where = os.fspath(source)
@@ -204,23 +258,71 @@ def load_module(source: object, *, name: str = "kernel") -> ModuleOp:
     if isinstance(source, ModuleOp):
         module = source.clone()
     elif isinstance(source, (str, os.PathLike)) and os.fspath(source).endswith(".mlir"):
-        from xdsl.parser import Parser
         from xdsl.utils.exceptions import DiagnosticException, ParseError
-
-        from teir_dialect.context import teir_context
 
         where = os.fspath(source)
         try:
-            module = Parser(teir_context(), read_text(where), where).parse_module()
+            module = parse_mlir(read_text(where), where)
         except (ParseError, DiagnosticException) as err:
             raise TeirError(str(err)) from None
     else:
         return from_json(source, name=name)
     try:
-        module.verify()
+        with recursion_room():
+            module.verify()
     except VerifyException as err:
         raise TeirError(str(err)) from None
     return module
+
+
+XDSL_PARSER_FAILURES = (
+    IndexError, KeyError, ValueError, TypeError, AttributeError, AssertionError,
+    OverflowError,
+)
+"""Plain exceptions xDSL's parser raises on some bad text instead of a ParseError
+(an IndexError on `linalg.matmul` without operands, a ValueError on an integer
+Python cannot convert)."""
+
+
+def parse_mlir(
+    text: str, where: str, *, context: Context | None = None, implicit_module: bool = True
+) -> ModuleOp:
+    """xDSL's parse of MLIR text (teir_context() unless `context`), every failure a
+    ParseError at the place it stopped: text nested deeper than MAX_TEXT_NESTING is
+    refused before xDSL's recursive parser sees it, and an exception of xDSL's
+    parser that is not a diagnostic (an IndexError on a mangled linalg op, a
+    ValueError on a 5,000-digit integer) is reported as the parse error it is."""
+    from xdsl.parser import Parser
+    from xdsl.utils.exceptions import DiagnosticException, ParseError
+    from xdsl.utils.lexer import Input, Span
+
+    from teir_dialect.context import teir_context
+
+    source = Input(text, where)
+    if (offset := too_deep(text, MAX_TEXT_NESTING)) is not None:
+        raise ParseError(
+            Span(offset, offset + 1, source),
+            f"nesting depth: this bracket opens level {MAX_TEXT_NESTING + 1}; TEIR "
+            f"reads MLIR nested at most {MAX_TEXT_NESTING} deep",
+        )
+    parser = Parser(context or teir_context(), text, where)
+    try:
+        with recursion_room():
+            return parser.parse_module(implicit_module)
+    except (ParseError, DiagnosticException):
+        raise
+    except RecursionError:
+        reason = "the text nests too deeply for xDSL's parser"
+    except XDSL_PARSER_FAILURES as err:
+        if isinstance(err, ValueError) and "integer string conversion" in str(err):
+            reason = (
+                "integer range: an integer literal of more than 4300 digits; TEIR's "
+                "integers fit in 64 bits"
+            )
+        else:
+            reason = f"xDSL's parser failed here ({type(err).__name__}: {err})"
+    token = parser._current_token.span  # pyright: ignore[reportPrivateUsage]
+    raise ParseError(Span(token.start, token.end, source), f"parse error: {reason}")
 
 
 def is_flat_form(record: object) -> bool:
@@ -552,6 +654,7 @@ __all__ = [
     "load_json",
     "load_module",
     "make_id",
+    "parse_mlir",
     "read_text",
     "to_json",
     "tree_to_func",

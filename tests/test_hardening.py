@@ -1,7 +1,8 @@
 """Regression tests for bad input reaching the records and the verifier.
 
 Each case was found by trying the project as a new user would; before the fix
-it crashed (KeyError, RecursionError), was accepted silently, or was misread.
+it crashed (KeyError, RecursionError, IndexError, UnicodeEncodeError), was accepted
+silently, or was misread.
 """
 
 from __future__ import annotations
@@ -12,13 +13,19 @@ import os
 import pathlib
 import subprocess
 import sys
+from collections.abc import Callable
+from io import StringIO
 
+import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from xdsl.printer import Printer
 
-from conftest import SPEC_EXAMPLES, load
+from conftest import SPEC_EXAMPLES, examples, load
 from teir_dialect import TeirError, from_json, to_json
 from teir_dialect.dialect import MAX_SCHEDULE_DEPTH
-from teir_dialect.records import load_json, load_module
+from teir_dialect.records import load_json, load_module, parse_mlir
 
 PERMUTATION = SPEC_EXAMPLES / "tree" / "10_7_1_scalar_permutation.json"
 
@@ -204,3 +211,189 @@ def test_number_and_string_ids_do_not_collide() -> None:
     record["schedule"]["invocations"][0]["primitive"] = "3"
     with pytest.raises(TeirError, match="id rule: invocation 'x' names primitive '3'"):
         from_json(record)
+
+
+# -- 8. input beyond the readers' limits: a diagnostic and exit 1 from every tool -------
+
+
+def _iter_chain_mlir(depth: int) -> str:
+    """A Copy under `depth` nested teir.iter regions, as MLIR text."""
+    axes = "".join(
+        f"    teir.axis a{i} extent 1 strides [0, 0] offsets [0, 0]\n" for i in range(depth)
+    )
+    opens = "".join(f"teir.iter a{i} over a{i} {{\n" for i in range(depth))
+    return (
+        "func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {\n"
+        "  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {\n"
+        f"{axes}"
+        '    teir.primitive c Copy {M = [], N = []} {data_type = "FP32"}\n'
+        f"    teir.schedule {{\n{opens}teir.invoke x -> c\n{'}' * depth}\n    }}\n"
+        "  }\n  func.return\n}\n"
+    )
+
+
+def _metadata(text: str) -> str:
+    return json.dumps(chain(1)).replace('"data_type": "FP32"', '"data_type": "FP32", ' + text)
+
+
+MATMUL = "linalg.matmul ins(%A, %B : memref<4x8xf32>, memref<8x16xf32>) outs(%C : memref<4x16xf32>)"
+LINALG = ("func.func @mm(%A: memref<4x8xf32>, %B: memref<8x16xf32>, %C: memref<4x16xf32>) {{\n"
+          "  {}\n  func.return\n}}\n")
+
+BAD_INPUTS = {
+    "json-100000-deep.json": (
+        lambda: "[" * 100_000 + "]" * 100_000,
+        "record depth: the array or object at line 1 column 65 is nested more than 64 deep"),
+    "metadata-900-deep.json": (
+        lambda: _metadata('"x": ' + "[" * 900 + "]" * 900),
+        ("record depth: primitives[0].metadata.x[0][0]... nests arrays and objects more "
+        "than 64 deep")),
+    "integer-4301-digits.json": (
+        lambda: _metadata('"n": ' + "7" * 4301),
+        "has 4301 digits, beyond 64-bit integers"),
+    "lone-surrogate-id.json": (
+        lambda: json.dumps(chain(1)).replace('"id": "x"', '"id": "\\ud800"'),
+        "text rule: schedule.invocations[0].id holds the lone surrogate U+D800"),
+    "matmul-indexing-maps.mlir": (
+        lambda: LINALG.format(MATMUL.replace("ins(", "indexing_maps = [] ins(")),
+        "parse error: xDSL's parser failed here (IndexError: list index out of range)"),
+    "matmul-mangled-outs.mlir": (
+        lambda: LINALG.format(MATMUL.replace("outs(%C", "%C(%A")),
+        "parse error: xDSL's parser failed here (IndexError: tuple index out of range)"),
+    "teir-iter-200-deep.mlir": (
+        lambda: _iter_chain_mlir(200),
+        ("schedule depth: this teir.iter is nested 129 iteration nodes deep; TEIR accepts "
+        "at most 128")),
+    "teir-iter-5000-deep.mlir": (
+        lambda: _iter_chain_mlir(5000),
+        "nesting depth: this bracket opens level 257; TEIR reads MLIR nested at most 256"),
+    "integer-4301-digits.mlir": (
+        lambda: _iter_chain_mlir(1).replace("extent 1", "extent " + "7" * 4301),
+        "integer range: an integer literal of more than 4300 digits"),
+    "extent-beyond-64-bits.mlir": (
+        lambda: _iter_chain_mlir(1).replace("extent 1", "extent " + str(2**64)),
+        "integer range: an extent must fit in 64 bits"),
+    "id-not-utf8.mlir": (
+        lambda: _iter_chain_mlir(1).replace("teir.invoke x", 'teir.invoke "\\ED\\A0\\80"'),
+        "id rule: an id is Unicode text, and this string literal's bytes are not UTF-8"),
+}
+
+
+def _tool(name: str) -> Callable[[list[str]], int]:
+    from teir_tools import teir_opt, teir_run, teir_tune
+
+    return {"teir-opt": teir_opt.main, "teir-run": teir_run.main,
+            "teir-tune": teir_tune.main}[name]
+
+
+@pytest.mark.parametrize("tool", ["teir-opt", "teir-run", "teir-tune"])
+@pytest.mark.parametrize("name", sorted(BAD_INPUTS))
+def test_bad_input_gets_a_diagnostic_and_exit_1(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str], tool: str, name: str
+) -> None:
+    text, message = BAD_INPUTS[name]
+    path = tmp_path / name
+    path.write_text(text(), encoding="utf-8")
+    assert _tool(tool)([str(path)]) == 1
+    err = capsys.readouterr().err
+    assert message in err
+    assert "internal error" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("name", sorted(BAD_INPUTS))
+def test_bad_input_to_compile_kernel_is_a_teir_error(tmp_path: pathlib.Path, name: str) -> None:
+    from teir_lowering.kernel import compile_kernel
+
+    text, message = BAD_INPUTS[name]
+    path = tmp_path / name
+    path.write_text(text(), encoding="utf-8")
+    with pytest.raises(TeirError) as info:
+        compile_kernel(path)
+    assert message in str(info.value)
+
+
+def test_plain_xdsl_opt_stops_a_deep_schedule_with_a_parse_error(tmp_path: pathlib.Path) -> None:
+    """The teir.iter parser bounds its own recursion, so xdsl-opt (the xdsl.universe
+    entry point) reports the rule, not a RecursionError."""
+    path = tmp_path / "deep.mlir"
+    path.write_text(_iter_chain_mlir(200))
+    run = subprocess.run(
+        [sys.executable, "-c", "from xdsl.tools.xdsl_opt import main; main()", str(path)],
+        check=False, capture_output=True, text=True,
+    )
+    assert run.returncode == 1
+    assert "schedule depth: this teir.iter is nested 129 iteration nodes deep" in run.stderr
+    assert "RecursionError" not in run.stderr
+
+
+@pytest.mark.parametrize("tool", ["teir-opt", "teir-run", "teir-tune"])
+def test_a_nul_in_a_path_is_a_diagnostic(
+    capsys: pytest.CaptureFixture[str], tool: str
+) -> None:
+    assert _tool(tool)(["a\0b.json"]) == 1
+    err = capsys.readouterr().err
+    assert f"{tool}: error: cannot read 'a\\x00b.json': a path cannot hold a NUL character" in err
+
+
+def test_teir_opt_refuses_a_nul_in_the_output_path(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _tool("teir-opt")([str(PERMUTATION), "-o", "out\0.mlir"]) == 1
+    assert ("teir-opt: error: cannot write 'out\\x00.mlir': a path cannot hold a NUL "
+            "character") in capsys.readouterr().err
+
+
+def _on_a_deep_stack(frames: int, call: Callable[[], object]) -> object:
+    return call() if frames == 0 else _on_a_deep_stack(frames - 1, call)
+
+
+def test_the_deepest_schedule_parses_from_a_deep_caller_stack(tmp_path: pathlib.Path) -> None:
+    """xDSL's parser needs about seven frames per level: the readers make room for
+    the deepest input they accept whatever the caller's stack."""
+    path = tmp_path / "deepest.mlir"
+    path.write_text(_iter_chain_mlir(MAX_SCHEDULE_DEPTH))
+    module = _on_a_deep_stack(600, lambda: load_module(path))
+    assert str(module).count("teir.iter") == MAX_SCHEDULE_DEPTH
+
+
+# -- 9. ids are any Unicode text: they round-trip and compile ----------------------------
+
+ID_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=6)
+
+
+def _with_ids(axis: str, node: str, primitive: str, invocation: str) -> dict:
+    record = chain(1)
+    record["axes"][0]["id"] = axis
+    record["primitives"][0]["id"] = primitive
+    record["primitives"][0]["metadata"]["note"] = axis + node
+    iteration = record["schedule"]["iterations"][0]
+    iteration |= {"id": node, "axis": axis, "children": [invocation]}
+    record["schedule"]["roots"] = [node]
+    record["schedule"]["invocations"][0] |= {"id": invocation, "primitive": primitive}
+    return record
+
+
+@settings(max_examples=examples(400, 40), deadline=None)
+@given(ID_TEXT, ID_TEXT, ID_TEXT, ID_TEXT)
+def test_any_unicode_ids_round_trip_through_mlir(
+    axis: str, node: str, primitive: str, invocation: str
+) -> None:
+    assume(node != invocation)
+    record = _with_ids(axis, node, primitive, invocation)
+    module = from_json(record)
+    assert to_json(parse_mlir(str(module), "custom")) == record
+    generic = StringIO()
+    Printer(generic, print_generic_format=True).print_op(module)
+    assert to_json(parse_mlir(generic.getvalue(), "generic")) == record
+
+
+@pytest.mark.parametrize("new_id", ["é", "🙂", "_1", "a b", 'x"y\\z'])
+def test_non_ascii_and_odd_ids_compile_and_compute(new_id: str) -> None:
+    from teir_dialect.interpreter import run_reference
+    from teir_lowering.kernel import compile_kernel
+
+    record = json.loads(PERMUTATION.read_text().replace('"a"', json.dumps(new_id)))
+    kernel = compile_kernel(record)
+    arrays = [np.arange(120, dtype=np.float32), np.zeros(120, dtype=np.float32)]
+    expected = [a.copy() for a in arrays]
+    kernel(*arrays)
+    run_reference(from_json(record), expected)
+    np.testing.assert_array_equal(arrays[1], expected[1])

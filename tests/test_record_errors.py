@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import copy
 import json
+import pathlib
 import re
 
 import pytest
 
-from teir_dialect import TeirError, from_json
+from teir_dialect import TeirError, from_json, to_json
+from teir_dialect.dialect import make_id
+from teir_dialect.records import load_module
 
 
 def tiny() -> dict:
@@ -266,3 +269,83 @@ def test_json_text_and_comments() -> None:
     text = "// a lit RUN line\n" + json.dumps(tiny())
     module = from_json(text)
     assert "teir.config" in str(module)
+
+
+# -- input that recursive readers and Python's own limits would choke on ----------------
+
+
+def _nested(depth: int) -> object:
+    value: object = 1
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def test_json_text_nested_100000_deep_is_refused_with_its_place() -> None:
+    with pytest.raises(TeirError, match=r"record depth: the array or object at line 1 "
+                       r"column 65 is nested more than 64 deep"):
+        from_json("[" * 100_000 + "]" * 100_000)
+
+
+@pytest.mark.parametrize("as_text", [False, True], ids=["dict", "text"])
+def test_metadata_nested_900_deep_is_refused(as_text: bool) -> None:
+    record = tiny()
+    record["primitives"][0]["metadata"]["x"] = _nested(900)
+    with pytest.raises(TeirError, match=r"record depth: primitives\[0\]\.metadata\.x\[0\]"
+                       r"\[0\]\.\.\. nests arrays and objects more than 64 deep"):
+        from_json(json.dumps(record) if as_text else record)
+
+
+def test_metadata_at_the_depth_limit_round_trips() -> None:
+    record = tiny()
+    # record -> primitives -> [0] -> metadata -> x: the value's own arrays nest 60 deep.
+    record["primitives"][0]["metadata"]["x"] = _nested(61)
+    assert to_json(from_json(json.dumps(record))) == record
+    record["primitives"][0]["metadata"]["x"] = _nested(62)
+    with pytest.raises(TeirError, match="record depth"):
+        from_json(record)
+
+
+def test_a_4301_digit_integer_is_refused_by_rule() -> None:
+    text = json.dumps(tiny()).replace('"extent": 4', '"extent": ' + "9" * 4301)
+    with pytest.raises(TeirError, match=r"integer range: the integer at line 1 column \d+ "
+                       r"has 4301 digits, beyond 64-bit integers"):
+        from_json(text)
+    record = tiny()
+    record["axes"][0]["extent"] = 10**4400
+    with pytest.raises(TeirError, match=r"integer range: axes\[0\]\.extent is an integer of "
+                       r"about 4401 digits"):
+        from_json(record)
+    record = tiny()
+    record["primitives"][0]["metadata"]["n"] = 2**63
+    with pytest.raises(TeirError, match=r"integer range: primitives\[0\]\.metadata\.n is "
+                       r"9223372036854775808, beyond 64-bit integers"):
+        from_json(record)
+
+
+@pytest.mark.parametrize(
+    ("path", "place"),
+    [("schedule.invocations.0.id", r"schedule\.invocations\[0\]\.id"),
+     ("primitives.0.metadata.note", r"primitives\[0\]\.metadata\.note"),
+     ("axes.0.id", r"axes\[0\]\.id")],
+)
+def test_a_lone_surrogate_is_refused_by_rule(path: str, place: str) -> None:
+    message = rf"text rule: {place} holds the lone surrogate U\+D800, which is not Unicode"
+    record = _mutated(path, "a\ud800")
+    with pytest.raises(TeirError, match=message):
+        from_json(record)
+    with pytest.raises(TeirError, match=message):
+        from_json(json.dumps(record))  # "\ud800" as JSON text
+
+
+def test_make_id_refuses_a_lone_surrogate() -> None:
+    with pytest.raises(ValueError, match=r"id rule: the id 'x\\udfff' holds a lone surrogate"):
+        make_id("x\udfff")
+
+
+@pytest.mark.parametrize("path", ["a\0b.json", "a\0b.mlir", pathlib.Path("x\0.json")],
+                         ids=["json", "mlir", "Path"])
+def test_a_nul_in_a_path_is_a_clear_error(path: object) -> None:
+    with pytest.raises(TeirError, match=r"cannot read '.*\\x00.*': a path cannot hold a "
+                       "NUL character"):
+        load_module(path)

@@ -7,6 +7,8 @@ import os
 import sys
 from collections.abc import Callable
 
+from teir_dialect.limits import recursion_room
+
 EXIT_BAD_INPUT = 1
 EXIT_INTERNAL_ERROR = 3
 """argparse exits with 2 for a bad command line."""
@@ -19,13 +21,15 @@ def run_tool(
 ) -> int:
     """body()'s exit code, or the code of how it failed.
 
-    A user error (bad input) prints `PROG: error: MESSAGE` and gives 1; any
+    The body runs with room for the deepest input the tools accept
+    (`recursion_room`). A user error (bad input) prints `PROG: error: MESSAGE` and gives 1; any
     other exception is an internal error, `PROG: internal error: TYPE: MESSAGE`
     and 3; TEIR_DEBUG=1 re-raises both to show the traceback. A reader that
     went away (`| head`) ends the run quietly with 141, Ctrl-C with 130.
     """
     try:
-        return body()
+        with recursion_room():
+            return body()
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

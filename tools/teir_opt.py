@@ -24,7 +24,13 @@ from xdsl.utils.arg_spec import parse_pipeline, parse_spec
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from teir_dialect.records import TeirError, from_json
+from teir_dialect.records import (
+    TeirError,
+    bad_path_reason,
+    from_json,
+    parse_mlir,
+    path_shown,
+)
 from teir_tools.cli import EXIT_BAD_INPUT, run_tool
 
 EMIT_TARGETS = {"mlir": "mlir", "json": "teir-json", "tree": "teir-tree",
@@ -72,7 +78,16 @@ class TeirOptMain(xDSLOptMain):
         def parse_json(io: IO[bytes]) -> ModuleOp:
             return from_json(io.read().decode("utf-8-sig"))
 
+        def parse_mlir_text(io: IO[bytes]) -> ModuleOp:
+            return parse_mlir(
+                io.read().decode("utf-8-sig"),
+                self.get_input_name(),
+                context=self.ctx,
+                implicit_module=not self.args.no_implicit_module,
+            )
+
         self.available_frontends["json"] = parse_json
+        self.available_frontends["mlir"] = parse_mlir_text
 
     def setup_pipeline(self) -> None:
         """Checks `-p` pass by pass first, so that a diagnostic names the bad pass."""
@@ -108,6 +123,10 @@ class TeirOptMain(xDSLOptMain):
                 data = Path(path).read_bytes()
             except OSError as err:
                 raise OptError(f"cannot read {path}: {_os_reason(err)}") from None
+            except ValueError:  # a NUL or a lone surrogate in the path
+                raise OptError(
+                    f"cannot read {path_shown(path)}: {bad_path_reason(path)}"
+                ) from None
             if self.args.frontend is None and extension not in self.available_frontends:
                 raise OptError(
                     f"cannot tell the form of {path} from its extension "
@@ -126,11 +145,14 @@ class TeirOptMain(xDSLOptMain):
         return BytesIO(data), extension
 
     def prepare_output(self) -> IO[str]:
+        path = self.args.output_file
         try:
             return super().prepare_output()
         except OSError as err:
+            raise OptError(f"cannot write {path}: {_os_reason(err)}") from None
+        except ValueError:  # a NUL or a lone surrogate in the path
             raise OptError(
-                f"cannot write {self.args.output_file}: {_os_reason(err)}"
+                f"cannot write {path_shown(path)}: {bad_path_reason(path)}"
             ) from None
 
     def output_resulting_program(self, prog: ModuleOp) -> str:

@@ -9,17 +9,18 @@ A beam search over the auto-scheduler's choices (teir_lowering.tune), each
 candidate compiled, checked against the auto-scheduler's kernel and timed.
 The best script is stored per user, keyed by the configuration, the CPU model
 and the thread count; `compile_kernel` and `teir_lowering.einsum(...,
-tune=True)` use it from then on. Exit code 1 on bad input, with a diagnostic.
+tune=True)` use it from then on. Exit code 1 on bad input, with a diagnostic;
+3 for an internal error (TEIR_DEBUG=1 shows its traceback).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 
 from teir_dialect.records import TeirError
+from teir_tools.cli import run_tool
 
 
 def _extents(text: str) -> dict[str, int]:
@@ -71,7 +72,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--show", action="store_true", help="print the tuned schedules")
     parser.add_argument("--clear", action="store_true", help="forget every tuned schedule")
     args = parser.parse_args(argv)
-    try:
+    if not (args.show or args.clear) and args.config is None:
+        parser.error("give a configuration to tune, or --show / --clear")
+
+    def body() -> int:
         if args.show:
             return show()
         if args.clear:
@@ -79,14 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             print(f"removed {schedule_cache.clear()} tuned schedule(s)")
             return 0
-        if args.config is None:
-            parser.error("give a configuration to tune, or --show / --clear")
         return tune(args)
-    except (TeirError, ValueError, TypeError, OSError) as err:
-        if os.environ.get("TEIR_DEBUG"):
-            raise
-        print(f"teir-tune: error: {err}", file=sys.stderr)
-        return 1
+
+    return run_tool("teir-tune", body, (TeirError, ValueError, TypeError, OSError))
 
 
 def tune(args: argparse.Namespace) -> int:

@@ -92,3 +92,33 @@ func.func @empty(%a: memref<?xf32>, %b: memref<?xf32>) {
 // CHECK-NEXT:      teir.schedule {
 // CHECK-NEXT:      }
 // CHECK-NEXT:    }
+
+// -----
+
+// Ids are any Unicode text. xDSL prints each byte outside printable ASCII
+// escaped, and the escaped and the raw spellings read back as the same id
+// (metadata strings too), in the custom and the generic form.
+
+func.func @unicode(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis "é" extent 2 strides [4, 4] offsets [0, 0]
+    teir.primitive "\F0\9F\99\82" Copy {M = [], N = []} {data_type = "FP32", note = "naïve"}
+    teir.schedule {
+      teir.iter "\C3\A9" over "é" {
+        teir.invoke "x\22y" -> "🙂" [last("\C3\A9")]
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @unicode
+// CHECK-NEXT:    teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+// CHECK-NEXT:      teir.axis "\C3\A9" extent 2 strides [4, 4] offsets [0, 0]
+// CHECK-NEXT:      teir.primitive "\F0\9F\99\82" Copy {M = [], N = []} {data_type = "FP32", note = "na\C3\AFve"}
+// CHECK-NEXT:      teir.schedule {
+// CHECK-NEXT:        teir.iter "\C3\A9" over "\C3\A9" {
+// CHECK-NEXT:          teir.invoke "x\22y" -> "\F0\9F\99\82" [last("\C3\A9")]
+// CHECK-NEXT:        }
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }

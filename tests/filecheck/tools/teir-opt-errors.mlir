@@ -13,6 +13,28 @@
 // PARSE: expected an id
 // PARSE-NOT: Traceback
 
+// Text on which xDSL's parser raises plain exceptions (IndexError inside its
+// linalg parser) or would recurse past Python's limit: parse errors at their
+// place (--parsing-diagnostics prints each and goes on to the next chunk).
+// RUN: teir-opt %S/Inputs/bad-parse.mlir --split-input-file --parsing-diagnostics 2>&1 | filecheck %s --check-prefix=XDSLPARSE
+// XDSLPARSE-NOT: Traceback
+// XDSLPARSE:      bad-parse.mlir:4:17
+// XDSLPARSE:      parse error: xDSL's parser failed here (IndexError: list index out of range)
+// XDSLPARSE:      bad-parse.mlir:9:65
+// XDSLPARSE:      parse error: xDSL's parser failed here (IndexError: tuple index out of range)
+// XDSLPARSE:      bad-parse.mlir:15:24
+// XDSLPARSE:      integer range: an extent must fit in 64 bits
+// XDSLPARSE:      bad-parse.mlir:22:15
+// XDSLPARSE:      id rule: an id is Unicode text, and this string literal's bytes are not UTF-8
+// XDSLPARSE:      bad-parse.mlir:29:322
+// XDSLPARSE:      nesting depth: this bracket opens level 257; TEIR reads MLIR nested at most 256 deep
+// XDSLPARSE-NOT: Traceback
+// Unsplit, the nesting scan of the whole text refuses it before xDSL parses anything.
+// RUN: not teir-opt %S/Inputs/bad-parse.mlir 2>&1 | filecheck %s --check-prefix=XDSLPARSE1
+// XDSLPARSE1:     teir-opt: error: {{.*}}bad-parse.mlir:29:322
+// XDSLPARSE1:     nesting depth: this bracket opens level 257
+// XDSLPARSE1-NOT: internal error
+
 // RUN: not teir-opt %S/Inputs/bad-syntax.json 2>&1 | filecheck %s --check-prefix=JSON
 // JSON-NOT: Traceback
 // JSON: teir-opt: error: record form: invalid JSON at line 1 column 38: Expecting value
