@@ -195,6 +195,8 @@ def writes_each_element_once(prim: PrimitiveOp) -> bool:
         [(a.size, a.stride_on("out")) for a in free], prim.element_width
     ):
         return True  # the usual layouts, decided without a search
+    if any(a.size > 1 and a.stride_on("out") == 0 for a in free):
+        return False  # its indices all write the same bytes
     body = Box(0, tuple((a.size, a.stride_on("out")) for a in prim.role_axes(Role.K)),
                prim.element_width)
     try:
