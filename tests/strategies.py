@@ -349,3 +349,39 @@ def mutated(draw: st.DrawFn, record: dict[str, Any], *, max_extent: int = 7,
     except TeirError:
         assume(False)
     return result
+
+
+def nested_pairs(record: dict) -> list[tuple[str, str]]:
+    """(axis of a node, axis of its only child) for iteration nodes with one iteration child."""
+    nodes = {n["id"]: n for n in record["schedule"]["iterations"]}
+    return [
+        (node["axis"], nodes[node["children"][0]]["axis"])
+        for node in nodes.values()
+        if len(node["children"]) == 1 and node["children"][0] in nodes
+    ]
+
+
+def step_strategy(record: dict) -> st.SearchStrategy[dict]:
+    """A random transformation step naming this record's axes and nested loops."""
+    axes = [a["id"] for a in record["axes"]]
+    extents = {a["id"]: a["extent"] for a in record["axes"]}
+    axis = st.sampled_from(axes)
+    pairs = nested_pairs(record) or [(axes[0], axes[-1])]
+    chains = [[a, b, c] for (a, b) in pairs for (b2, c) in pairs if b2 == b] + [
+        list(p) for p in pairs]
+    return st.one_of(
+        axis.flatmap(lambda a: st.builds(
+            lambda f: {"op": "split", "axis": a, "factor": f}, st.integers(1, extents[a]))),
+        st.sampled_from(chains).flatmap(st.permutations).map(
+            lambda order: {"op": "reorder", "order": list(order)}),
+        st.sampled_from(pairs).map(lambda ab: {"op": "fuse-axes", "outer": ab[0], "inner": ab[1]}),
+        axis.map(lambda a: {"op": "parallelize", "axis": a}),
+        axis.map(lambda a: {"op": "sequentialize", "axis": a}),
+        st.just({"op": "lift-elementwise"}),
+        st.just({"op": "fold-guarded-reduction"}),
+        st.sampled_from([{"op": "teir-lift-gemm"}, {"op": "teir-lift-brgemm"},
+                         {"op": "teir-canonicalize-guards"}, {"op": "teir-auto-schedule"}]),
+        st.sampled_from(chains).flatmap(lambda names: st.builds(
+            lambda sizes: {"op": "tile", "axes": names[:2], "sizes": sizes},
+            st.tuples(*(st.integers(1, extents[n]) for n in names[:2])).map(list))),
+    )

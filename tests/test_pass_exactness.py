@@ -31,11 +31,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import FLAT_EXAMPLES, SPEC_EXAMPLES, TREE_EXAMPLES, examples, load
-from strategies import as_fp64, configs, mutated, random_arrays
+from strategies import as_fp64, configs, mutated, random_arrays, step_strategy
 from teir_dialect import from_json, to_json
 from teir_dialect.context import teir_context
 from teir_dialect.interpreter import run_reference
+from teir_passes import apply_schedule
 from teir_passes.registry import PASSES
+from teir_passes.schedule_edit import TransformError
 
 PASS_NAMES = (
     "teir-canonicalize-guards",
@@ -137,3 +139,28 @@ def test_scalar_contraction_with_overlapping_r_tiles() -> None:
             if entry["id"] == "r":
                 entry["extent"] = extent
         passes_keep_results(variant, ("teir-lift-gemm", "teir-optimize"))
+
+
+@settings(max_examples=examples(1000, 40), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_schedule_transformations_keep_mutated_examples_exactly(data: st.DataObject) -> None:
+    """split, tile, reorder, fuse-axes, parallelize... (the steps that take options) on
+    mutated spec examples: each step applies exactly or refuses."""
+    record = data.draw(st.sampled_from(SOURCES).flatmap(mutated))
+    arrays = random_arrays(record, np.random.default_rng(0))
+    expected = run(record, arrays)
+    module, applied = from_json(record), []
+    for step in data.draw(st.lists(step_strategy(record), min_size=1, max_size=3)):
+        trial = module.clone()
+        try:
+            apply_schedule(trial, [step])
+        except TransformError:
+            continue
+        trial.verify()
+        module = trial
+        applied.append(step)
+    np.testing.assert_array_equal(
+        run(to_json(module), arrays).view(np.uint8), expected.view(np.uint8),
+        err_msg=f"steps {json.dumps(applied)} changed the result of {json.dumps(record)}",
+    )

@@ -1,0 +1,73 @@
+"""Host descriptions: what decisions read, and pinning them so tests do not follow the CI host."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import SPEC_EXAMPLES, load
+from teir_dialect import from_json, to_json
+from teir_passes.host import PINNED_HOSTS, host, native_host, pinned, pinned_host
+
+
+def test_pinned_replaces_the_description_inside_the_block() -> None:
+    before = host()
+    with pinned("avx2") as machine:
+        assert host() is machine is PINNED_HOSTS["avx2"]
+        with pinned("avx512"):
+            assert host().vector_bytes == 64
+        assert host() is machine
+    assert host() == before
+
+
+def test_teir_host_names_a_pinned_description(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEIR_HOST", "avx2-small")
+    assert host() is PINNED_HOSTS["avx2-small"]
+    monkeypatch.delenv("TEIR_HOST")
+    assert host() is native_host()
+
+
+def test_an_unknown_description_is_named_with_the_choices() -> None:
+    with pytest.raises(ValueError, match=r"unknown host description 'zen9'.*avx2, avx2-small"):
+        pinned_host("zen9")
+
+
+def test_teir_opt_reports_an_unknown_description_without_a_traceback() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "teir_tools.teir_opt",
+         str(SPEC_EXAMPLES / "tree" / "10_7_5_scalar_contraction.json"),
+         "-p", "teir-auto-schedule"],
+        capture_output=True, text=True, env={**os.environ, "TEIR_HOST": "zen9"},
+    )
+    assert result.returncode == 1
+    assert "unknown host description 'zen9'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def _auto_scheduled(name: str) -> dict:
+    module = from_json(load(SPEC_EXAMPLES / "tree" / "10_7_5_scalar_contraction.json"))
+    from teir_passes import apply_schedule
+
+    with pinned(name):
+        apply_schedule(module, [{"op": "teir-auto-schedule"}])
+    return to_json(module)
+
+
+@pytest.mark.parametrize("name", sorted(PINNED_HOSTS))
+def test_a_pinned_schedule_is_the_same_in_every_process(name: str) -> None:
+    """The decision depends on the description only: a fresh process with TEIR_HOST
+    set schedules as this one does under pinned()."""
+    script = (
+        "import json, sys; from teir_dialect import from_json, to_json;"
+        "from teir_passes import apply_schedule;"
+        f"m = from_json(sys.argv[1]); apply_schedule(m, [{{'op': 'teir-auto-schedule'}}]);"
+        "print(json.dumps(to_json(m)))"
+    )
+    path = str(SPEC_EXAMPLES / "tree" / "10_7_5_scalar_contraction.json")
+    result = subprocess.run([sys.executable, "-c", script, path], capture_output=True,
+                            text=True, env={**os.environ, "TEIR_HOST": name}, check=True)
+    assert json.loads(result.stdout) == _auto_scheduled(name)
