@@ -64,7 +64,7 @@ def test_a_pinned_schedule_is_the_same_in_every_process(name: str) -> None:
     script = (
         "import json, sys; from teir_dialect import from_json, to_json;"
         "from teir_passes import apply_schedule;"
-        f"m = from_json(sys.argv[1]); apply_schedule(m, [{{'op': 'teir-auto-schedule'}}]);"
+        "m = from_json(sys.argv[1]); apply_schedule(m, [{'op': 'teir-auto-schedule'}]);"
         "print(json.dumps(to_json(m)))"
     )
     path = str(SPEC_EXAMPLES / "tree" / "10_7_5_scalar_contraction.json")
