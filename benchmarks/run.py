@@ -56,6 +56,7 @@ from teir_lowering.peaks import (
     time_together,
     vector_bits,
 )
+from teir_lowering.timing import SETTLE_SECONDS
 
 HERE = Path(__file__).resolve().parent
 
@@ -265,11 +266,6 @@ def permutation_peers(a: int, b: int, c: int, d: int) -> dict[str, Peer]:
 
 PLAIN_COPY = "plain copy"
 """The permutation's bound, timed with it: np.copyto between contiguous arrays."""
-
-SETTLE_SECONDS = 0.25
-"""Idle time before each 2-thread sample, so that no thread pool of the previous
-implementation still spins on a core (harness.interleaved)."""
-
 
 # --------------------------------------------------------------------------- cases
 

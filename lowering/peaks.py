@@ -1,6 +1,6 @@
 """What this machine can do at best, measured in the run whose figures it bounds.
 
-- `measure_peak` / `fma_peak`: the FMA peak of FP32 or FP64 at a thread count, from
+- `FmaPeak` / `measure_peak`: the FMA peak of FP32 or FP64 at a thread count, from
   a JIT-compiled loop of independent vector FMA chains on registers (llvmlite,
   host CPU and features, O3, as lowering/jit.py compiles kernels), run on that
   many threads at once;
@@ -173,16 +173,24 @@ class FmaPeak:
         io[self.lanes : 2 * self.lanes] = 1e-7
         return io
 
-    def gflops(self, threads: int, seconds: float, repeat: int) -> float:
-        """GFLOP/s of `threads` threads running the loop at once (each call about
-        `seconds`), the best of `repeat` runs: a peak."""
+    def call(self, threads: int, seconds: float) -> tuple[Callable[[], float], float]:
+        """(run, FLOPs): `run()` runs the loop on `threads` threads at once, each call
+        about `seconds` long, and returns its wall time; the FLOPs it does."""
         ios = [self.io() for _ in range(threads)]
         n = calibrate(self.function, ios[0], seconds, 1 << 20)
         if threads == 1:
-            best = min(time_one(self.function, n, ios[0]) for _ in range(repeat))
+            def run() -> float:
+                return time_one(self.function, n, ios[0])
         else:
-            best = min(time_together(self.function, n, ios) for _ in range(repeat))
-        return threads * 2 * self.lanes * self.chains * n / best / 1e9
+            def run() -> float:
+                return time_together(self.function, n, ios)
+        return run, threads * 2 * self.lanes * self.chains * n
+
+    def gflops(self, threads: int, seconds: float, repeat: int) -> float:
+        """GFLOP/s of `threads` threads running the loop at once (each call about
+        `seconds`), the best of `repeat` runs: a peak."""
+        run, flops = self.call(threads, seconds)
+        return flops / min(run() for _ in range(repeat)) / 1e9
 
 
 @dataclass
@@ -210,12 +218,6 @@ def measure_peak(dtype: str, quick: bool) -> Peak:
     one = loop.gflops(1, seconds, repeat)
     two = loop.gflops(2, seconds, repeat)
     return Peak(dtype, loop.bits, loop.chains, loop.lanes, one, two, [(one, two)])
-
-
-def fma_peak(dtype: str, threads: int) -> float:
-    """The FMA peak of `dtype` ("FP32", "FP64") at `threads` threads, in GFLOP/s (a
-    quick measurement: three runs of about 40 ms)."""
-    return FmaPeak(dtype).gflops(threads, 0.04, 3)
 
 
 def measure_copy_bandwidth(quick: bool, size: int = 256 << 20) -> float:

@@ -52,6 +52,12 @@ def median_time(
     return float(np.median(samples))
 
 
+SETTLE_SECONDS = 0.25
+"""Idle time before each multi-threaded sample of `interleaved`, so that no thread
+pool of the implementation timed before still spins on a core (OpenBLAS's workers
+took a 2-thread kernel to half its speed until 0.25 s after a large call)."""
+
+
 def interleaved(
     functions: Mapping[str, Callable[[], object]],
     rounds: int,
