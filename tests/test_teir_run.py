@@ -48,7 +48,8 @@ def test_check_and_bench_report_both_checks_and_both_times() -> None:
     assert re.search(r"check against reference interpreter: .* \(ok", run.stdout)
     assert re.search(r"check against numpy \(np\.einsum.*\(ok", run.stdout)
     assert re.search(r"\n  teir +[\d.]+ us +[\d.]+ GFLOP/s +[\d.]+% of the FP32 FMA peak "
-                     r"at \d thread\(s\), [\d.]+ GFLOP/s\n", run.stdout), run.stdout
+                     r"at \d+ thread\(s\) \(median of per-round ratios; the peak: [\d.]+ "
+                     r"GFLOP/s at best, [\d.]+ median\)\n", run.stdout), run.stdout
     assert re.search(r"\n  best numpy peer +[\d.]+ us +[\d.]+ GFLOP/s +[\d.]+x  np\.",
                      run.stdout), run.stdout
     assert re.search(r"\n  TEIR / best numpy peer: median of 3 per-round ratios: [\d.]+x ",
