@@ -416,7 +416,8 @@ def bench(args: argparse.Namespace, config: ConfigOp, kernel: Kernel,
     isa = next((f for f in ("avx512f", "avx2", "avx") if f in machine.features), "no AVX")
     print(f"  host: {machine.cpu} ({isa}, {machine.cores} cores); TEIR at {used} thread(s)")
     print(f"  numpy {np.__version__}, BLAS: {blas_text(blas)} at "
-          f"{blas.get('num_threads', '?')} thread(s) (threadpoolctl; numpy's own loops: 1)")
+          f"{blas.get('num_threads', '?')} thread(s) (threadpoolctl; numpy's own loops, einsum "
+          "without BLAS and copies, on 1)")
     if removed:
         print("  removed from the environment (they steer numpy's BLAS; the peers run at "
               f"their best without them): {', '.join(removed)}")
