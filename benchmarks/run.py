@@ -27,13 +27,11 @@ from __future__ import annotations
 
 import argparse
 import csv
-import ctypes
 import gc
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -49,178 +47,22 @@ from harness import (
 )
 
 from teir_dialect.vocabulary import DataType
+from teir_lowering.peaks import (
+    Peak,
+    build_fma_loop,
+    calibrate,
+    measure_peak,
+    time_one,
+    time_together,
+    vector_bits,
+)
+from teir_lowering.timing import SETTLE_SECONDS
 
 HERE = Path(__file__).resolve().parent
 
 
 # --------------------------------------------------------------------------- FMA peak
-
-
-def _vector_lanes_bits() -> int:
-    import llvmlite.binding as llvm
-
-    from teir_lowering.jit import _host_features
-
-    llvm.initialize_native_target()
-    return 512 if _host_features().get("avx512f", False) else 256
-
-
-def build_fma_loop(dtype: str, bits: int, chains: int):
-    """`void peak(i64 n, ptr io)`: n iterations of `chains` independent vector FMAs.
-
-    io holds [x, y, acc_0 ... acc_{chains-1}] as vectors; each iteration does
-    acc_i = fma(acc_i, x, y) for every i, so all work stays in registers; the
-    sum of the accumulators is stored back to io[0] so nothing is dead.
-    Returns (ctypes function, lanes, keep-alive objects).
-    """
-    import llvmlite.binding as llvm
-    from llvmlite import ir
-
-    from teir_lowering.jit import host_target_machine
-
-    element = ir.FloatType() if dtype == "FP32" else ir.DoubleType()
-    width = 4 if dtype == "FP32" else 8
-    lanes = bits // 8 // width
-    vec = ir.VectorType(element, lanes)
-    i64 = ir.IntType(64)
-    ptr = ir.PointerType()
-
-    module = ir.Module(name=f"peak_{dtype}")
-    module.triple = llvm.get_default_triple()
-    suffix = f"v{lanes}f{width * 8}"
-    fma = ir.Function(module, ir.FunctionType(vec, [vec, vec, vec]), name=f"llvm.fma.{suffix}")
-    function = ir.Function(module, ir.FunctionType(ir.VoidType(), [i64, ptr]), name="peak")
-    n, io = function.args
-    entry = function.append_basic_block("entry")
-    loop = function.append_basic_block("loop")
-    done = function.append_basic_block("done")
-
-    builder = ir.IRBuilder(entry)
-    slots = [builder.gep(io, [ir.Constant(i64, i)], source_etype=vec) for i in range(chains + 2)]
-    x = builder.load(slots[0], typ=vec, align=width)
-    y = builder.load(slots[1], typ=vec, align=width)
-    initial = [builder.load(slots[i + 2], typ=vec, align=width) for i in range(chains)]
-    positive = builder.icmp_signed(">", n, ir.Constant(i64, 0))
-    builder.cbranch(positive, loop, done)
-
-    builder = ir.IRBuilder(loop)
-    counter = builder.phi(i64)
-    counter.add_incoming(ir.Constant(i64, 0), entry)
-    accs = []
-    for value in initial:
-        phi = builder.phi(vec)
-        phi.add_incoming(value, entry)
-        accs.append(phi)
-    updated = [builder.call(fma, [acc, x, y]) for acc in accs]
-    for phi, value in zip(accs, updated):
-        phi.add_incoming(value, loop)
-    following = builder.add(counter, ir.Constant(i64, 1))
-    counter.add_incoming(following, loop)
-    builder.cbranch(builder.icmp_signed("<", following, n), loop, done)
-
-    builder = ir.IRBuilder(done)
-    results = []
-    for value, last in zip(initial, updated):
-        merged = builder.phi(vec)
-        merged.add_incoming(value, entry)
-        merged.add_incoming(last, loop)
-        results.append(merged)
-    total = results[0]
-    for value in results[1:]:
-        total = builder.fadd(total, value)
-    builder.store(total, slots[0], align=width)
-    builder.ret_void()
-
-    # Compiled like lowering/jit.py compiles kernels: host CPU and features, O3, MCJIT.
-    machine = host_target_machine(3)
-    llvm_module = llvm.parse_assembly(str(module))
-    llvm_module.verify()
-    llvm_module.data_layout = str(machine.target_data)
-    tuning = llvm.PipelineTuningOptions(speed_level=3)
-    pass_builder = llvm.create_pass_builder(machine, tuning)
-    pass_builder.getModulePassManager().run(llvm_module, pass_builder)
-    engine = llvm.create_mcjit_compiler(llvm_module, machine)
-    engine.finalize_object()
-    prototype = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_void_p)
-    callable_ = prototype(engine.get_function_address("peak"))
-    return callable_, lanes, (engine, llvm_module, machine, pass_builder)
-
-
-FmaLoop = Callable[[int, int], None]
-"""`peak(n, io)` from build_fma_loop."""
-
-
-def calibrate(function: FmaLoop, io: np.ndarray, seconds: float, base: int) -> int:
-    """Iterations (at least `base`) for one call of the loop to take about `seconds`."""
-    function(1 << 16, io.ctypes.data)  # warm-up
-    return max(base, int(seconds / time_one(function, base, io) * base))
-
-
-def time_one(function: FmaLoop, n: int, io: np.ndarray) -> float:
-    """Seconds of one call on this thread."""
-    start = time.perf_counter()
-    function(n, io.ctypes.data)
-    return time.perf_counter() - start
-
-
-def time_together(function: FmaLoop, n: int, ios: Sequence[np.ndarray]) -> float:
-    """Wall seconds of one call per io, each on its own thread, all released at once."""
-    barrier = threading.Barrier(len(ios) + 1)
-
-    def worker(io: np.ndarray) -> None:
-        barrier.wait()
-        function(n, io.ctypes.data)
-
-    threads = [threading.Thread(target=worker, args=(io,)) for io in ios]
-    for thread in threads:
-        thread.start()
-    barrier.wait()
-    start = time.perf_counter()
-    for thread in threads:
-        thread.join()
-    return time.perf_counter() - start
-
-
-@dataclass
-class Peak:
-    dtype: str
-    bits: int
-    chains: int
-    lanes: int
-    one_thread: float  # GFLOP/s
-    two_threads: float  # GFLOP/s, two Python threads calling the loop concurrently
-    measurements: list[tuple[float, float]] = field(default_factory=list)  # (1T, 2T) each time
-
-    def merge(self, other: Peak) -> Peak:
-        """Measured again (at the end of the run): keep the highest of each."""
-        return Peak(self.dtype, self.bits, self.chains, self.lanes,
-                    max(self.one_thread, other.one_thread),
-                    max(self.two_threads, other.two_threads),
-                    self.measurements + other.measurements)
-
-
-def measure_peak(dtype: str, quick: bool) -> Peak:
-    bits = _vector_lanes_bits()
-    chains = 16 if bits == 512 else 12  # 12 + x + y fit in 16 ymm registers
-    function, lanes, keep = build_fma_loop(dtype, bits, chains)
-    numpy_type = np.float32 if dtype == "FP32" else np.float64
-
-    def make_io() -> np.ndarray:
-        io = np.zeros((chains + 2) * lanes, numpy_type)
-        io[:lanes] = 1.0  # x: acc = acc * 1 + y never overflows or goes denormal
-        io[lanes:2 * lanes] = 1e-7
-        return io
-
-    ios = [make_io(), make_io()]
-    flops_per_iteration = 2 * lanes * chains
-    n = calibrate(function, ios[0], 0.04 if quick else 0.1, 1 << 20)
-    repeat = 3 if quick else 7
-    best_one = min(time_one(function, n, ios[0]) for _ in range(repeat))
-    one = flops_per_iteration * n / best_one / 1e9  # a peak: the best repetition
-    best_two = min(time_together(function, n, ios) for _ in range(repeat))
-    two = 2 * flops_per_iteration * n / best_two / 1e9
-    del keep
-    return Peak(dtype, bits, chains, lanes, one, two, [(one, two)])
+# The loop and its measurement are teir_lowering.peaks (teir-run --bench uses them too).
 
 
 class CoreProbe:
@@ -233,7 +75,7 @@ class CoreProbe:
     """
 
     def __init__(self) -> None:
-        bits = _vector_lanes_bits()
+        bits = vector_bits()
         self.function, _, self._keep = build_fma_loop("FP64", bits, 16 if bits == 512 else 12)
         self.ios = [np.ones((18) * 8, np.float64) for _ in range(2)]
         self.n = calibrate(self.function, self.ios[0], 0.05, 1 << 18)
@@ -424,11 +266,6 @@ def permutation_peers(a: int, b: int, c: int, d: int) -> dict[str, Peer]:
 
 PLAIN_COPY = "plain copy"
 """The permutation's bound, timed with it: np.copyto between contiguous arrays."""
-
-SETTLE_SECONDS = 0.25
-"""Idle time before each 2-thread sample, so that no thread pool of the previous
-implementation still spins on a core (harness.interleaved)."""
-
 
 # --------------------------------------------------------------------------- cases
 

@@ -22,32 +22,25 @@ benchmarks/results/<cpu>/tccg.csv (and tccg.png with matplotlib).
 
 from __future__ import annotations
 
-import os
-import sys
-
-_PEER_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_VERBOSE",
-                   "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "GOTO_NUM_THREADS",
-                   "MKL_NUM_THREADS", "MKL_CBWR", "MKL_ENABLE_INSTRUCTIONS",
-                   "NPY_DISABLE_CPU_FEATURES")
-if any(name in os.environ for name in _PEER_VARIABLES):  # peers run at their best
-    clean = {k: v for k, v in os.environ.items() if k not in _PEER_VARIABLES}
-    os.execve(sys.executable, [sys.executable, *sys.argv], clean)
-
 import argparse
 import csv
 import importlib.util
 import math
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_info, threadpool_limits
+from threadpoolctl import threadpool_limits
 
 from teir_lowering import einsum
+from teir_lowering.blas import blas_info, blas_text
+from teir_lowering.peaks import measure_peak
 from teir_lowering.timing import median_time
 from teir_passes.host import cpu_model
+from teir_tools.environment import clean_environment
 
 HERE = Path(__file__).resolve().parent
 CASES = HERE.parent.parent / "shared" / "benchmarks" / "tccg.txt"
@@ -112,15 +105,10 @@ def peers(subscripts: str) -> dict[str, Callable[[np.ndarray, np.ndarray, np.nda
 
 
 def fma_peaks(dtypes: list[str]) -> dict[tuple[str, int], float]:
-    """GFLOP/s of independent vector FMAs on 1 and 2 threads (benchmarks/run.py's loop)."""
-    spec = importlib.util.spec_from_file_location("teir_bench_run", HERE / "run.py")
-    assert spec is not None and spec.loader is not None
-    run = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = run  # dataclasses look their module up
-    spec.loader.exec_module(run)
+    """GFLOP/s of independent vector FMAs on 1 and 2 threads (teir_lowering.peaks)."""
     peaks: dict[tuple[str, int], float] = {}
     for dtype in dtypes:
-        peak = run.measure_peak(dtype, True)
+        peak = measure_peak(dtype, True)
         peaks[(dtype, 1)], peaks[(dtype, 2)] = peak.one_thread, peak.two_threads
     return peaks
 
@@ -168,15 +156,6 @@ def run_case(case: Case, scale: float, dtype: str, threads: int, rounds: int) ->
     return Row(case, scale, dtype, threads, float(np.median(times["teir"])),
                {n: float(np.median(t)) for n, t in times.items() if n != "teir"},
                float(np.median(ratios)), compile_seconds, error)
-
-
-def blas_description() -> str:
-    parts = []
-    for info in threadpool_info():
-        if info.get("user_api") == "blas":
-            parts.append(f"{info.get('internal_api')} {info.get('version')} "
-                         f"({info.get('architecture')}, {info.get('num_threads')} threads)")
-    return "; ".join(parts) or "no BLAS found by threadpoolctl"
 
 
 def _selection(text: str | None, count: int) -> list[int]:
@@ -234,10 +213,13 @@ def main() -> int:
     parser.add_argument("--cases", help="e.g. 1-8,12 (default: all 48)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
+    removed = clean_environment()  # peers at their best: a process without OPENBLAS_* ...
     all_cases = read_cases(CASES)
     dtypes = args.dtypes.split(",")
     threads = [int(t) for t in args.threads.split(",")]
-    print(f"TCCG on {cpu_model()}; numpy {np.__version__}, BLAS: {blas_description()}")
+    print(f"TCCG on {cpu_model()}; numpy {np.__version__}, BLAS: {blas_text(blas_info())}")
+    if removed:
+        print(f"removed from the environment (peers run at their best): {', '.join(removed)}")
     peaks = fma_peaks(dtypes)
     print("FMA peak: " + ", ".join(f"{d} {t}T {v:.0f} GFLOP/s" for (d, t), v in peaks.items()))
     print(f"{'case':>4} {'subscripts':20} {'scale':>6} {'type':4} {'T':>1} {'teir GF/s':>9} "

@@ -29,7 +29,20 @@ from numpy.lib.stride_tricks import as_strided
 from teir_dialect.dialect import AxisOp, ConfigOp, InvokeOp, IterOp
 from teir_dialect.vocabulary import GuardKind, OperationKind
 
-NumpyPeer = Callable[[Sequence[np.ndarray]], np.ndarray]
+Call = Callable[[], np.ndarray]
+
+
+class NumpyPeer:
+    """A numpy formulation of a configuration. `bind(arrays)` makes the views of the
+    arrays once and gives the computation on them, returning out (what a speed
+    comparison times: a numpy user holds such arrays already, and making strided
+    views costs more than a small einsum); `peer(arrays)` does both."""
+
+    def __init__(self, bind: Callable[[Sequence[np.ndarray]], Call]) -> None:
+        self.bind = bind
+
+    def __call__(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
+        return self.bind(arrays)()
 
 
 def _view(
@@ -118,16 +131,30 @@ def _contraction_peer(
 
 
 def numpy_peer(config: ConfigOp) -> tuple[str, NumpyPeer] | None:
-    """(description, function computing the result in place on out) or None."""
+    """(description, function computing the result in place on out) or None: the
+    reference formulation, the first of `numpy_peers`."""
+    peers = numpy_peers(config)
+    return peers[0] if peers else None
+
+
+def numpy_peers(config: ConfigOp) -> list[tuple[str, NumpyPeer]]:
+    """Every numpy formulation of the configuration (none without a peer), as
+    (description, function computing the result in place on out), the reference
+    first. A contraction has `np.einsum` with optimize=True (which plans a path
+    on every call), with optimize=False (numpy's own loops, no BLAS), with a
+    path `np.einsum_path` planned once, and `np.tensordot` where no axis is
+    shared by both inputs and out (a batch axis) nor summed in one input only;
+    a speed comparison times them all and reports the fastest, so that
+    einsum's planning is not counted as the kernel's speed."""
     invocations = [n for n in config.schedule.walk_nodes() if isinstance(n, InvokeOp)]
     kinds = sorted({p.kind for p in config.primitives})
     widths = {p.element_width for p in config.primitives}
     if len(widths) != 1:
-        return None
+        return []
     (width,) = widths
     axes = config.axes
     if len(axes) > len(string.ascii_letters):
-        return None
+        return []
     ids = [axis.axis_id for axis in axes]
     if all(len(i) == 1 and i in string.ascii_letters for i in ids):
         letter = {i: i for i in ids}  # the user's names: 'trus,pqtu->pqrs'
@@ -144,56 +171,159 @@ def numpy_peer(config: ConfigOp) -> tuple[str, NumpyPeer] | None:
         )
         for tensor in config.tensor_names
     }
+
+    def view(array: np.ndarray, tensor: str) -> np.ndarray:
+        return _view(array, touches[tensor], tensor, offsets[tensor], width)
+
+    def letters(tensor: str) -> str:
+        return "".join(letter[a.axis_id] for a in touches[tensor])
+
     # Every element of out must be written once per full contraction: the out
     # view must not alias itself, which distinct strides on distinct axes give
     # for the dense layouts of the spec; we accept the views as they come.
     wrapped = _contraction_peer(config, invocations)
     if wrapped is not None:
-        zero_first, relu_last = wrapped
-        spec = (
-            "".join(letter[a.axis_id] for a in touches["in0"])
-            + ","
-            + "".join(letter[a.axis_id] for a in touches["in1"])
-            + "->"
-            + "".join(letter[a.axis_id] for a in touches["out"])
+        tensors = ("in0", "in1", "out")
+        return _contraction_peers(
+            *wrapped, view, [letters(t) for t in tensors],
+            [[axis.size for axis in touches[t]] for t in tensors],
         )
-
-        def contract(arrays: Sequence[np.ndarray]) -> np.ndarray:
-            in0, in1, out = arrays
-            result = np.einsum(
-                spec,
-                _view(in0, touches["in0"], "in0", offsets["in0"], width),
-                _view(in1, touches["in1"], "in1", offsets["in1"], width),
-                optimize=True,
-            )
-            view = _view(out, touches["out"], "out", offsets["out"], width)
-            if not zero_first:
-                result = view + result
-            view[...] = _relu(result) if relu_last else result
-            return out
-
-        einsum = f"np.einsum('{spec}', optimize=True)"
-        return (f"relu({einsum})" if relu_last else einsum), contract
     if kinds in (["Copy"], ["ReLU"]) and config.tensor_count == 2:
         relu = kinds == ["ReLU"]
-        spec = (
-            "".join(letter[a.axis_id] for a in touches["in0"])
-            + "->"
-            + "".join(letter[a.axis_id] for a in touches["out"])
-        )
+        spec = letters("in0") + "->" + letters("out")
 
-        def copy(arrays: Sequence[np.ndarray]) -> np.ndarray:
+        def copy(arrays: Sequence[np.ndarray]) -> Call:
             in0, out = arrays
-            source = _view(in0, touches["in0"], "in0", offsets["in0"], width)
             order = [touches["in0"].index(a) for a in touches["out"]]
-            values = np.transpose(source, order)
-            view = _view(out, touches["out"], "out", offsets["out"], width)
-            np.copyto(view, _relu(values) if relu else values)
-            return out
+            values = np.transpose(view(in0, "in0"), order)
+            target = view(out, "out")
+
+            def call() -> np.ndarray:
+                np.copyto(target, _relu(values) if relu else values)
+                return out
+
+            return call
 
         if sorted(a.axis_id for a in touches["in0"]) != sorted(
             a.axis_id for a in touches["out"]
         ):
-            return None
-        return f"np.copyto(out, np.transpose(in0)) ('{spec}')", copy
-    return None
+            return []
+        return [(f"np.copyto(out, np.transpose(in0)) ('{spec}')", NumpyPeer(copy))]
+    return []
+
+
+def _contraction_peers(
+    zero_first: bool,
+    relu_last: bool,
+    view: Callable[[np.ndarray, str], np.ndarray],
+    terms: Sequence[str],
+    shapes: Sequence[Sequence[int]],
+) -> list[tuple[str, NumpyPeer]]:
+    """`numpy_peers` of `out = [relu]([out +] in0 * in1)` whose views have the
+    einsum subscripts `terms` and the shapes `shapes` (in0, in1, out)."""
+    names = ("in0", "in1", "out")
+    spec = f"{terms[0]},{terms[1]}->{terms[2]}"
+    direct = zero_first and not relu_last  # numpy can write straight into out
+
+    def finish(result: np.ndarray, target: np.ndarray) -> None:
+        if not zero_first:
+            result = target + result
+        target[...] = _relu(result) if relu_last else result
+
+    def einsum(optimize: bool | list) -> NumpyPeer:
+        def bind(arrays: Sequence[np.ndarray]) -> Call:
+            x, y, target = (view(a, t) for a, t in zip(arrays, names))
+
+            def call() -> np.ndarray:
+                if direct:
+                    np.einsum(spec, x, y, optimize=optimize, out=target)
+                else:
+                    finish(np.einsum(spec, x, y, optimize=optimize), target)
+                return arrays[2]
+
+            return call
+
+        return NumpyPeer(bind)
+
+    def described(text: str) -> str:
+        return f"relu({text})" if relu_last else text
+
+    # The path depends on the shapes only: planned on broadcast views of one element.
+    path = np.einsum_path(
+        spec, *(np.broadcast_to(np.zeros(()), shape) for shape in shapes[:2]),
+        optimize=True,
+    )[0]
+    peers = [
+        (described(f"np.einsum('{spec}', optimize=True)"), einsum(True)),
+        (described(f"np.einsum('{spec}', optimize=False)"), einsum(False)),
+        (described(f"np.einsum('{spec}', optimize={path}) (planned once by "
+                   "np.einsum_path)"), einsum(path)),
+    ]
+    out = terms[2]
+    summed = [c for c in terms[0] if c in terms[1] and c not in out]
+    batch = [c for c in out if c in terms[0] and c in terms[1]]
+
+    def produced(pair: tuple[int, int]) -> list[str]:
+        """The result's axes when the inputs come in this order: batch, the first's
+        free axes, the second's."""
+        return batch + [c for i in pair for c in terms[i] if c not in summed + batch]
+
+    # The input order that leaves out's axes in place, when one does: no transposing copy.
+    pair = next((p for p in ((0, 1), (1, 0)) if produced(p) == list(out)), (0, 1))
+    first, second = (terms[i] for i in pair)
+    result = produced(pair)
+    order = [result.index(c) for c in out]
+    transposed = "" if order == sorted(order) else f".transpose({order})"
+    if (sorted(result) != sorted(out) or sorted(first + second) != sorted(
+            result + batch + 2 * summed)):
+        return peers  # an axis summed in one input only, or missing from both
+    if not batch:
+        axes = ([first.index(c) for c in summed], [second.index(c) for c in summed])
+
+        def tensordot(arrays: Sequence[np.ndarray]) -> Call:
+            views = [view(a, t) for a, t in zip(arrays, names)]
+            x, y, target = views[pair[0]], views[pair[1]], views[2]
+
+            def call() -> np.ndarray:
+                finish(np.tensordot(x, y, axes=axes).transpose(order), target)
+                return arrays[2]
+
+            return call
+
+        peers.append((described(
+            f"np.tensordot({names[pair[0]]}, {names[pair[1]]}, axes={axes}){transposed}"
+            f" ('{spec}')"
+        ), NumpyPeer(tensordot)))
+        return peers
+    # Batch axes (in both inputs and out): np.matmul on (batch, m, k) x (batch, k, n).
+    size = dict(zip(terms[0] + terms[1], [*shapes[0], *shapes[1]]))
+
+    def flat(letters: Sequence[str]) -> int:
+        return int(np.prod([size[c] for c in letters], dtype=np.int64))
+
+    rows = [c for c in first if c not in summed + batch]
+    columns = [c for c in second if c not in summed + batch]
+    left = ([first.index(c) for c in batch + rows + summed],
+            [size[c] for c in batch] + [flat(rows), flat(summed)])
+    right = ([second.index(c) for c in batch + summed + columns],
+             [size[c] for c in batch] + [flat(summed), flat(columns)])
+    shape = [size[c] for c in result]
+
+    def matmul(arrays: Sequence[np.ndarray]) -> Call:
+        views = [view(a, t) for a, t in zip(arrays, names)]
+        x = views[pair[0]].transpose(left[0])
+        y = views[pair[1]].transpose(right[0])
+        target = views[2]
+
+        def call() -> np.ndarray:
+            product = np.matmul(x.reshape(left[1]), y.reshape(right[1]))
+            finish(product.reshape(shape).transpose(order), target)
+            return arrays[2]
+
+        return call
+
+    peers.append((described(
+        f"np.matmul({names[pair[0]]}, {names[pair[1]]}) over batch '{''.join(batch)}'"
+        f"{transposed} ('{spec}')"
+    ), NumpyPeer(matmul)))
+    return peers

@@ -4,6 +4,7 @@ reports bad input without a traceback."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -24,13 +25,14 @@ from teir_lowering.numpy_peer import numpy_peer
 from teir_passes.pipeline import OptimizePass
 
 
-def _teir_run(*args: str) -> subprocess.CompletedProcess[str]:
+def _teir_run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "teir_tools.teir_run", *args],
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
+        env=env,
     )
 
 
@@ -45,9 +47,16 @@ def test_check_and_bench_report_both_checks_and_both_times() -> None:
     assert run.returncode == 0, run.stderr
     assert re.search(r"check against reference interpreter: .* \(ok", run.stdout)
     assert re.search(r"check against numpy \(np\.einsum.*\(ok", run.stdout)
-    lines = [line.split()[0] for line in run.stdout.splitlines()[3:6]]
-    assert lines == ["teir", "numpy", "speedup"]
-    assert re.search(r"teir\s+[\d.]+ us\s+[\d.]+ GFLOP/s", run.stdout)
+    assert re.search(r"\n  teir +[\d.]+ us +[\d.]+ GFLOP/s +[\d.]+% of the FP32 FMA peak "
+                     r"at \d+ thread\(s\) \(median of per-round ratios; the peak: [\d.]+ "
+                     r"GFLOP/s at best, [\d.]+ median\)\n", run.stdout), run.stdout
+    assert re.search(r"\n  best numpy peer +[\d.]+ us +[\d.]+ GFLOP/s +[\d.]+x  np\.",
+                     run.stdout), run.stdout
+    assert re.search(r"\n  TEIR / best numpy peer: median of 3 per-round ratios: [\d.]+x ",
+                     run.stdout), run.stdout
+    assert re.search(r"\n  numpy [\d.]+, BLAS: \S+ \S+ architecture \S+ .* at \d+ "
+                     r"thread\(s\) \(threadpoolctl", run.stdout), run.stdout
+    assert re.search(r"\n  copy bandwidth: [\d.]+ GB/s", run.stdout), run.stdout
 
 
 def test_bad_record_is_a_diagnostic_not_a_traceback(tmp_path: Path) -> None:
@@ -332,3 +341,147 @@ def test_teir_run_runs_a_linalg_function_against_numpy() -> None:
     assert run.returncode == 0, run.stderr
     assert "1 TEIR configuration(s) from linalg" in run.stdout
     assert run.stdout.count("(ok,") == 3
+
+
+# --------------------------------------------------------------------------
+# --bench: numpy at its best (clean environment, every formulation), named
+
+
+def _environment(**variables: str) -> dict[str, str]:
+    """This process's environment without the variables that steer numpy's BLAS,
+    plus `variables`."""
+    from teir_lowering.blas import steering_variables
+
+    clean = {k: v for k, v in os.environ.items()
+             if k not in steering_variables(os.environ, teir=False)}
+    return {**clean, **variables}
+
+
+def _architecture(env: dict[str, str]) -> str:
+    """The kernel set numpy's BLAS picks in a process started with `env`."""
+    code = ("from teir_lowering.blas import blas_info; "
+            "print(blas_info().get('architecture'))")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, check=True).stdout.strip()
+
+
+def _printed_architecture(stdout: str) -> str:
+    found = re.search(r"\n  numpy [\d.]+, BLAS: \S+ \S+ architecture (\S+) ", stdout)
+    assert found, stdout
+    return found.group(1)
+
+
+def test_bench_reruns_without_the_variables_that_steer_numpy_and_names_them() -> None:
+    """OPENBLAS_CORETYPE=Haswell made OpenBLAS run AVX2 kernels on an AVX-512 CPU,
+    and the main job print a speedup over that handicapped numpy."""
+    env = _environment(OPENBLAS_CORETYPE="Haswell", OMP_WAIT_POLICY="passive")
+    run = _teir_run("--example", "10_6_3_gemm", "--bench", "--repeat", "3", env=env)
+    assert run.returncode == 0, run.stderr
+    assert re.search(r"\n  removed from the environment \(they steer numpy's BLAS; the peers "
+                     r"run at their best without them\): OMP_WAIT_POLICY, OPENBLAS_CORETYPE\n",
+                     run.stdout), run.stdout
+    assert _printed_architecture(run.stdout) == _architecture(_environment())
+    assert "kept in the environment" not in run.stdout
+
+
+def test_keep_env_keeps_the_variables_and_warns_that_they_handicap_numpy() -> None:
+    env = _environment(OPENBLAS_CORETYPE="Haswell")
+    run = _teir_run("--example", "10_6_3_gemm", "--bench", "--repeat", "3", "--keep-env",
+                    env=env)
+    assert run.returncode == 0, run.stderr
+    assert ("\n  kept in the environment (--keep-env): OPENBLAS_CORETYPE=Haswell: they "
+            "steer numpy's BLAS and may handicap the numpy peers") in run.stdout
+    assert "removed from the environment" not in run.stdout
+    assert _printed_architecture(run.stdout) == _architecture(env)
+
+
+def test_bench_called_from_python_names_the_variables_it_cannot_remove(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from teir_tools import teir_run
+
+    monkeypatch.setenv("OPENBLAS_VERBOSE", "0")
+    assert teir_run.main(["--example", "10_6_3_gemm", "--bench", "--repeat", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "kept in the environment (called from Python): " in out
+    assert "OPENBLAS_VERBOSE=0" in out
+
+
+def _peers(name: str) -> dict[str, Any]:
+    from teir_lowering.numpy_peer import numpy_peers
+
+    return dict(numpy_peers(_config(_tree(name))))
+
+
+def test_contraction_peers_include_einsum_without_planning_and_tensordot() -> None:
+    """np.einsum(optimize=True) plans its path on every call (most of a small
+    contraction's time): the path planned once and optimize=False are peers too."""
+    peers = _peers("10_6_3_gemm")
+    assert set(peers) == {
+        "np.einsum('km,nk->nm', optimize=True)",
+        "np.einsum('km,nk->nm', optimize=False)",
+        ("np.einsum('km,nk->nm', optimize=['einsum_path', (0, 1)]) (planned once by "
+         "np.einsum_path)"),
+        "np.tensordot(in1, in0, axes=([1], [0])) ('km,nk->nm')",  # no transposing copy
+    }
+    batched = _peers("10_7_3_scalar_batched_gemm")
+    assert "np.matmul(in0, in1) over batch 'd' ('dba,dac->dbc')" in batched
+
+
+@pytest.mark.parametrize("name", ["10_2_2_guarded_reduction", "10_6_3_gemm",
+                                  "10_7_3_scalar_batched_gemm", "10_7_5_scalar_contraction"])
+def test_every_peer_computes_what_the_reference_does(name: str) -> None:
+    config = _config(_tree(name))
+    expected = _random_inputs(config)
+    inputs = [a.copy() for a in expected]
+    run_reference(config, expected)
+    peers = _peers(name)
+    assert len(peers) >= 4
+    for description, peer in peers.items():
+        arrays = [a.copy() for a in inputs]
+        call = peer.bind(arrays)  # views made once, each call computes again
+        call()
+        np.testing.assert_allclose(call(), expected[-1], rtol=1e-5, atol=1e-5,
+                                   err_msg=description)
+
+
+def test_bench_times_every_peer_and_reports_the_least_favourable_to_teir() -> None:
+    run = _teir_run("--example", "10_6_3_gemm", "--bench", "--repeat", "3",
+                    env=_environment())
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    peers = [line for line in lines if re.match(r"  (best numpy peer|other peer) ", line)]
+    assert len(peers) == 4, run.stdout
+    assert peers[0].startswith("  best numpy peer ")
+    assert any("(planned once by np.einsum_path)" in line for line in peers)
+    assert any("optimize=False" in line for line in peers)
+    ratios = [float(m.group(1)) for line in peers
+              if (m := re.search(r" ([\d.]+)x  np\.", line))]
+    best = re.search(r"median of 3 per-round ratios: ([\d.]+)x", run.stdout)
+    assert best and float(best.group(1)) == min(ratios), run.stdout
+
+
+def test_interleaved_rounds_rotate_and_reuse_a_timed_call() -> None:
+    """Each round times every function once, in a rotated order; a function whose
+    call the caller timed already (`once`) gets no second warm-up."""
+    from teir_lowering.timing import interleaved, median_ratio
+
+    order: list[str] = []
+    functions = {name: (lambda name=name: order.append(name)) for name in "abc"}
+    samples = interleaved(functions, 3, batch_seconds=0.0, once={"a": 1.0})
+    assert {name: len(times) for name, times in samples.items()} == {"a": 3, "b": 3, "c": 3}
+    assert order == ["b", "b", "c", "c", "a", "b", "c", "b", "c", "a", "c", "a", "b"]
+    assert median_ratio([2.0, 9.0, 4.0], [1.0, 1.0, 2.0]) == 2.0
+
+
+def test_steering_variables_are_blas_openmp_and_numpy_dispatch_ones() -> None:
+    from teir_lowering.blas import steering_variables
+
+    environment = {"OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_L2_SIZE": "512",
+                   "OMP_NUM_THREADS": "1", "MKL_CBWR": "AVX", "GOTO_NUM_THREADS": "1",
+                   "NPY_DISABLE_CPU_FEATURES": "AVX512F", "TEIR_NUM_THREADS": "1",
+                   "PATH": "/bin", "OPENBLAS": "not a prefix match"}
+    peer = ["GOTO_NUM_THREADS", "MKL_CBWR", "NPY_DISABLE_CPU_FEATURES", "OMP_NUM_THREADS",
+            "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"]
+    assert steering_variables(environment, teir=False) == peer
+    assert steering_variables(environment) == sorted([*peer, "TEIR_NUM_THREADS"])

@@ -8,9 +8,16 @@
 the operation is an einsum (with a Zero before and a ReLU after it, optionally)
 or a transpose, with numpy computing in float64. Copies and ReLUs must match
 exactly; contractions within an error bound derived from the data type's
-unit roundoffs and the reduction length (`tolerance`). --bench times the kernel and the numpy peer in the
-same run (median of --repeat batches) and prints GFLOP/s for contractions, GB/s
-for copies. Exit code 1 when a check fails or the input is bad, 2 for a bad
+unit roundoffs and the reduction length (`tolerance`).
+
+--bench times the kernel and every numpy formulation of the operation (einsum
+with and without optimize, with a path planned once, tensordot or matmul) in
+--repeat interleaved rounds, numpy's BLAS at the kernel's thread count, in a
+process re-executed without the variables that steer numpy's BLAS
+(OPENBLAS_CORETYPE ...; --keep-env keeps them), and prints GFLOP/s for
+contractions (GB/s for copies), the best peer and the median of the per-round
+ratios, next to numpy's BLAS, the CPU, the FMA peak timed in the same rounds
+and copy bandwidth. Exit code 1 when a check fails or the input is bad, 2 for a bad
 command line, 3 for an internal error; never a traceback (TEIR_DEBUG=1 shows
 one).
 """
@@ -21,7 +28,7 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import TYPE_CHECKING
 
@@ -197,7 +204,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--threads", type=_positive, default=None, help="threads (default: all cores)"
     )
     parser.add_argument(
-        "--repeat", type=_positive, default=20, help="timed batches for --bench"
+        "--repeat", type=_positive, default=20,
+        help="--bench: interleaved rounds (each times the kernel and every numpy peer once)",
+    )
+    parser.add_argument(
+        "--keep-env", action="store_true",
+        help="--bench: keep the variables that steer numpy's BLAS (OPENBLAS_CORETYPE, "
+        "OMP_*, ...) instead of re-running without them; the output names them",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -210,6 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.list_examples and (args.config is None) == (args.example is None):
         parser.error("give either CONFIG or --example NAME (--list-examples lists them)")
+    if args.bench:
+        args.environment = bench_environment(args.keep_env, command_line=argv is None)
 
     def body() -> int:
         if args.list_examples:
@@ -275,7 +290,7 @@ def run(args: argparse.Namespace, config_path: str, label: str) -> int:
     """Compiles, checks and times the configuration at config_path."""
     from teir_dialect.records import load_module
     from teir_lowering.kernel import compile_kernel
-    from teir_lowering.numpy_peer import numpy_peer
+    from teir_lowering.numpy_peer import numpy_peers
 
     start = time.perf_counter()
     kernel = compile_kernel(config_path, name=args.name, threads=args.threads)
@@ -285,7 +300,8 @@ def run(args: argparse.Namespace, config_path: str, label: str) -> int:
     if not configs:
         raise TeirError(f"{label} holds no configuration in a func.func @{args.name}")
     config = configs[0]
-    peer = numpy_peer(config)
+    peers = numpy_peers(config)
+    peer = peers[0] if peers else None
     threads = args.threads or kernel.threads
     print(
         f"{label}: kernel @{kernel.name}, compiled in {compile_seconds * 1e3:.0f} ms, "
@@ -294,36 +310,155 @@ def run(args: argparse.Namespace, config_path: str, label: str) -> int:
 
     # Copies alive at once: the inputs, plus for --check the kernel's result,
     # one expected result and one float64 copy of the inputs (numpy's), for
-    # --bench the arrays being timed.
+    # --bench the kernel's arrays and the peers' arrays.
     if args.check:
         check_memory(kernel, 3 + 8 // kernel.tensors[0].dtype.itemsize, "--check")
     else:
         check_memory(
-            kernel, 2 if args.bench else 1, "--bench" if args.bench else "teir-run"
+            kernel, 3 if args.bench else 1, "--bench" if args.bench else "teir-run"
         )
     inputs = make_inputs(kernel, np.random.default_rng(args.seed))
     failed = False
-    seconds = 0.0
-    if args.bench:
-        # Timed before numpy runs: OpenBLAS's threads keep spinning after a call
-        # and would take the core TEIR's second thread needs (seen: half the rate).
-        arrays = [a.copy() for a in inputs]
-        seconds = median_time(lambda: kernel(*arrays, threads=threads), args.repeat)
-        del arrays
     if args.check:
         failed = check(args, config, kernel, inputs, peer, threads)
     if args.bench:
-        print(f"  teir   {seconds * 1e6:10.1f} us  {_rate(config, seconds)}")
-        if peer is not None:
-            description, compute = peer
-            arrays = [a.copy() for a in inputs]
-            numpy_seconds = median_time(lambda: compute(arrays), args.repeat)
-            print(
-                f"  numpy  {numpy_seconds * 1e6:10.1f} us  {_rate(config, numpy_seconds)}"
-                f"  [{description}]"
-            )
-            print(f"  speedup over numpy: {numpy_seconds / seconds:.2f}x")
+        bench(args, config, kernel, inputs, peers, threads)
     return 1 if failed else 0
+
+
+SLOW_PEER = 5.0
+"""A numpy peer whose call takes over this many times the fastest peer's is timed
+once, not in the rounds (np.einsum without BLAS takes seconds on large contractions)."""
+
+PEAK_SECONDS = 0.02
+"""How long one call of the FMA loop timed in --bench's rounds lasts."""
+
+COPY_BYTES = 256 << 20
+"""The plain copy --bench measures copy bandwidth with (bytes of its source)."""
+
+
+def bench_environment(keep: bool, command_line: bool) -> tuple[list[str], list[str], str]:
+    """(removed, kept, why kept): the variables steering numpy's BLAS, an OpenMP runtime
+    or numpy's SIMD dispatch (OPENBLAS_CORETYPE ...) that --bench removed, re-executing
+    the command without them so that numpy runs as in a fresh process, and those it
+    kept (--keep-env; a call from Python, which cannot re-execute). TEIR's own
+    variables (TEIR_NUM_THREADS ...) are the user's settings for the kernel: kept."""
+    from teir_lowering.blas import steering_variables
+    from teir_tools.environment import clean_environment
+
+    if keep:
+        return [], steering_variables(os.environ, teir=False), "--keep-env"
+    if not command_line:
+        return [], steering_variables(os.environ, teir=False), "called from Python"
+    return clean_environment(teir=False), [], ""
+
+
+def bench(args: argparse.Namespace, config: ConfigOp, kernel: Kernel,
+          inputs: Sequence[np.ndarray], peers: Sequence[tuple[str, NumpyPeer]],
+          threads: int) -> None:
+    """--bench: the kernel and every numpy peer timed interleaved in `args.repeat`
+    rounds, numpy's BLAS limited to the kernel's thread count; prints the medians,
+    the best peer (the smallest median of per-round ratios) and that ratio, next to
+    what bounds them in this run: the FMA peak of the data type at the kernel's
+    thread count, plain-copy bandwidth, numpy's BLAS and the CPU."""
+    from teir_lowering.blas import blas_info, blas_text, blas_threads
+    from teir_lowering.peaks import FmaPeak, measure_copy_bandwidth
+    from teir_lowering.timing import SETTLE_SECONDS, interleaved, median_ratio
+    from teir_passes.host import native_host
+
+    removed, kept, why = getattr(args, "environment", ([], [], ""))
+    used = threads if kernel.parallel else 1
+    kernel_arrays = [a.copy() for a in inputs]
+    peer_arrays = [a.copy() for a in inputs]  # peers run one at a time: one set
+    functions: dict[str, Callable[[], object]] = {
+        "teir": lambda: kernel(*kernel_arrays, threads=threads)
+    }
+    for index, (_, peer) in enumerate(peers):  # views made once, as a numpy user has
+        functions[str(index)] = peer.bind(peer_arrays)
+    description = {str(index): text for index, (text, _) in enumerate(peers)}
+    once: dict[str, float] = {}
+    failures: dict[str, str] = {}
+    with blas_threads(threads):
+        blas = blas_info()
+        for name, function in functions.items():  # warm-up and one timed call each
+            try:
+                function()
+                start = time.perf_counter()
+                function()
+                once[name] = time.perf_counter() - start
+            except Exception as err:  # numpy lacks a loop for the type (bfloat16 ...)
+                if name == "teir":
+                    raise
+                failures[name] = f"{type(err).__name__}: {err}"
+        fastest = min((once[n] for n in once if n != "teir"), default=0.0)
+        timed = [n for n in once if n == "teir" or once[n] <= SLOW_PEER * fastest]
+        # A pool spins on its cores after a call (SETTLE_SECONDS); numpy's BLAS
+        # starts its threads only for calls this long.
+        slowest = max(once[n] for n in timed)
+        settle = (0.0 if max(threads, used) == 1
+                  else SETTLE_SECONDS if slowest >= 1e-3 else 0.01)
+        flops, moved = work(config)
+        primitives = config.primitives
+        data_type = DataType(primitives[0].data_type) if primitives else DataType.FP32
+        peak_type = "FP64" if data_type is DataType.FP64 else "FP32"
+        rounds = {n: functions[n] for n in timed}
+        if flops:  # the FMA peak in the same rounds: what the host gives at each time
+            run_peak, peak_flops = FmaPeak(peak_type).call(used, PEAK_SECONDS)
+            rounds["peak"] = run_peak
+        time.sleep(settle)
+        available = available_memory()
+        copy_bytes = min(COPY_BYTES, available // 8) if available else COPY_BYTES
+        copy_gbs = measure_copy_bandwidth(True, copy_bytes)
+        time.sleep(settle)
+        samples = interleaved(rounds, args.repeat, settle=settle, once=once)
+
+    machine = native_host()
+    isa = next((f for f in ("avx512f", "avx2", "avx") if f in machine.features), "no AVX")
+    print(f"  host: {machine.cpu} ({isa}, {machine.cores} cores); TEIR at {used} thread(s)")
+    print(f"  numpy {np.__version__}, BLAS: {blas_text(blas)} at "
+          f"{blas.get('num_threads', '?')} thread(s) (threadpoolctl; numpy's own loops, einsum "
+          "without BLAS and copies, on 1)")
+    if removed:
+        print("  removed from the environment (they steer numpy's BLAS; the peers run at "
+              f"their best without them): {', '.join(removed)}")
+    if kept:  # names of this process's environment
+        kept_text = ", ".join(f"{name}={os.environ[name]}" for name in kept)
+        print(f"  kept in the environment ({why}): {kept_text}: they steer numpy's BLAS "
+              "and may handicap the numpy peers (teir-run without --keep-env removes them)")
+    teir = samples.pop("teir")
+    seconds = float(np.median(teir))
+    if flops:
+        peaks = samples.pop("peak")
+        fraction = flops / peak_flops * median_ratio(peaks, teir)
+        bound = (f"{100 * fraction:5.1f}% of the {peak_type} FMA peak at {used} thread(s) "
+                 f"(median of per-round ratios; the peak: {peak_flops / min(peaks) / 1e9:.1f}"
+                 f" GFLOP/s at best, {peak_flops / float(np.median(peaks)) / 1e9:.1f} median"
+                 + (")" if data_type.value == peak_type
+                    else f"; {data_type.value} multiplies in FP32)"))
+    else:
+        bound = f"{100 * moved / seconds / 1e9 / copy_gbs:5.1f}% of the copy bandwidth"
+    print(f"  {'teir':<16} {seconds * 1e6:10.1f} us  {_rate(config, seconds)}  {bound}")
+    ratios = {name: median_ratio(times, teir) for name, times in samples.items()}
+    best = min(ratios, key=ratios.__getitem__, default=None)
+    order = sorted(samples, key=lambda n: n != best)
+    for name in order:
+        peer_seconds = float(np.median(samples[name]))
+        label = "best numpy peer" if name == best else "other peer"
+        print(f"  {label:<16} {peer_seconds * 1e6:10.1f} us  {_rate(config, peer_seconds)}"
+              f"  {ratios[name]:5.2f}x  {description[name]}")
+    for name, call in once.items():
+        if name not in samples and name != "teir":
+            print(f"  {'other peer':<16} {call * 1e6:10.1f} us  "
+                  f"{_rate(config, call)}      -   {description[name]} (one call: over "
+                  f"{SLOW_PEER:.0f}x the fastest peer's, not timed in the rounds)")
+    for name, error in failures.items():
+        print(f"  {'other peer':<16} {'fails':>13}  {description[name]}: {error}")
+    if best is not None:
+        print(f"  TEIR / best numpy peer: median of {len(teir)} per-round ratios: "
+              f"{ratios[best]:.2f}x (the peer's time over TEIR's in each round, > 1: "
+              "TEIR faster; each peer's above, the best's the smallest)")
+    print(f"  copy bandwidth: {copy_gbs:.1f} GB/s (np.copyto of {_size(copy_bytes)}, "
+          "1 thread, bytes read + written, in this run)")
 
 
 def check(args: argparse.Namespace, config: ConfigOp, kernel: Kernel,
