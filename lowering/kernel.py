@@ -52,6 +52,7 @@ from teir_lowering.convert_teir_to_scf import TeirToScfPass, stored_data_type
 from teir_lowering.ndarray_entry import ENTRY_SUFFIX, add_ndarray_entry, data_offset
 from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass, launches_threads
 from teir_passes import schedule_cache
+from teir_passes.host import host
 from teir_passes.match_gemm import MatchGemmPass
 from teir_passes.pipeline import OptimizePass, default_passes
 from teir_passes.script import apply_schedule
@@ -290,7 +291,8 @@ def compile_kernel(
     function, config_op = _entry(module, name)
     function_ir = str(function)
     tuned = schedule_cache.lookup(function_ir, threads) if optimize else None
-    key = (function_ir, optimize, tuned.key if tuned else None)
+    # host(): plans follow the description, which a test may pin
+    key = (function_ir, optimize, tuned.key if tuned else None, host().fingerprint())
     with _CACHE_LOCK:
         cached = _CACHE.get(key)
     if cached is not None:

@@ -170,8 +170,13 @@ def test_thread_count_is_not_compiled_in() -> None:
     np.testing.assert_array_equal(results[0], results[1])
 
 
-def test_parallelism_is_read_from_the_ir() -> None:
-    """A parallel schedule gets a libgomp launcher, a sequential one none."""
+def test_parallelism_is_read_from_the_ir(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A parallel schedule gets a libgomp launcher, a sequential one none (compiled
+    here: a kernel another test left in the disk cache has no llvm stage)."""
+    from teir_lowering import kernel as kernel_module
+
+    monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
+    monkeypatch.setattr(kernel_module, "_CACHE", {})
     parallel = compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json")
     sequential = compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_6_contraction_gemm.json")
     assert parallel.parallel and "__teir_launch_" in parallel.stages["llvm"]
