@@ -75,7 +75,13 @@ from xdsl.dialects import arith, memref, vector
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i64
 from xdsl.ir import Attribute, SSAValue
 
-from teir_lowering.codegen.gemm_plan import GemmPlan, GemmShape, Segment, plan_gemm
+from teir_lowering.codegen.gemm_plan import (
+    GemmPlan,
+    GemmShape,
+    Oriented,
+    Segment,
+    plan_gemm,
+)
 from teir_lowering.emit import (
     add,
     arithmetic_type,
@@ -320,36 +326,34 @@ class GemmEmitter:
     # -- the tile -----------------------------------------------------------------------
 
     def emit(self, builder: Builder, a0: SSAValue, b0: SSAValue, c0: SSAValue) -> None:
-        s, plan = self.shape, self.plan
+        plan = self.plan
         if plan.kernel == "dot":
             self.emit_dot(builder, a0, b0, c0, plan.lanes)
             return
-        a_m, a_k = s.a_strides
-        b_k, b_n = s.b_strides
-        c_m, c_n = s.c_strides
-        a = Operand(self.a, a0, a_m, a_k, s.batch_a, a_m)
-        b = Operand(self.b, b0, b_n, b_k, s.batch_b, b_n)
-        if plan.vector == "m":
-            self.emit_outer(builder, s.m, s.n, a, b, c0, c_m, c_n)
-        else:  # C^T = B^T A^T: the roles of (A, m) and (B, n) swap
-            self.emit_outer(builder, s.n, s.m, b, a, c0, c_n, c_m)
+        o = Oriented.of(self.shape, plan.vector)
+        operands = [(self.a, a0), (self.b, b0)]
+        if plan.vector == "n":  # C^T = B^T A^T: the roles of (A, m) and (B, n) swap
+            operands.reverse()
+        (x, x0), (y, y0) = operands
+        self.emit_outer(builder, o, Operand(x, x0, o.x_free, o.x_k, o.x_batch, o.x_free),
+                        Operand(y, y0, o.y_free, o.y_k, o.y_batch, o.y_free), c0)
 
     # -- outer-product kernel -----------------------------------------------------------
 
-    def emit_outer(self, builder: Builder, nv: int, nu: int, x: Operand, y: Operand,
-                   c0: SSAValue, cv: int, cu: int) -> None:
-        """C(v, u) at c0 + v * cv + u * cu += sum X(v, p) Y(u, p), vectors along v:
+    def emit_outer(self, builder: Builder, o: Oriented, x: Operand, y: Operand,
+                   c0: SSAValue) -> None:
+        """C(v, u) at c0 + v * c_v + u * c_u += sum X(v, p) Y(u, p), vectors along v:
         K-blocks, then M-blocks of the packed X (all of V when X is read in place),
         then the segments' column and row blocks (see the module doc)."""
         plan = self.plan
         batches, steps = plan.k_steps(self.shape)
-        rows = plan.m_block(nv, self.width, batches * steps)
+        rows = plan.m_block(o.nv, self.width, batches * steps)
         scratch = None
         if plan.pack:
             scratch = builder.insert(
                 memref.AllocaOp.get(self.element, 64, [rows * batches * steps])).memref
-        tile = OuterTile(nv, nu, x, y, c0, cv, cu, batches, steps, rows, scratch,
-                         plan.transposes_c(cv, cu))
+        tile = OuterTile(o.nv, o.nu, x, y, c0, o.c_v, o.c_u, batches, steps, rows, scratch,
+                         plan.transposes_c(o.c_v, o.c_u))
         self.k_blocks(builder, batches, steps, partial(self.outer_k_block, tile))
 
     def outer_k_block(self, tile: OuterTile, builder: Builder, t0: SSAValue | int,

@@ -424,15 +424,17 @@ store, or a share of an L x L register transpose."""
 
 @dataclass(frozen=True)
 class Oriented:
-    """A tile as the outer-product kernel with vectors along `along` sees it: V and
-    U's extents, X's strides (along V, k, batch), Y's (k, batch) and C's (V, U)."""
+    """A tile as the outer-product kernel with vectors along V sees it: the extents
+    of V and U, the strides of X (along V, k, batch) and Y (along U, k, batch), and
+    C's (along V, U). C = A B and C^T = B^T A^T are the same sums: V = m takes
+    X = A, Y = B; V = n swaps the roles of (A, m) and (B, n)."""
 
-    along: str
     nv: int
     nu: int
     x_free: int
     x_k: int
     x_batch: int
+    y_free: int
     y_k: int
     y_batch: int
     c_v: int
@@ -440,11 +442,11 @@ class Oriented:
 
     @staticmethod
     def of(s: GemmShape, along: str) -> Oriented:
-        """V = m takes X = A, Y = B; V = n swaps the roles of (A, m) and (B, n)."""
+        """The tile with vectors along `along` ("m" or "n")."""
         (a_m, a_k), (b_k, b_n), (c_m, c_n) = s.a_strides, s.b_strides, s.c_strides
         if along == "m":
-            return Oriented(along, s.m, s.n, a_m, a_k, s.batch_a, b_k, s.batch_b, c_m, c_n)
-        return Oriented(along, s.n, s.m, b_n, b_k, s.batch_b, a_k, s.batch_a, c_n, c_m)
+            return Oriented(s.m, s.n, a_m, a_k, s.batch_a, b_n, b_k, s.batch_b, c_m, c_n)
+        return Oriented(s.n, s.m, b_n, b_k, s.batch_b, a_m, a_k, s.batch_a, c_n, c_m)
 
 
 def _outer_plans(s: GemmShape, along: str, width: int, zero_first: bool,
