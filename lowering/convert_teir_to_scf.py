@@ -60,6 +60,8 @@ from teir_dialect.dialect import (
 from teir_dialect.gemm import KERNEL_ATTR
 from teir_dialect.records import TeirError
 from teir_dialect.vocabulary import DataType, GuardKind, OperationKind, Role
+from teir_lowering.codegen.gemm_emitter import GemmEmitter
+from teir_lowering.codegen.gemm_plan import GemmShape
 from teir_lowering.emit import (
     Tile,
     add,
@@ -71,7 +73,6 @@ from teir_lowering.emit import (
     relu,
     store,
 )
-from teir_lowering.microkernel import GemmEmitter, GemmShape
 from teir_lowering.tile_primitives import emit_tile_primitive
 
 STORED_DATA_TYPES: tuple[DataType, ...] = (

@@ -142,10 +142,6 @@ def if_then(builder: Builder, condition: SSAValue, then: Callable[[Builder], Non
 
 # -- vectors ----------------------------------------------------------------------------
 
-MIN_LANES = 4
-"""The fewest lanes worth a vector along a tile dimension (shorter: scalars)."""
-
-
 def value_type(element: Attribute, lanes: int) -> Attribute:
     """The element itself (lanes = 1) or a vector of `lanes` of it."""
     return element if lanes == 1 else VectorType(element, [lanes])

@@ -44,8 +44,8 @@ from xdsl.ir import Attribute, SSAValue
 from teir_dialect.analysis import disjoint_windows, footprint
 from teir_dialect.dialect import ConfigOp, PrimitiveOp
 from teir_dialect.vocabulary import OperationKind
+from teir_lowering.codegen.gemm_plan import MIN_LANES
 from teir_lowering.emit import (
-    MIN_LANES,
     Tile,
     add,
     constant,

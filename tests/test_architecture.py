@@ -220,6 +220,26 @@ def test_no_import_from_a_layer_to_the_right() -> None:
         )
 
 
+def test_the_gemm_planner_is_a_pure_cost_model() -> None:
+    """The GEMM planner takes data (a tile, a Host) and returns a plan: it imports
+    neither its emitter, the emitter toolkit nor xDSL (it builds no IR); the
+    emitter reads the host only through the plan."""
+    planner, emitter = "teir_lowering.codegen.gemm_plan", "teir_lowering.codegen.gemm_emitter"
+    with_xdsl = grimp.build_graph(*LAYERS, include_external_packages=True,
+                                  exclude_type_checking_imports=True, cache_dir=None)
+    imported = with_xdsl.find_modules_directly_imported_by(planner)
+    assert "xdsl" not in imported
+    assert {module for module in imported if module.split(".")[0] in LAYERS} == {
+        "teir_passes.host"
+    }
+    assert graph().find_modules_directly_imported_by(planner) <= {
+        "teir_passes.host", "teir_dialect.dialect"  # KernelAttr, a type only
+    }
+    emitter_imports = graph().find_modules_directly_imported_by(emitter)
+    assert planner in emitter_imports
+    assert "teir_passes.host" not in emitter_imports
+
+
 def test_the_dialect_layer_holds_no_xdsl_universe() -> None:
     """The registration names every pass: it belongs to the top layer."""
     assert "teir_dialect.universe" not in graph().modules, (

@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 import pytest
 from xdsl.dialects import arith, memref, vector
+from xdsl.dialects.builtin import Float16Type, MemRefType
+from xdsl.ir import Block
 
 from teir_dialect import teir_context
 from teir_dialect.dialect import KernelAttr, PrimitiveOp
@@ -28,11 +30,11 @@ from teir_dialect.gemm import KERNEL_ATTR
 from teir_dialect.interpreter import run_reference
 from teir_dialect.records import load_module
 from teir_lowering import kernel as kernel_module
-from teir_lowering import microkernel
+from teir_lowering.codegen import gemm_emitter, gemm_plan
+from teir_lowering.codegen.gemm_plan import GemmPlan, GemmShape, plan_gemm
 from teir_lowering.convert_teir_to_scf import TeirToScfPass
 from teir_lowering.kernel import compile_kernel
-from teir_lowering.microkernel import GemmPlan, GemmShape, plan_gemm
-from teir_passes.host import Host
+from teir_passes.host import Host, pinned
 from teir_passes.match_gemm import MatchGemmPass
 from teir_passes.pipeline import OptimizePass
 
@@ -316,7 +318,7 @@ def test_every_layout_gets_vector_code(trans: str) -> None:
                             optimize=False)
 
 
-def test_plans_by_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plans_by_layout() -> None:
     """The planner's choices for a square tile: vectors along C's unit dimension; the
     operand carrying it (a 64 KiB block, larger than half the L1d) read in place
     where it is contiguous along that dimension (its K steps at one stride, which
@@ -324,25 +326,23 @@ def test_plans_by_layout(monkeypatch: pytest.MonkeyPatch) -> None:
     expected = {"NNN": ("m", ""), "NTN": ("m", ""), "TNN": ("m", "transpose"),
                 "TTN": ("m", "transpose"), "TTT": ("n", ""), "NTT": ("n", ""),
                 "NNT": ("n", "transpose"), "TNT": ("n", "transpose")}
-    monkeypatch.setattr(microkernel, "host", lambda: AVX2)
     for trans, (along, pack) in expected.items():
-        plan = plan_gemm(GemmShape(128, 128, 128, 128, 128, 128, 1, 0, 0, trans), 4)
+        plan = plan_gemm(GemmShape(128, 128, 128, 128, 128, 128, 1, 0, 0, trans), 4, machine=AVX2)
         assert (plan.kernel, plan.vector, plan.pack) == ("outer", along, pack), trans
         assert plan.lanes > 1
 
 
 @pytest.mark.parametrize("width", [4, 8])
-def test_scattered_batches_are_packed(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_scattered_batches_are_packed(width: int) -> None:
     """The spec's BRGEMM at p32 q64 r32 s64 t8 u64: A's 8 batches (64 x 64 each,
     contiguous) lie 32 x 64 x 64 elements apart, so A is packed (a copy) in FP32 and
     FP64; the same tile with the batches back to back is read in place in FP32 (in
     FP64 its one K-block spans more pages than the L1 DTLB holds: packed too)."""
-    monkeypatch.setattr(microkernel, "host", lambda: AVX2)
     scattered = GemmShape(64, 64, 64, 64, 512, 2048, 8, 32 * 64 * 64, 64, "NNN")
-    assert plan_gemm(scattered, width, True).pack == "copy"
+    assert plan_gemm(scattered, width, True, machine=AVX2).pack == "copy"
     packed_batches = GemmShape(64, 64, 64, 64, 512, 2048, 8, 64 * 64, 64, "NNN")
-    plan = plan_gemm(packed_batches, width, True)
-    x_panel = microkernel.scattered(plan.vectors * plan.lanes, 64, 64 * 64, 8, 64, width)
+    plan = plan_gemm(packed_batches, width, True, machine=AVX2)
+    x_panel = gemm_plan.scattered(plan.vectors * plan.lanes, 64, 64 * 64, 8, 64, width)
     assert plan.pack == ("" if x_panel == 0 else "copy")
     if width == 4:
         assert plan.pack == ""
@@ -512,14 +512,14 @@ AVX512 = Host("AMD Zen 5 (test)", 64, 32, frozenset({"avx512f", "fma"}), 48 << 1
 def forced(monkeypatch: pytest.MonkeyPatch):
     """`forced(change)`: kernels compiled from then on take `change(shape, plan)`
     instead of the planner's plan (fresh kernels; the cache is restored after)."""
-    original = microkernel.plan_gemm
+    original = gemm_plan.plan_gemm
     saved = dict(kernel_module._CACHE)
     kernel_module._CACHE.clear()
 
     def force(change) -> None:
         kernel_module._CACHE.clear()
-        monkeypatch.setattr(microkernel, "plan_gemm", lambda shape, width, zero_first=False:
-                            change(shape, original(shape, width, zero_first)))
+        monkeypatch.setattr(gemm_emitter, "plan_gemm", lambda shape, *args, **options:
+                            change(shape, original(shape, *args, **options)))
 
     yield force
     kernel_module._CACHE.clear()
@@ -539,24 +539,22 @@ FORCED = [
                                       "columns": 8}, {"zero": True}),
     ("TNT", "FP64", (13, 9, 30), 3, {"vector": "m", "pack": "gather", "k_block": (3, 30)},
      {"zero": True, "relu": True}),
-    ("NTN", "FP32", (45, 10, 20), 2, {"pack": "copy", "k_block": (2, 20)}, {"scratch": 4}),
+    ("NTN", "FP32", (45, 10, 20), 2, {"pack": "copy", "k_block": (2, 20),
+                                       "scratch_bytes": 4 * 16 * 20 * 2 * 4}, {}),
     ("TNN", "FP32", (7, 6, 37), 2, {"kernel": "dot", "vector": "k", "vectors": 3,
                                     "columns": 4, "pack": ""}, {"zero": True}),
     ("NNN", "FP32", (5, 3, 6), 2, {"lanes": 1, "vectors": 1, "columns": 2, "pack": ""},
      {"relu": True}),
 ]
 """Each packing ("copy", "gather", "transpose", none), K-blocks (batch groups; k
-chunks with a shorter last one), M-blocks of a small scratch buffer (`scratch`:
-rows of it), blocks of 1 to 3 vectors, C transposed in registers ("NNT" along m),
+chunks with a shorter last one), M-blocks of a small scratch buffer (64 rows of
+it), blocks of 1 to 3 vectors, C transposed in registers ("NNT" along m),
 the dot and the scalar kernel; FP32 and FP64, with and without fused epilogues."""
 
 
 @pytest.mark.parametrize("case", FORCED, ids=lambda c: f"{c[0]}-{c[1]}-{'x'.join(map(str, c[2]))}")
-def test_forced_plans_match_reference(case, forced, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_forced_plans_match_reference(case, forced) -> None:
     trans, dtype, (m, n, k), batch, changes, options = case
-    options = dict(options)
-    if (rows := options.pop("scratch", None)) is not None:
-        monkeypatch.setattr(microkernel, "SCRATCH_BYTES", rows * 16 * k * batch * WIDTH[dtype])
     if "vector" not in changes:
         changes = {**changes, "vector": "m" if trans[2] == "N" else "n"}
     lanes = {"FP32": 8, "FP64": 4}[dtype] if changes.get("kernel") != "dot" else None
@@ -583,38 +581,81 @@ def test_alloca_is_hoisted_out_of_the_loops(forced) -> None:
 
 
 @pytest.mark.parametrize("machine", [AVX2, AVX512], ids=["avx2", "avx512"])
-def test_register_blocks_fit_the_registers(machine: Host, monkeypatch) -> None:
+def test_register_blocks_fit_the_registers(machine: Host) -> None:
     """Every main block keeps its accumulators, loaded vectors and a broadcast in the
     host's vector registers with room to spare; the spec's BRGEMM gets two-vector
     blocks (2 x 6 with 16 registers), FP64 its own K-blocks."""
-    monkeypatch.setattr(microkernel, "host", lambda: machine)
     spec = GemmShape(64, 64, 64, 64, 512, 2048, 8, 131072, 64, "NNN")
     for width in (4, 8):
         for trans in LAYOUTS:
-            plan = plan_gemm(dataclasses.replace(spec, trans=trans), width, True)
+            plan = plan_gemm(dataclasses.replace(spec, trans=trans), width, True,
+                             machine=machine)
             accumulators = plan.vectors * plan.columns
             assert accumulators + plan.vectors + 1 <= machine.vector_registers
             assert accumulators <= machine.vector_registers - 4
-        plan = plan_gemm(spec, width, True)
+        plan = plan_gemm(spec, width, True, machine=machine)
         assert (plan.vector, plan.vectors, plan.pack) == ("m", 2, "copy")
         panel = plan.columns * width * (plan.k_block[0] * plan.k_block[1] or 512)
         assert panel <= machine.l1d * 3 // 4
         # K-blocks exactly when the panel of all of K would not fit
         assert (plan.k_block != (0, 0)) == (plan.columns * width * 512 > machine.l1d * 3 // 4)
     if machine is AVX2:
-        assert plan_gemm(spec, 4, True).columns == 6
-        assert plan_gemm(spec, 8, True).k_block == (0, 0)  # 6 x 512 f64: 24 KiB of 32
+        assert plan_gemm(spec, 4, True, machine=machine).columns == 6
+        assert plan_gemm(spec, 8, True, machine=machine).k_block == (0, 0)  # 6 x 512 f64: 24 KiB of 32
 
 
-def test_packing_follows_strides_and_reuse(monkeypatch) -> None:
+def test_packing_follows_strides_and_reuse() -> None:
     """X read in place when its block fits L1; packed (copy) when it spans pages
     (lda = 1024 floats: every k step in its own page and L1 set) or is large; no
     packing without reuse (one column panel)."""
-    monkeypatch.setattr(microkernel, "host", lambda: AVX2)
     small = GemmShape(16, 16, 16, 16, 16, 16, 1, 0, 0, "NNN")
-    assert plan_gemm(small, 4, True).pack == ""
+    assert plan_gemm(small, 4, True, machine=AVX2).pack == ""
     strided = GemmShape(128, 128, 128, 1024, 128, 128, 1, 0, 0, "NNN")
-    assert plan_gemm(strided, 4, True).pack == "copy"
-    assert microkernel.scattered(16, 1024, 0, 1, 128, 4) > microkernel.scattered(16, 128, 0, 1, 128, 4)
+    assert plan_gemm(strided, 4, True, machine=AVX2).pack == "copy"
+    assert gemm_plan.scattered(16, 1024, 0, 1, 128, 4) > gemm_plan.scattered(16, 128, 0, 1, 128, 4)
     single_panel = GemmShape(64, 4, 16, 1024, 16, 64, 1, 0, 0, "NNN")
-    assert plan_gemm(single_panel, 4, True).pack == ""
+    assert plan_gemm(single_panel, 4, True, machine=AVX2).pack == ""
+
+
+# -- the planner: data in, plan out ------------------------------------------------------
+
+SPEC_BRGEMM = GemmShape(64, 64, 64, 64, 512, 2048, 8, 131072, 64, "NNN")
+
+
+def test_the_planner_decides_for_the_host_it_is_given() -> None:
+    """plan_gemm reads the host in one place: the Host passed in, else the pinned or
+    native one; the plan carries what the emitter needs of it (the registers that
+    size the edge blocks, the scratch buffer's size)."""
+    on_avx2 = plan_gemm(SPEC_BRGEMM, 4, True, machine=AVX2)
+    on_avx512 = plan_gemm(SPEC_BRGEMM, 4, True, machine=AVX512)
+    assert (on_avx2.columns, on_avx2.registers) == (6, 16)
+    assert on_avx512.columns > 6 and on_avx512.registers == 32
+    with pinned(AVX512):
+        assert plan_gemm(SPEC_BRGEMM, 4, True) == on_avx512
+    with pinned("avx2-small"):  # 256 KiB of L2: half of it for the packed block
+        assert plan_gemm(SPEC_BRGEMM, 4, True).scratch_bytes == 128 << 10
+    assert on_avx2.scratch_bytes == gemm_plan.SCRATCH_BYTES
+
+
+def test_m_blocks_fill_the_scratch_buffer() -> None:
+    """A packed X is consumed in M-blocks of whole row blocks that fit the buffer."""
+    plan = dataclasses.replace(plan_gemm(SPEC_BRGEMM, 4, True, machine=AVX2),
+                               pack="copy", vectors=2, lanes=8, scratch_bytes=100 * 4 * 64)
+    assert plan.m_block(1000, 4, 64) == 96  # 100 rows fit: 6 blocks of 16
+    assert plan.m_block(40, 4, 64) == 40
+    assert plan.m_block(1000, 4, 1000) == 16  # one row block at least
+    assert dataclasses.replace(plan, pack="").m_block(1000, 4, 64) == 1000
+
+
+def test_a_narrow_c_gets_one_k_block() -> None:
+    """C in f16/bf16 is rounded once, at its one store: where the f32 tile's plan
+    has K-blocks, the plan for a narrow C is the same but for one K-block, and the
+    emitter refuses a K-blocked plan for such a C."""
+    shape = GemmShape(64, 64, 2048, 64, 2048, 64, 1, 0, 0, "NNN")
+    wide = plan_gemm(shape, 4, machine=AVX2)
+    narrow = plan_gemm(shape, 4, narrow_c=True, machine=AVX2)
+    assert wide.k_block != (0, 0)
+    assert narrow == dataclasses.replace(wide, k_block=(0, 0))
+    block = Block(arg_types=[MemRefType(Float16Type(), [-1])] * 3)
+    with pytest.raises(ValueError, match="K-blocks"):
+        gemm_emitter.GemmEmitter(shape, Float16Type(), 4, *block.args, plan=wide)

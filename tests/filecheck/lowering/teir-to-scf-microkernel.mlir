@@ -61,9 +61,9 @@ func.func @gemm_ttt(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32
 // CHECK-LABEL: func.func @gemm_nnt
 
 // "NNT" (C n-contiguous, A m-contiguous, B k-contiguous): the planner's cost
-// model (teir_lowering.microkernel.plan_gemm) puts the vectors along n, where C
-// is contiguous, and packs B into a scratch buffer laid out along n (k = 4 is
-// shorter than a vector: gathered lane by lane), rather than transposing L x L
+// model (teir_lowering.codegen.gemm_plan.plan_gemm) puts the vectors along n,
+// where C is contiguous, and packs B into a scratch buffer laid out along n (k = 4
+// is shorter than a vector: gathered lane by lane), rather than transposing L x L
 // blocks of accumulators into rows of C. The fused Zero: no load of C.
 
 func.func @gemm_nnt(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {

@@ -1,0 +1,588 @@
+"""The GEMM/BRGEMM planner: a cost model of the host that picks the kernel of a tile.
+
+Data in, plan out: a `GemmShape` (the tile as teir-match-gemm recorded it), the
+width of the arithmetic type and a `Host` (`teir_passes.host`: read once, in
+`plan_gemm`, so that a test pins it with `pinned(...)` or passes one) give a
+`GemmPlan`, which `teir_lowering.codegen.gemm_emitter` turns into IR. Nothing
+here builds IR. The kernels themselves (the outer-product kernel with vectors
+along V = m or n, the dot kernel with vectors along k) are described there.
+
+- Register block (`register_blocks`): every MV x NR with MV * NR accumulators,
+  MV loaded vectors and one broadcast in the host's vector registers (16 ymm
+  with AVX2: 2 x 6 or 3 x 4; 32 zmm with AVX-512: 2 x 14, 3 x 9, 4 x 6),
+  costed with the blocks the extents leave at the edges; FP32 and FP64 get
+  their own (the extents in vectors differ, e.g. m = 64 is 8 vectors of f32
+  and 16 of f64).
+- K-blocking (`k_blocking`): the K steps (batch x k) are cut into blocks whose
+  Y panel (NR columns x the block) fills at most 3/4 of the L1d: batches grouped
+  when k is short, k cut into chunks when it is long. C is loaded and stored
+  once per K-block; the fused Zero applies in the first, the ReLU in the last.
+  A C narrower than the accumulators (f16, bf16) gets one K-block, so that it
+  is rounded once.
+- Packing (`GemmPlan.pack`): X is copied, per K-block, into a contiguous
+  scratch buffer laid out as the kernel reads it (per row block, per K step,
+  MV * L elements), when the cost model says it pays: X strided along V
+  ("gather": its vectors would be L scalar loads each; "transpose": X
+  contiguous along k, packed by L x L register transposes), or X contiguous
+  along V but spread over more pages than the L1 DTLB holds, or with its K
+  steps in one cache set ("copy"). Each element of X is then read from memory
+  once instead of once per column panel. The buffer holds at most
+  `GemmPlan.scratch_bytes` (`SCRATCH_BYTES` and half the L2): an X block
+  larger than that is packed and consumed in M-blocks (`GemmPlan.m_block`).
+- C contiguous along U (`GemmPlan.transpose_c`): read and written in L x L
+  squares transposed in registers, NR a multiple of L.
+
+V is cut into row segments (`row_segments`): blocks of MV vectors of the widest
+L (the host's width, narrower for short extents), then one block of the
+remaining whole vectors, then one block of each narrower power of two the
+remainder needs (L/2, ..., 2) and a last scalar row (L = 1), so every extent
+runs with the widest vectors that fit; U is cut into NR columns, then one block
+of the remaining columns (`outer_layout`).
+
+The cost model (`plan_gemm`) estimates the cycles of the whole tile for each
+applicable kernel, orientation, packing and register block: per K step of a
+block max(FMAs / 2, loads / 2, shuffles, FMA latency 5) (two FMA and two load
+pipes, as on every x86 core since Haswell), C's loads and stores per K-block,
+the packing, and for X read in place from scattered pages a penalty per load
+(measured: a 128^3 GEMM with lda = 1024 floats ran at 0.46x of lda = 128 on
+the AVX2 host, 0.84x at lda = 1040). Scalar code (L = 1, still register-blocked
+and with the fused epilogues) is what remains when no vector kernel applies
+(m = n = 1 without k-contiguous A and B).
+"""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY, dataclass, replace
+from typing import TYPE_CHECKING
+
+from teir_passes.host import Host, host
+
+if TYPE_CHECKING:
+    from teir_dialect.dialect import KernelAttr
+
+# -- the machine model ------------------------------------------------------------------
+
+MIN_LANES = 4
+"""The fewest lanes worth a vector along a tile dimension (shorter: scalars)."""
+
+FMA_PORTS = 2
+"""FMAs issued per cycle: two FMA pipes on every x86 core since Haswell and Zen."""
+
+LOAD_PORTS = 2
+"""Loads per cycle on those cores (two or three: the lower bound)."""
+
+FMA_LATENCY = 5
+"""Cycles from one FMA to the next on the same accumulator: 4 or 5 on those cores,
+the longer, so that blocks keep ten or more accumulators in flight."""
+
+PAGE = 4096
+"""Bytes per page, and the index period of x86 L1d caches (indexed within a page)."""
+
+TLB_PAGES = 48
+"""Pages one micro-panel of X may span before its loads miss the L1 DTLB: three
+quarters of the 64 entries of the smallest L1 DTLB of those cores (Zen 3, Haswell),
+leaving the rest to Y and C."""
+
+SCATTER_PENALTY = 1.0
+"""Extra cycles per load of X from a micro-panel spanning more than TLB_PAGES pages,
+and `CONFLICT_PENALTY` when its K steps also share one L1 set (see the module doc)."""
+
+CONFLICT_PENALTY = 3.0
+
+SCRATCH_BYTES = 256 << 10
+"""The largest packed X block, on the stack of the thread that runs the kernel: far
+inside the 2 MiB glibc gives a thread's stack at least; at most half the host's L2,
+where the block stays while the column panels stream over it. Larger X blocks are
+packed and consumed in M-blocks."""
+
+TRANSPOSE_C = True
+"""Transpose L x L blocks of a C contiguous along U in registers (else per lane)."""
+
+
+def _host_fields(machine: Host) -> dict[str, int]:
+    """GemmPlan's `registers` and `scratch_bytes` on `machine`."""
+    return {"registers": machine.vector_registers,
+            "scratch_bytes": min(SCRATCH_BYTES, machine.l2 // 2)}
+
+
+def lanes_for(extent: int, width: int, machine: Host, minimum: int = MIN_LANES) -> int:
+    """Vector lanes along a dimension: the host's full width, narrower (down to
+    `minimum`) for short extents."""
+    lanes = machine.lanes(width)
+    while lanes > minimum and lanes > extent:
+        lanes //= 2
+    return lanes
+
+
+@dataclass(frozen=True)
+class GemmShape:
+    """A tile product C(m, n) += sum over batches of A(m, k) B(k, n), in elements.
+
+    `trans` is the kernel attribute's: A "N" = m unit-stride (element (i, p) at
+    i + p * lda), "T" = k unit-stride (p + i * lda); B "N" = k unit-stride
+    ((p, j) at p + j * ldb), "T" = n unit-stride (j + p * ldb); C "N" = m
+    unit-stride ((i, j) at i + j * ldc), "T" = n unit-stride (j + i * ldc).
+    """
+
+    m: int
+    n: int
+    k: int
+    lda: int
+    ldb: int
+    ldc: int
+    batch: int
+    batch_a: int
+    batch_b: int
+    trans: str = "NNN"
+
+    @staticmethod
+    def of(kernel: KernelAttr) -> GemmShape | None:
+        """The tile of a `#teir.kernel` that teir-match-gemm recorded; None unless it
+        is a GEMM or BRGEMM (the microkernels take every layout of both)."""
+        kind = kernel.kind_name
+        if kind not in ("gemm", "brgemm"):
+            return None
+        batched = kind == "brgemm"
+        return GemmShape(
+            m=kernel.get("m"), n=kernel.get("n"), k=kernel.get("k"),
+            lda=kernel.get("lda"), ldb=kernel.get("ldb"), ldc=kernel.get("ldc"),
+            batch=kernel.get("br_size") if batched else 1,
+            batch_a=kernel.get("br_stride_a"),
+            batch_b=kernel.get("br_stride_b"),
+            trans=kernel.trans.data,
+        )
+
+    @property
+    def a_strides(self) -> tuple[int, int]:
+        """(m stride, k stride) of A."""
+        return (1, self.lda) if self.trans[0] == "N" else (self.lda, 1)
+
+    @property
+    def b_strides(self) -> tuple[int, int]:
+        """(k stride, n stride) of B."""
+        return (1, self.ldb) if self.trans[1] == "N" else (self.ldb, 1)
+
+    @property
+    def c_strides(self) -> tuple[int, int]:
+        """(m stride, n stride) of C."""
+        return (1, self.ldc) if self.trans[2] == "N" else (self.ldc, 1)
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Rows [start, stop) of V in blocks of `vectors` vectors of `lanes`, and the
+    column ranges (start, stop, NR) of U that each row block meets."""
+
+    start: int
+    stop: int
+    lanes: int
+    vectors: int
+    columns: tuple[tuple[int, int, int], ...]
+
+    @property
+    def height(self) -> int:
+        return self.lanes * self.vectors
+
+
+# -- the plan ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GemmPlan:
+    """The kernel chosen for a tile.
+
+    `outer` with vectors along `vector` ("m" or "n"; lanes = 1 is register-blocked
+    scalar code), register blocks of `vectors` x `columns`, X packed as `pack`
+    says ("" read in place, "copy", "gather", "transpose"), C transposed in
+    registers where it is contiguous along U (`transpose_c`); or `dot` (vectors
+    along k, blocks of `vectors` x `columns` elements). `k_block` = (batches, k)
+    per K-block; (0, 0) is the whole K in one block. `registers` (the host's
+    vector registers, which size the blocks at the edges) and `scratch_bytes`
+    (the largest packed X block) are the host's, as the plan was made for it.
+    """
+
+    kernel: str
+    vector: str
+    lanes: int
+    cost: float  # estimated cycles per multiply-add
+    vectors: int = 1
+    columns: int = 1
+    pack: str = ""
+    k_block: tuple[int, int] = (0, 0)
+    transpose_c: bool = TRANSPOSE_C
+    _: KW_ONLY
+    registers: int
+    scratch_bytes: int
+
+    def k_steps(self, shape: GemmShape) -> tuple[int, int]:
+        """(batches, k) per K-block, all of K when there is one."""
+        return self.k_block if self.k_block != (0, 0) else (shape.batch, shape.k)
+
+    def transposes_c(self, c_v: int, c_u: int) -> bool:
+        """C, at strides (c_v, c_u) along (V, U), is accessed in L x L squares
+        transposed in registers: it is contiguous along U, not V."""
+        return self.transpose_c and c_v != 1 and c_u == 1 and self.lanes > 1
+
+    def m_block(self, rows: int, width: int, span: int) -> int:
+        """Rows of X per M-block: all `rows` when X is read in place, else as many
+        row blocks of `span` K steps as the scratch buffer holds (one at least)."""
+        if not self.pack:
+            return rows
+        height = self.vectors * self.lanes
+        return min(rows, max(height, self.scratch_bytes // width // span // height * height))
+
+    def layout(self, rows: int, columns: int, transposing: bool) -> list[Segment]:
+        """The segments of `rows` along V and the column ranges of `columns` along U
+        (`outer_layout` with this plan's blocks)."""
+        return outer_layout(rows, columns, self.lanes, self.vectors, self.columns,
+                            transposing, self.registers)
+
+
+# -- blocks -----------------------------------------------------------------------------
+
+
+def row_segments(extent: int, lanes: int, most: int) -> list[tuple[int, int, int, int]]:
+    """(start, stop, lanes, vectors per block) covering [0, extent): blocks of `most`
+    vectors of `lanes`, one block of the whole vectors left, then one block of each
+    narrower power of two that the remainder needs, down to scalars."""
+    if lanes == 1:
+        shapes = [(1, 1)]
+    else:
+        shapes = [(lanes, vectors) for vectors in range(most, 0, -1)]
+        narrower = lanes // 2
+        while narrower >= 1:
+            shapes.append((narrower, 1))
+            narrower //= 2
+    segments: list[tuple[int, int, int, int]] = []
+    start = 0
+    for width, vectors in shapes:
+        size = width * vectors
+        stop = start + (extent - start) // size * size
+        if stop > start:
+            segments.append((start, stop, width, vectors))
+        start = stop
+    return segments
+
+
+def widest_columns(vectors: int, registers: int) -> int:
+    """NR of a block of `vectors`: MV * NR accumulators, MV loaded vectors and a
+    broadcast in the host's vector registers, with three to spare: LLVM's scheduler
+    loads broadcasts ahead of their FMAs, and a 1 x 14 block on 16 ymm registers
+    spilled accumulators to the stack (2 x 6 and 3 x 4 do not)."""
+    return max(1, (registers - max(4, vectors + 1)) // vectors)
+
+
+def column_ranges(extent: int, width: int, columns: int,
+                  across: bool) -> tuple[tuple[int, int, int], ...]:
+    """(start, stop, NR) covering [0, extent) of U: blocks of `columns`, then one of
+    the rest (`across`: C transposed in squares of `width`, so NR is a multiple of
+    it and the columns left over (< width) are a last block of their own)."""
+    if across:
+        nr = max(width, columns // width * width)
+        cuts = [extent // nr * nr]
+        cuts.append(cuts[0] + (extent - cuts[0]) // width * width)
+    else:
+        nr = max(1, min(columns, extent))
+        cuts = [extent // nr * nr]
+    ranges: list[tuple[int, int, int]] = []
+    low = 0
+    for high in [*cuts, extent]:
+        if high > low:
+            ranges.append((low, high, nr if low == 0 and high == cuts[0] else high - low))
+        low = max(low, high)
+    return tuple(ranges)
+
+
+def outer_layout(nv: int, nu: int, lanes: int, vectors: int, columns: int,
+                 transposing: bool, registers: int) -> list[Segment]:
+    """The segments of V and column ranges of U of an outer-product tile whose main
+    blocks are `vectors` x `columns` (`transposing`: C contiguous along U, squares
+    transposed in registers, so NR is a multiple of the segment's lanes)."""
+    segments = []
+    for start, stop, width, mv in row_segments(nv, lanes, vectors):
+        nr = columns if (width, mv) == (lanes, vectors) else widest_columns(mv, registers)
+        ranges = column_ranges(nu, width, nr, transposing and width > 1)
+        segments.append(Segment(start, stop, width, mv, ranges))
+    return segments
+
+
+def register_blocks(nv: int, nu: int, lanes: int, registers: int,
+                    transposing: bool) -> list[tuple[int, int]]:
+    """Candidate (MV, NR) main blocks: for 1 to 4 vectors, the widest NR that fits the
+    registers and the narrower ones that still hold FMA_PORTS * FMA_LATENCY
+    accumulators (enough to hide the FMA latency), so the cost model can trade
+    block size against the blocks the extents leave at the edges."""
+    blocks = []
+    whole = max(1, nv // lanes)
+    for vectors in range(1, (4 if lanes > 1 else 1) + 1):
+        if vectors > whole:
+            break
+        widest = widest_columns(vectors, registers)
+        if transposing:
+            widest = widest // lanes * lanes
+            candidates = [widest] if widest else []
+        else:
+            widest = min(widest, nu)
+            enough = min(widest, -(-FMA_PORTS * FMA_LATENCY // vectors))
+            candidates = list(range(widest, enough - 1, -1))
+        blocks += [(vectors, columns) for columns in candidates]
+    return blocks
+
+
+def k_blocking(shape: GemmShape, columns: int, width: int, l1d: int) -> tuple[int, int]:
+    """(batches, k) per K-block: the most K steps whose Y panel (`columns` x the
+    steps) fills at most 3/4 of the L1d (`l1d` bytes); (batch, k) when all of K does.
+
+    As in BLIS's analytical model (Low et al., TOMS 2016), the panel may take all
+    but two ways of an 8-way L1d (x86's are 8- to 12-way), which the X vectors
+    streamed from L2 and C's block share. Half the L1d cut the spec's BRGEMM in
+    FP64 (a 24 KiB panel) into two K-blocks, which ran 3-9% slower on the AVX2
+    EPYC host (three runs)."""
+    s = shape
+    target = max(1, l1d * 3 // 4 // (columns * width))
+    if s.k * s.batch <= target:
+        return (s.batch, s.k)
+    if s.k <= target:
+        group = max(d for d in range(1, s.batch + 1) if s.batch % d == 0 and d * s.k <= target)
+        return (group, s.k)
+    chunks = -(-s.k // target)
+    return (1, -(-s.k // chunks))
+
+
+# -- the cost model ---------------------------------------------------------------------
+
+
+def scattered(rows: int, k_stride: int, batch_stride: int, batches: int, steps: int,
+              width: int) -> float:
+    """The penalty per load of an X micro-panel read in place (`rows` unit-stride
+    elements per K step, `steps` k steps in each of `batches` batches): 0, or
+    SCATTER_PENALTY when it spans more than TLB_PAGES pages, CONFLICT_PENALTY when
+    its K steps also fall into one L1 set (a k stride that is a multiple of PAGE)."""
+    step = abs(k_stride) * width
+    if step >= PAGE:
+        pages = steps
+    else:
+        pages = -(-((steps - 1) * step + rows * width) // PAGE)
+    pages *= batches if abs(batch_stride) * width >= pages * PAGE else 1
+    if pages <= TLB_PAGES:
+        return 0.0
+    return CONFLICT_PENALTY if step and step % PAGE == 0 else SCATTER_PENALTY
+
+
+def step_cycles(vectors: int, columns: int, lanes: int, gather: bool, penalty: float) -> float:
+    """Cycles of one K step of a block: its FMAs, its loads (X gathered: a load and a
+    lane insert per lane) and the FMA latency bound, whichever is longest, plus
+    `penalty` per X load."""
+    fmas = vectors * columns
+    x_loads = vectors * (lanes if gather and lanes > 1 else 1)
+    inserts = x_loads if gather and lanes > 1 else 0
+    cycles = max(fmas / FMA_PORTS, (x_loads + columns) / LOAD_PORTS, inserts, FMA_LATENCY)
+    return cycles + penalty * vectors
+
+
+TRANSPOSED_C_STEP = 1.0
+"""Extra cycles per K step of a block whose C is transposed in registers: such blocks
+are one vector by L columns (NR a multiple of L), and LLVM spilled an accumulator
+of the 1 x 8 block on 16 ymm registers (a 128^3 "TNN" GEMM ran at 0.6x of the
+packed 2 x 6 kernel that way)."""
+
+
+def c_cycles(lanes: int, columns: int, c_unit: bool, across: bool, stores_only: bool) -> float:
+    """Cycles per C vector of a block per K-block: a load and a store (a store only
+    when the fused Zero spares the load), transposed (log2 L shuffles each way) or
+    lane by lane."""
+    accesses = 1 if stores_only else 2
+    if c_unit or lanes == 1:
+        return accesses
+    if across and columns % lanes == 0:
+        return accesses * (1 + (lanes.bit_length() - 1))
+    return accesses * lanes
+
+
+LOOP_EXIT = 10.0
+"""Cycles lost per exit of a block's k loop (a mispredicted branch, the loop's setup)."""
+
+UNROLLED = 8
+"""k loops this short are unrolled whole by LLVM: no loop exit to pay for."""
+
+FIRST_READ = 4.0
+"""Extra cycles per vector of an X block larger than half the L1d that is read in
+place from scattered memory: its first column panel reads it one line per K step
+and row block, at the latency of wherever X is, where packing reads it in order
+(measured on the AVX2 host: the spec's BRGEMM at p32 q64 r32 s64 t8 u64, whose
+batches are 1 MiB apart, ran 13% faster packed in FP32, 24% in FP64). An X
+whose K steps follow at one stride (one batch, or batches back to back) streams
+through the hardware's stride prefetchers instead and pays nothing: packing it
+only cost time (128^3 GEMM on the AVX2 EPYC host: 56% of the FP64 peak packed,
+78% read in place; FP32 62% / 82%)."""
+
+PACK_CYCLES = {"copy": lambda lanes: 1, "gather": lambda lanes: lanes + 1,
+               "transpose": lambda lanes: 1 + (lanes.bit_length() - 1)}
+"""Cycles per vector of X packed: a load and a store, L loads and inserts and a
+store, or a share of an L x L register transpose."""
+
+
+@dataclass(frozen=True)
+class Oriented:
+    """A tile as the outer-product kernel with vectors along V sees it: the extents
+    of V and U, the strides of X (along V, k, batch) and Y (along U, k, batch), and
+    C's (along V, U). C = A B and C^T = B^T A^T are the same sums: V = m takes
+    X = A, Y = B; V = n swaps the roles of (A, m) and (B, n)."""
+
+    nv: int
+    nu: int
+    x_free: int
+    x_k: int
+    x_batch: int
+    y_free: int
+    y_k: int
+    y_batch: int
+    c_v: int
+    c_u: int
+
+    @staticmethod
+    def of(s: GemmShape, along: str) -> Oriented:
+        """The tile with vectors along `along` ("m" or "n")."""
+        (a_m, a_k), (b_k, b_n), (c_m, c_n) = s.a_strides, s.b_strides, s.c_strides
+        if along == "m":
+            return Oriented(s.m, s.n, a_m, a_k, s.batch_a, b_n, b_k, s.batch_b, c_m, c_n)
+        return Oriented(s.n, s.m, b_n, b_k, s.batch_b, a_m, a_k, s.batch_a, c_n, c_m)
+
+
+def _outer_plans(s: GemmShape, along: str, width: int, zero_first: bool,
+                 machine: Host) -> list[GemmPlan]:
+    """Every outer-product plan with vectors along `along` (see the module doc)."""
+    o = Oriented.of(s, along)
+    if o.nv < 2:
+        return []
+    registers = machine.vector_registers
+    lanes = lanes_for(o.nv, width, machine, 2)
+    transposing = TRANSPOSE_C and o.c_v != 1 and o.c_u == 1
+    packs = ["", "copy" if o.x_free == 1 else "transpose" if o.x_k == 1 else "gather"]
+    plans = []
+    for vectors, columns in register_blocks(o.nv, o.nu, lanes, registers, transposing):
+        k_block = k_blocking(s, columns, width, machine.l1d)
+        k_blocks = s.batch // k_block[0] * -(-s.k // k_block[1])
+        segments = outer_layout(o.nv, o.nu, lanes, vectors, columns, transposing, registers)
+        for pack in packs:
+            cycles = _outer_cycles(s, o, segments, pack, k_block, width, machine.l1d,
+                                   zero_first and k_blocks == 1, transposing)
+            plans.append(GemmPlan(
+                "outer", along, lanes, cycles / (s.m * s.n * s.k * s.batch), vectors, columns,
+                pack, k_block if k_blocks > 1 else (0, 0), TRANSPOSE_C,
+                **_host_fields(machine)))
+    return plans
+
+
+def _outer_cycles(s: GemmShape, o: Oriented, segments: list[Segment], pack: str,
+                  k_block: tuple[int, int], width: int, l1d: int, stores_only: bool,
+                  transposing: bool) -> float:
+    """The cycles of the whole tile with X packed as `pack` says. The first segment
+    holds the main blocks (register_blocks takes no more vectors than V holds)."""
+    batches, steps = k_block
+    main = segments[0]
+    gather = o.x_free != 1 and not pack
+    penalty = 0.0
+    if o.x_free == 1 and not pack:
+        penalty = scattered(main.height, o.x_k, o.x_batch, batches, steps, width)
+    # the batches of a block run as one loop when they follow each other on both
+    # operands (a packed X always does); else each batch exits a k loop
+    fused = batches == 1 or s.k <= UNROLLED or (
+        o.y_batch == o.y_k * s.k and (pack or o.x_batch == o.x_k * s.k))
+    k_blocks = s.batch // batches * -(-s.k // steps)
+    cycles = 0.0
+    for seg in segments:
+        row_blocks = (seg.stop - seg.start) // seg.height
+        for low, high, nr in seg.columns:
+            blocks = row_blocks * ((high - low) // nr)
+            step = step_cycles(seg.vectors, nr, seg.lanes, gather, penalty)
+            if transposing and seg.lanes > 1 and nr % seg.lanes == 0:
+                step += TRANSPOSED_C_STEP
+            c = c_cycles(seg.lanes, nr, o.c_v == 1, transposing, stores_only)
+            cycles += blocks * (s.k * s.batch * step + k_blocks * seg.vectors * nr * c)
+            if not fused:
+                cycles += blocks * s.batch * LOOP_EXIT
+    x_vectors = o.nv * s.k * s.batch / main.lanes
+    if pack:
+        cycles += x_vectors * PACK_CYCLES[pack](main.lanes)
+    elif (o.x_free == 1 and o.nv * batches * steps * width > l1d // 2
+          and s.batch > 1 and o.x_batch != o.x_k * s.k):
+        cycles += x_vectors * FIRST_READ
+    return cycles
+
+
+def dot_block(registers: int) -> tuple[int, int]:
+    """MR x NR of the dot kernel: MR * NR accumulators, MR loaded A rows, one B column."""
+    return (4, 6) if registers >= 32 else (3, 4)
+
+
+def _dot_plan(s: GemmShape, width: int, machine: Host) -> GemmPlan:
+    """The dot kernel's plan: per block and batch, k / L steps of MR + NR loads and
+    MR * NR FMAs, the gathered k remainder; the reduction (about 3 ops per
+    accumulator) and C's update (about 4 per element) once per block."""
+    lanes = lanes_for(s.k, width, machine)
+    mr, nr = dot_block(machine.vector_registers)
+    steps, rest = divmod(s.k, lanes)
+    cycles = 0.0
+    for rows in (mr,) * (s.m // mr) + ((s.m % mr,) if s.m % mr else ()):
+        for cols in (nr,) * (s.n // nr) + ((s.n % nr,) if s.n % nr else ()):
+            step = max(rows * cols / FMA_PORTS, (rows + cols) / LOAD_PORTS, FMA_LATENCY)
+            gathered = rest * (rows + cols) + step if rest else 0
+            cycles += s.batch * (steps * step + gathered) + 7 * rows * cols
+    return GemmPlan("dot", "k", lanes, cycles / (s.m * s.n * s.k * s.batch), mr, nr,
+                    **_host_fields(machine))
+
+
+def _scalar_plan(s: GemmShape, along: str, width: int, zero_first: bool,
+                 machine: Host) -> GemmPlan:
+    """Scalar register blocks of one row by the widest NR columns."""
+    registers = machine.vector_registers
+    nv, nu = (s.m, s.n) if along == "m" else (s.n, s.m)
+    columns = max(1, min(nu, widest_columns(1, registers)))
+    batches, steps = k_blocking(s, columns, width, machine.l1d)
+    k_blocks = s.batch // batches * -(-s.k // steps)
+    cycles = 0.0
+    for seg in outer_layout(nv, nu, 1, 1, columns, False, registers):
+        for low, high, nr in seg.columns:
+            blocks = (seg.stop - seg.start) * ((high - low) // nr)
+            cycles += blocks * (s.k * s.batch * step_cycles(1, nr, 1, False, 0.0)
+                                + k_blocks * nr * (1 if zero_first and k_blocks == 1 else 2))
+    return GemmPlan("outer", along, 1, cycles / (s.m * s.n * s.k * s.batch), 1, columns, "",
+                    (batches, steps) if k_blocks > 1 else (0, 0),
+                    **_host_fields(machine))
+
+
+TWO_VECTOR_MARGIN = 1.02
+"""Plans within 2% of the cheapest: the block of two vectors wins (BLIS's shape on
+every x86 core since Haswell: 2 x 6 with 16 registers, 2 x 12-14 with 32). The
+model cannot tell 2 x 6 from 3 x 4 apart on the AVX2 host (llvm-mca: both at one
+FMA per pipe and cycle); timings there were within their noise."""
+
+
+def _preference(plan: GemmPlan) -> float:
+    return plan.cost * (1.0 if plan.vectors == 2 or plan.kernel == "dot" else TWO_VECTOR_MARGIN)
+
+
+def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
+              narrow_c: bool = False, machine: Host | None = None) -> GemmPlan:
+    """The cheapest kernel for `shape` by the estimates above (see the module doc).
+
+    `width`: bytes of the arithmetic type; `zero_first`: a fused Zero spares
+    reading C; `narrow_c`: C is stored in a narrower type than the accumulators
+    (one K-block). `machine` defaults to `teir_passes.host.host()`.
+    """
+    s = shape
+    machine = machine or host()
+    plans = _outer_plans(s, "m", width, zero_first, machine)
+    plans += _outer_plans(s, "n", width, zero_first, machine)
+    if s.a_strides[1] == 1 and s.b_strides[0] == 1 and s.k >= MIN_LANES:
+        plans.append(_dot_plan(s, width, machine))
+    # Scalar code, register-blocked: scalars along the shorter free dimension, so
+    # that NR columns share each loaded element of the other operand.
+    along = "m" if s.m <= s.n else "n"
+    scalar = _scalar_plan(s, along, width, zero_first, machine)
+    best = min(plans, key=_preference, default=scalar)
+    best = best if best.cost < scalar.cost else scalar
+    # C narrower than the accumulators (f16, bf16) is rounded once, at its one
+    # store: one K-block, as a K-blocked tile would round its partial sums
+    return replace(best, k_block=(0, 0)) if narrow_c else best
