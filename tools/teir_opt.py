@@ -171,12 +171,10 @@ class TeirOptMain(xDSLOptMain):
 
 def _check_llvm_dialect(module: ModuleOp) -> None:
     """xDSL's `-t llvm` translates only the llvm dialect; say which pass produces it."""
+    from teir_lowering.llvm.lane import is_llvm_level
+
     others = sorted(
-        {
-            op.name
-            for op in module.walk()
-            if op is not module and not op.name.startswith("llvm.")
-        }
+        {op.name for op in module.walk() if op is not module and not is_llvm_level(op)}
     )
     if others:
         shown = ", ".join(others[:4]) + (", ..." if len(others) > 4 else "")
