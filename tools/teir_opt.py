@@ -61,7 +61,8 @@ class TeirOptMain(xDSLOptMain):
             "default pipeline (what compile_kernel runs; -p teir-optimize): "
             + ", ".join(DEFAULT_PIPELINE)
             + ". Lowering: -p teir-to-scf (scf/arith/memref), -p teir-to-llvm "
-            "(llvm dialect; add -t llvm for LLVM IR)."
+            "(llvm dialect; add -t llvm for LLVM IR), which runs teir-to-scf, then "
+            "-p teir-lower-to-llvm-dialect (scf/arith/memref -> llvm dialect)."
         )
         super().register_all_arguments(arg_parser)
         arg_parser.add_argument(
