@@ -34,10 +34,6 @@ def _context() -> Context:
     return ctx
 
 
-def lower_to_llvm_dialect(module: ModuleOp, ctx: Context) -> None:
-    LowerToLLVMDialectPass().apply(ctx, module)
-
-
 def parse(source: str) -> tuple[ModuleOp, Context]:
     ctx = _context()
     return Parser(ctx, source).parse_module(), ctx
@@ -45,7 +41,7 @@ def parse(source: str) -> tuple[ModuleOp, Context]:
 
 def compile_mlir(source: str) -> JitModule:
     module, ctx = parse(source)
-    lower_to_llvm_dialect(module, ctx)
+    LowerToLLVMDialectPass().apply(ctx, module)
     return JitModule(module)
 
 
@@ -796,7 +792,7 @@ def test_unsupported_op_is_reported():
         """
     )
     with pytest.raises(LLVMLoweringError, match=r"arith\.ceildivsi \(in @f\)"):
-        lower_to_llvm_dialect(module, ctx)
+        LowerToLLVMDialectPass().apply(ctx, module)
 
 
 def test_unsupported_memref_op_is_reported():
@@ -811,7 +807,7 @@ def test_unsupported_memref_op_is_reported():
         """
     )
     with pytest.raises(LLVMLoweringError, match=r"memref\.alloc"):
-        lower_to_llvm_dialect(module, ctx)
+        LowerToLLVMDialectPass().apply(ctx, module)
 
 
 def test_multiple_results_are_rejected():
@@ -823,4 +819,4 @@ def test_multiple_results_are_rejected():
         """
     )
     with pytest.raises(DiagnosticException, match="returns 2 values"):
-        lower_to_llvm_dialect(module, ctx)
+        LowerToLLVMDialectPass().apply(ctx, module)

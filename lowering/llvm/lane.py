@@ -193,14 +193,16 @@ def is_llvm_level(op: Operation) -> bool:
     return op.dialect_name() == "llvm" or isinstance(op, LLVM_LEVEL)
 
 
-def lane_cmpf(lhs: SSAValue, rhs: SSAValue, predicate: str) -> Operation:
+def lane_cmpf(lhs: SSAValue, rhs: SSAValue, predicate: str) -> arith.CmpfOp | LaneCmpfOp:
     """`arith.cmpf`, lane-wise (`teir_lane.cmpf`) on vectors."""
     if isinstance(lhs.type, VectorType):
         return LaneCmpfOp(lhs, rhs, predicate)
     return arith.CmpfOp(lhs, rhs, predicate)
 
 
-def lane_select(cond: SSAValue, lhs: SSAValue, rhs: SSAValue) -> Operation:
+def lane_select(
+    cond: SSAValue, lhs: SSAValue, rhs: SSAValue
+) -> arith.SelectOp | LaneSelectOp:
     """`arith.select`, lane-wise (`teir_lane.select`) when `cond` is a vector of i1."""
     if isinstance(cond.type, VectorType):
         return LaneSelectOp(cond, lhs, rhs)

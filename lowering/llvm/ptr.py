@@ -142,7 +142,7 @@ class ConvertAlignedStore(RewritePattern):
     """
     `ptr_xdsl.store` -> `llvm.store` aligned to the element (see the module doc).
 
-    A store marked `nontemporal` (teir_lowering.convert_vector_to_llvm) keeps the flag
+    A store marked `nontemporal` (teir_lowering.llvm.vector) keeps the flag
     and is aligned to its whole value: x86 only streams aligned vectors, and the code
     that emits such stores puts them at aligned addresses.
     """
