@@ -13,32 +13,29 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "teir-to-llvm": lazy_pass("teir_lowering.kernel", "TeirToLLVMPass"),
     "teir-outline-parallel": lazy_pass("teir_lowering.parallel", "OutlineParallelPass"),
     "teir-gomp-launch": lazy_pass("teir_lowering.parallel", "GompLaunchPass"),
-    "teir-convert-arith-to-llvm": lazy_pass(
-        "teir_lowering.convert_arith_to_llvm", "ConvertArithToLLVMPass"
+    "teir-lower-to-llvm-dialect": lazy_pass(
+        "teir_lowering.llvm.pipeline", "LowerToLLVMDialectPass"
     ),
-    "teir-bf16-as-i16": lazy_pass("teir_lowering.convert_bf16_to_i16", "BF16AsI16Pass"),
-    "teir-convert-func-to-llvm": lazy_pass(
-        "teir_lowering.convert_func_to_llvm", "ConvertFuncToLLVMPass"
-    ),
-    "teir-convert-cf-to-llvm": lazy_pass(
-        "teir_lowering.convert_cf_to_llvm", "ConvertCfToLLVMPass"
+    "teir-bf16-as-i16": lazy_pass("teir_lowering.llvm.bf16", "BF16AsI16Pass"),
+    "teir-convert-alloca-to-llvm": lazy_pass(
+        "teir_lowering.llvm.memref", "ConvertAllocaToLLVMPass"
     ),
     "teir-convert-vector-to-llvm": lazy_pass(
-        "teir_lowering.convert_vector_to_llvm", "ConvertVectorToLLVMPass"
-    ),
-    "teir-fence-nontemporal-stores": lazy_pass(
-        "teir_lowering.fence_nontemporal", "FenceNontemporalStoresPass"
-    ),
-    "teir-convert-ptr-to-llvm": lazy_pass(
-        "teir_lowering.llvm_pipeline", "ConvertPtrToLLVMPass"
+        "teir_lowering.llvm.vector", "ConvertVectorToLLVMPass"
     ),
     "teir-convert-ptr-addressing-to-llvm": lazy_pass(
-        "teir_lowering.llvm_pipeline", "ConvertPtrAddressingToLLVMPass"
+        "teir_lowering.llvm.ptr", "ConvertPtrAddressingToLLVMPass"
     ),
-    "teir-convert-alloca-to-llvm": lazy_pass(
-        "teir_lowering.llvm_pipeline", "ConvertAllocaToLLVMPass"
+    "teir-convert-ptr-to-llvm": lazy_pass("teir_lowering.llvm.ptr", "ConvertPtrToLLVMPass"),
+    "teir-convert-arith-to-llvm": lazy_pass(
+        "teir_lowering.llvm.arith", "ConvertArithToLLVMPass"
     ),
-    "teir-hoist-allocas": lazy_pass("teir_lowering.llvm_pipeline", "HoistAllocasPass"),
+    "teir-convert-func-to-llvm": lazy_pass("teir_lowering.llvm.func", "ConvertFuncToLLVMPass"),
+    "teir-convert-cf-to-llvm": lazy_pass("teir_lowering.llvm.cf", "ConvertCfToLLVMPass"),
+    "teir-hoist-allocas": lazy_pass("teir_lowering.llvm.memref", "HoistAllocasPass"),
+    "teir-fence-nontemporal-stores": lazy_pass(
+        "teir_lowering.llvm.fence_nontemporal", "FenceNontemporalStoresPass"
+    ),
 }
 """Lowering passes by name, registered with xDSL next to teir_passes.PASSES."""
 

@@ -13,7 +13,7 @@ become vector code instead (teir_lowering.tile_primitives).
 
 A Contraction whose `kernel` attribute (`#teir.kernel`, written by
 teir-match-gemm) says GEMM or BRGEMM (any layout) becomes a register-blocked
-microkernel (teir_lowering.microkernel). The decision is read from the IR, not
+microkernel (teir_lowering.codegen). The decision is read from the IR, not
 made again here: a Contraction without the attribute gets the general loop
 nest, so run teir-match-gemm first, as teir-optimize and compile_kernel do. The Zero
 and the in-place ReLU of exactly its tile fuse into it (`fuses_zero`,
@@ -458,7 +458,7 @@ class _Emitter:
         relu_when: SSAValue | None = None,
         zero_when: SSAValue | None = None,
     ) -> None:
-        """The register-blocked GEMM/BRGEMM (teir_lowering.microkernel) of a matched
+        """The register-blocked GEMM/BRGEMM (teir_lowering.codegen.gemm_emitter) of a matched
         tile, with a fused Zero before / ReLU after it."""
         bases = [
             add(builder, tile.address(builder, tensor), self.offsets(tensor, prim.all_role_axes))

@@ -5,7 +5,7 @@ Compiles an llvm-dialect module to native code in this process (llvmlite MCJIT).
 host CPU and features with LLVM's new pass manager, and JIT-compiles. Functions are
 then called through ctypes; with TEIR's calling convention a memref is a bare pointer:
 
-    jit = JitModule(module)                    # module: after lower_to_llvm_dialect
+    jit = JitModule(module)                    # module: after teir-lower-to-llvm-dialect
     kernel = jit.function("k", None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
     kernel(a.ctypes.data, out.ctypes.data, a.size)
 
@@ -139,7 +139,7 @@ class JitModule:
         except (NotImplementedError, LLVMTranslationException) as error:
             raise JitCompilationError(
                 f"cannot translate the module to LLVM IR: {error} "
-                "(lower it with teir_lowering.llvm_pipeline.lower_to_llvm_dialect)"
+                "(lower it with teir-lower-to-llvm-dialect)"
             ) from error
         _mark_nontemporal_stores(module, ir_module)
         if extend is not None:

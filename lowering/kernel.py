@@ -7,7 +7,7 @@ The pipeline (also `teir-opt -p` pass names):
                                           with optimize=False)
     teir-to-scf, canonicalize, cse        teir -> scf/arith/memref
     teir-outline-parallel                 scf.parallel -> chunk functions
-    convert-scf-to-cf ... reconcile-...   -> llvm dialect (teir_lowering.llvm_pipeline)
+    teir-lower-to-llvm-dialect            -> llvm dialect (teir_lowering.llvm.pipeline)
     teir-gomp-launch                      fork/join through libgomp
     llvmlite: O3 for the host CPU, MCJIT
 
@@ -73,14 +73,14 @@ idempotent pass, when teir-optimize ran before)."""
 
 def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None = None) -> None:
     """The whole default pipeline, teir -> llvm dialect, recording each stage's IR."""
-    from teir_lowering.llvm_pipeline import lower_to_llvm_dialect
+    from teir_lowering.llvm.pipeline import LowerToLLVMDialectPass
 
     for pipeline_pass in SCF_PIPELINE:
         pipeline_pass.apply(ctx, module)
     if stages is not None:
         stages["scf"] = str(module)
     OutlineParallelPass().apply(ctx, module)
-    lower_to_llvm_dialect(module, ctx)
+    LowerToLLVMDialectPass().apply(ctx, module)
     GompLaunchPass().apply(ctx, module)
     module.verify()
     if stages is not None:

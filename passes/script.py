@@ -9,8 +9,10 @@ options, e.g.
 
 `op` is a transformation's short name (split, tile, reorder, fuse-axes,
 parallelize, sequentialize, lift-elementwise, fold-guarded-reduction) or the
-name of any teir pass (`teir-lift-gemm`, ...). Lists may be given as JSON
-lists or as "a,b" strings. This is tinygrad's list of OptOps applied left to
+name of any teir pass (`teir-lift-gemm`, ...). A step is that pass's spec
+(`teir-split{axis=k factor=64}`), which xDSL parses and type-checks as for
+`-p`; lists may be given as JSON lists or as "a,b" strings. This is
+tinygrad's list of OptOps applied left to
 right, and the form the auto-scheduler prints and the tuner searches and
 saves. A bad step fails with its index and the reason, and nothing after it
 runs. From Python: `teir_passes.apply_schedule(module, steps)`.
@@ -18,9 +20,7 @@ runs. From Python: `teir_passes.apply_schedule(module, steps)`.
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import types
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,6 +30,7 @@ from xdsl.context import Context
 from xdsl.dialects import builtin
 from xdsl.dialects.builtin import StringAttr
 from xdsl.passes import ModulePass
+from xdsl.utils.arg_spec import ArgSpec, ParameterListType, ParameterType
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
@@ -55,51 +56,46 @@ def _pass_class(op: object) -> type[ModulePass]:
     return PASSES[name]()
 
 
-def _option(field: dataclasses.Field[Any], value: object) -> object:
-    """`value` converted to what `field` holds, or a ValueError saying what is wrong."""
-    hint = typing.get_type_hints(_owner(field))[field.name]
-    allowed = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
-    if any(typing.get_origin(a) is tuple for a in allowed):
-        items = value.split(",") if isinstance(value, str) else value
-        if not isinstance(items, list) or not items:
-            raise ValueError(f"{field.name} must be a non-empty list, got {value!r}")
-        return tuple(items)
-    if isinstance(value, bool) or not isinstance(value, (int, str)) and value is not None:
-        raise ValueError(f"{field.name} must be a string or an integer, got {value!r}")
-    if int in allowed and str not in allowed and not isinstance(value, int):
-        raise ValueError(f"{field.name} must be an integer, got {value!r}")
-    return value
+def _parameters(key: str, value: object) -> ParameterListType:
+    """A step option's JSON value as pass-spec parameters, as `-p` would give them:
+    a list or an "a,b" string is several, null none."""
+    values = value.split(",") if isinstance(value, str) else value
+    values = () if values is None else values if isinstance(values, list) else (values,)
+    if not all(isinstance(v, ParameterType) for v in values):
+        raise ValueError(f"{key} must be a string, a number, a boolean or a list of them, "
+                         f"got {json.dumps(value)}")
+    return tuple(values)
 
 
-_OWNERS: dict[int, type] = {}
+def _check_booleans(cls: type[ModulePass], spec: ArgSpec) -> None:
+    """A boolean only where the option is one: to xDSL's type check a bool is an int."""
+    hints = typing.get_type_hints(cls)
+    for key, values in spec.normalize_parameter_names().parameters.items():
+        hint = hints.get(key)
+        if hint and any(isinstance(v, bool) for v in values) and bool not in (
+            hint, *typing.get_args(hint)
+        ):
+            raise ValueError(f"{key.replace('_', '-')} must not be a boolean")
 
 
-def _owner(field: dataclasses.Field[Any]) -> type:
-    return _OWNERS[id(field)]
+def step_spec(step: object) -> ArgSpec:
+    """The pass spec of one script step: `{"op": "split", "axis": "k", "factor": 64}`
+    is `teir-split{axis=k factor=64}`."""
+    if not isinstance(step, dict) or "op" not in step:
+        raise ValueError(f"a step is an object with an \"op\", got {step!r}")
+    name = _pass_class(step["op"]).name
+    return ArgSpec(name, {k: _parameters(k, v) for k, v in step.items() if k != "op"})
 
 
 def make_step(step: object) -> ModulePass:
-    """The pass one script step describes."""
-    if not isinstance(step, dict) or "op" not in step:
-        raise ValueError(f"a step is an object with an \"op\", got {step!r}")
-    cls = _pass_class(step["op"])
-    fields = {f.name.replace("_", "-"): f for f in dataclasses.fields(cls)}
-    for field in fields.values():
-        _OWNERS[id(field)] = cls
-    unknown = [key for key in step if key != "op" and key not in fields]
-    if unknown:
-        raise ValueError(
-            f"unknown option(s) {', '.join(unknown)}; {step['op']} takes "
-            f"{', '.join(fields) or 'none'}"
-        )
-    options = {fields[k].name: _option(fields[k], v) for k, v in step.items() if k != "op"}
-    missing = [
-        name for name, f in fields.items()
-        if f.name not in options and f.default is dataclasses.MISSING
-    ]
-    if missing:
-        raise ValueError(f"missing option(s) {', '.join(missing)}")
-    return cls(**options)
+    """The pass one script step describes, built by xDSL from its pass spec."""
+    spec = step_spec(step)
+    cls = _pass_class(spec.name)
+    try:
+        _check_booleans(cls, spec)
+        return cls.from_pass_spec(spec)
+    except ValueError as err:
+        raise ValueError(f"{spec}: {err}") from None
 
 
 def load_script(script: object) -> list[object]:

@@ -15,10 +15,11 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException
 
 from teir_lowering.jit import JitCompilationError, JitModule
-from teir_lowering.llvm_pipeline import (
+from teir_lowering.llvm.lane import TEIR_LANE
+from teir_lowering.llvm.pipeline import (
     LOWER_TO_LLVM_PASSES,
     LLVMLoweringError,
-    lower_to_llvm_dialect,
+    LowerToLLVMDialectPass,
 )
 
 PTR = ctypes.c_void_p
@@ -29,6 +30,7 @@ def _context() -> Context:
     ctx = Context()
     for name, factory in get_all_dialects().items():
         ctx.register_dialect(name, factory)
+    ctx.load_dialect(TEIR_LANE)
     return ctx
 
 
@@ -39,7 +41,7 @@ def parse(source: str) -> tuple[ModuleOp, Context]:
 
 def compile_mlir(source: str) -> JitModule:
     module, ctx = parse(source)
-    lower_to_llvm_dialect(module, ctx)
+    LowerToLLVMDialectPass().apply(ctx, module)
     return JitModule(module)
 
 
@@ -233,6 +235,41 @@ def test_relu_as_select():
     y = np.empty_like(x)
     relu(data(x), data(y), x.size)
     np.testing.assert_array_equal(y, np.where(x < 0, np.float32(0), x))
+
+
+def test_lane_compare_and_select():
+    # the teir_lane ops as the vectorized ReLU and bf16 rounding print them, parsed
+    # back: select(x < 0, 0, x) and select(isnan(x), quiet, bits) lane by lane
+    jit = compile_mlir(
+        """
+        func.func @lanes(%x: memref<?xf32>, %y: memref<?xf32>, %q: memref<?xi32>,
+                         %n: index) {
+          %c0 = arith.constant 0 : index
+          %c8 = arith.constant 8 : index
+          %zero = arith.constant dense<0.0> : vector<8xf32>
+          %quiet = arith.constant dense<-1> : vector<8xi32>
+          scf.for %i = %c0 to %n step %c8 {
+            %v = vector.load %x[%i] : memref<?xf32>, vector<8xf32>
+            %neg = teir_lane.cmpf olt, %v, %zero : vector<8xf32>
+            %r = teir_lane.select %neg, %zero, %v : vector<8xi1>, vector<8xf32>
+            vector.store %r, %y[%i] : memref<?xf32>, vector<8xf32>
+            %nan = teir_lane.cmpf uno, %v, %v : vector<8xf32>
+            %bits = arith.bitcast %v : vector<8xf32> to vector<8xi32>
+            %b = teir_lane.select %nan, %quiet, %bits : vector<8xi1>, vector<8xi32>
+            vector.store %b, %q[%i] : memref<?xi32>, vector<8xi32>
+          }
+          func.return
+        }
+        """
+    )
+    lanes = jit.function("lanes", None, PTR, PTR, PTR, I64)
+    x = np.random.default_rng(5).standard_normal(64).astype(np.float32)
+    x[:5] = [np.nan, -0.0, np.inf, -np.inf, np.nan]
+    y, q = np.empty_like(x), np.empty(x.size, np.int32)
+    lanes(data(x), data(y), data(q), x.size)
+    np.testing.assert_array_equal(y, np.where(x < 0, np.float32(0), x))
+    assert np.signbit(y[1])
+    np.testing.assert_array_equal(q, np.where(np.isnan(x), -1, x.view(np.int32)))
 
 
 def test_index_arithmetic():
@@ -714,7 +751,7 @@ def test_external_function_from_a_loaded_library():
 
 
 def test_pass_list_is_exposed_and_registered():
-    # tests/filecheck/lowering/lower-to-llvm.mlir replays this list with teir-opt -p
+    # teir-opt -p teir-lower-to-llvm-dialect runs this list (the FileCheck tests name it)
     assert [p.name for p in LOWER_TO_LLVM_PASSES] == [
         "teir-bf16-as-i16",
         "convert-scf-to-cf",
@@ -734,7 +771,7 @@ def test_pass_list_is_exposed_and_registered():
     ]
     from teir_tools.universe import TEIR_UNIVERSE
 
-    for lowering_pass in LOWER_TO_LLVM_PASSES:
+    for lowering_pass in (*LOWER_TO_LLVM_PASSES, LowerToLLVMDialectPass()):
         if lowering_pass.name.startswith("teir-"):
             assert TEIR_UNIVERSE.all_passes[lowering_pass.name]() is type(lowering_pass)
 
@@ -755,7 +792,7 @@ def test_unsupported_op_is_reported():
         """
     )
     with pytest.raises(LLVMLoweringError, match=r"arith\.ceildivsi \(in @f\)"):
-        lower_to_llvm_dialect(module, ctx)
+        LowerToLLVMDialectPass().apply(ctx, module)
 
 
 def test_unsupported_memref_op_is_reported():
@@ -770,7 +807,7 @@ def test_unsupported_memref_op_is_reported():
         """
     )
     with pytest.raises(LLVMLoweringError, match=r"memref\.alloc"):
-        lower_to_llvm_dialect(module, ctx)
+        LowerToLLVMDialectPass().apply(ctx, module)
 
 
 def test_multiple_results_are_rejected():
@@ -782,4 +819,4 @@ def test_multiple_results_are_rejected():
         """
     )
     with pytest.raises(DiagnosticException, match="returns 2 values"):
-        lower_to_llvm_dialect(module, ctx)
+        LowerToLLVMDialectPass().apply(ctx, module)

@@ -34,6 +34,7 @@ from teir_lowering.codegen import gemm_emitter, gemm_plan
 from teir_lowering.codegen.gemm_plan import GemmPlan, GemmShape, plan_gemm
 from teir_lowering.convert_teir_to_scf import TeirToScfPass
 from teir_lowering.kernel import compile_kernel
+from teir_lowering.llvm.lane import LaneCmpfOp
 from teir_passes.host import Host, pinned
 from teir_passes.match_gemm import MatchGemmPass
 from teir_passes.pipeline import OptimizePass
@@ -410,7 +411,8 @@ def relu_operand_producers(record: dict, optimize: bool = True) -> list[str]:
     module = load_module(record)
     (OptimizePass() if optimize else MatchGemmPass()).apply(teir_context(), module)
     TeirToScfPass().apply(teir_context(), module)
-    producers = [op.lhs.owner for op in module.walk() if isinstance(op, arith.CmpfOp)
+    producers = [op.lhs.owner for op in module.walk()
+                 if isinstance(op, (arith.CmpfOp, LaneCmpfOp))
                  and op.predicate.value.data == arith.CMPF_COMPARISON_OPERATIONS.index("olt")]
     if any(isinstance(p, (memref.LoadOp, vector.LoadOp)) for p in producers):
         return []

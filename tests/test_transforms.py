@@ -22,9 +22,10 @@ from hypothesis import strategies as st
 
 from conftest import SPEC_EXAMPLES, examples, load
 from strategies import configs, random_arrays, step_strategy
-from teir_dialect import from_json, to_json
+from teir_dialect import from_json, teir_context, to_json
 from teir_dialect.interpreter import run_reference
 from teir_passes import apply_schedule
+from teir_passes.pipeline import OptimizePass
 from teir_passes.schedule_edit import BrokenTransform, TransformError
 
 
@@ -135,10 +136,34 @@ def test_apply_schedule_names_the_failing_step() -> None:
                        r"exceeds the extent 4 of axis 'c'"):
         apply_schedule(module, [{"op": "parallelize", "axis": "a"},
                                 {"op": "split", "axis": "c", "factor": 9}])
-    with pytest.raises(TransformError, match=r"step 0 \(split\): factor must be an integer"):
+    with pytest.raises(TransformError, match=r"step 0 \(split\): teir-split\{axis=\"c\" "
+                       r"factor=\"2\"\}: Incompatible types: given \('2',\)"):
         apply_schedule(module, [{"op": "split", "axis": "c", "factor": "2"}])
+    with pytest.raises(TransformError, match=r"step 0 \(split\): .*factor must not be a boolean"):
+        apply_schedule(module, [{"op": "split", "axis": "c", "factor": True}])
+    with pytest.raises(TransformError, match=r"step 0 \(tile\): sizes must be a string, a "
+                       r"number, a boolean or a list of them, got \[2, null\]"):
+        apply_schedule(module, [{"op": "tile", "axes": ["c"], "sizes": [2, None]}])
+    with pytest.raises(TransformError, match=r"step 0 \(split\): .*requires argument \"factor\""):
+        apply_schedule(module, [{"op": "split", "axis": "c"}])
     with pytest.raises(TransformError, match=r"step 0 \(\?\): a step is an object"):
         apply_schedule(module, ["split"])
+
+
+def test_script_steps_are_pass_specs() -> None:
+    # a step is its pass's spec: boolean options, "a,b" lists and either spelling of
+    # an option's name, as teir-opt -p takes them
+    from teir_passes.script import make_step
+
+    assert str(make_step({"op": "tile", "axes": "p,r", "sizes": [2, 1]})) == (
+        'teir-tile{axes="p","r" sizes=2,1}')
+    assert make_step({"op": "teir-optimize", "auto-schedule": False}).auto_schedule is False
+    assert make_step({"op": "teir-optimize", "auto_schedule": False, "threads": 2}).threads == 2
+    scripted, direct = (from_json(SPEC_EXAMPLES / "tree" / "10_7_1_scalar_permutation.json")
+                        for _ in range(2))
+    apply_schedule(scripted, [{"op": "teir-optimize", "auto-schedule": False}])
+    OptimizePass(auto_schedule=False).apply(teir_context(), direct)
+    assert to_json(scripted) == to_json(direct)
 
 
 @pytest.mark.parametrize("script", [

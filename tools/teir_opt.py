@@ -61,7 +61,8 @@ class TeirOptMain(xDSLOptMain):
             "default pipeline (what compile_kernel runs; -p teir-optimize): "
             + ", ".join(DEFAULT_PIPELINE)
             + ". Lowering: -p teir-to-scf (scf/arith/memref), -p teir-to-llvm "
-            "(llvm dialect; add -t llvm for LLVM IR)."
+            "(llvm dialect; add -t llvm for LLVM IR), which runs teir-to-scf, then "
+            "-p teir-lower-to-llvm-dialect (scf/arith/memref -> llvm dialect)."
         )
         super().register_all_arguments(arg_parser)
         arg_parser.add_argument(
@@ -171,12 +172,10 @@ class TeirOptMain(xDSLOptMain):
 
 def _check_llvm_dialect(module: ModuleOp) -> None:
     """xDSL's `-t llvm` translates only the llvm dialect; say which pass produces it."""
+    from teir_lowering.llvm.lane import is_llvm_level
+
     others = sorted(
-        {
-            op.name
-            for op in module.walk()
-            if op is not module and not op.name.startswith("llvm.")
-        }
+        {op.name for op in module.walk() if op is not module and not is_llvm_level(op)}
     )
     if others:
         shown = ", ".join(others[:4]) + (", ..." if len(others) > 4 else "")

@@ -1,8 +1,8 @@
-"""Registers the `teir` dialect, its passes and targets with xDSL tools.
+"""Registers the `teir` and `teir_lane` dialects, the passes and targets with xDSL tools.
 
 `pyproject.toml` names `TEIR_UNIVERSE` under the `xdsl.universe` entry point,
-so plain `xdsl-opt` parses teir IR, runs every `teir-` pass and prints the
-`teir-json`/`teir-tree` targets. It lives in teir_tools, the top layer,
+so plain `xdsl-opt` parses teir IR and the lowering's lane ops, runs every
+`teir-` pass and prints the `teir-json`/`teir-tree` targets. It lives in teir_tools, the top layer,
 because it names the passes of teir_passes and teir_lowering; the dialect
 layer below must not import them.
 """
@@ -24,6 +24,12 @@ def _dialect() -> Dialect:
     from teir_dialect.dialect import TEIR
 
     return TEIR
+
+
+def _lane_dialect() -> Dialect:
+    from teir_lowering.llvm.lane import TEIR_LANE
+
+    return TEIR_LANE
 
 
 def _json_target() -> type[Target]:
@@ -50,7 +56,7 @@ def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
 
 TEIR_UNIVERSE = Universe(
-    all_dialects={"teir": _dialect},
+    all_dialects={"teir": _dialect, "teir_lane": _lane_dialect},
     all_passes=all_passes(),
     all_targets={
         "teir-json": _json_target,

@@ -1,4 +1,4 @@
-// RUN: teir-opt %s -p 'convert-scf-to-cf,teir-convert-alloca-to-llvm,teir-convert-vector-to-llvm,convert-vector-to-ptr,convert-memref-to-ptr{lower_func=true},teir-convert-ptr-addressing-to-llvm,convert-ptr-type-offsets,convert-ptr-to-llvm,teir-convert-arith-to-llvm,teir-convert-func-to-llvm,teir-convert-cf-to-llvm,reconcile-unrealized-casts,teir-hoist-allocas' | filecheck %s
+// RUN: teir-opt %s -p teir-lower-to-llvm-dialect | filecheck %s
 
 // A microkernel's scratch buffer (a packed panel) is allocated where it is used,
 // inside the loop nest; it becomes an llvm.alloca of a constant size in the

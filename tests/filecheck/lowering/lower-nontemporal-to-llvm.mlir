@@ -1,11 +1,12 @@
-// RUN: teir-opt %s -p 'teir-convert-vector-to-llvm,convert-vector-to-ptr,convert-memref-to-ptr{lower_func=true},teir-convert-ptr-addressing-to-llvm,convert-ptr-type-offsets,convert-ptr-to-llvm,teir-convert-arith-to-llvm,teir-convert-func-to-llvm,reconcile-unrealized-casts' | filecheck %s
+// RUN: teir-opt %s -p teir-lower-to-llvm-dialect | filecheck %s
 
 // What the streaming transposes of teir_lowering.tile_primitives need from the
 // llvm pipeline: a non-temporal vector.store stays non-temporal down to llvm.store,
 // aligned to the whole vector (x86 streams aligned vectors only; the emitter
 // checks the address first), ordinary stores keep the element's alignment, and
-// memref.extract_aligned_pointer_as_index (that check) becomes a ptrtoint. The
-// JIT (teir_lowering.jit) turns the flag into LLVM's !nontemporal, which xDSL's
+// memref.extract_aligned_pointer_as_index (that check) becomes a ptrtoint; the
+// function fences its streaming stores before it returns. The JIT
+// (teir_lowering.jit) turns the flag into LLVM's !nontemporal, which xDSL's
 // llvmlite translation (and so `-t llvm`) leaves out.
 
 func.func @k(%v: vector<16xf32>, %m: memref<?xf32>, %i: index) -> index {
@@ -19,4 +20,5 @@ func.func @k(%v: vector<16xf32>, %m: memref<?xf32>, %i: index) -> index {
 // CHECK:         llvm.store %v, %{{.*}} {alignment = 64 : i64, nontemporal} : vector<16xf32>, !llvm.ptr
 // CHECK:         llvm.store %v, %{{.*}} {alignment = 4 : i64} : vector<16xf32>, !llvm.ptr
 // CHECK-NEXT:    %[[I:.*]] = llvm.ptrtoint %m : !llvm.ptr to i64
+// CHECK-NEXT:    llvm.call_intrinsic "llvm.x86.sse.sfence"() : () -> ()
 // CHECK-NEXT:    llvm.return %[[I]] : i64

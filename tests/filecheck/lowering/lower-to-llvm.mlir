@@ -1,9 +1,11 @@
-// RUN: teir-opt %s -p 'teir-bf16-as-i16,convert-scf-to-cf,teir-convert-alloca-to-llvm,teir-convert-vector-to-llvm,convert-vector-to-ptr,convert-memref-to-ptr{lower_func=true},teir-convert-ptr-addressing-to-llvm,convert-ptr-type-offsets,teir-convert-ptr-to-llvm,teir-convert-arith-to-llvm,teir-convert-func-to-llvm,teir-convert-cf-to-llvm,reconcile-unrealized-casts,teir-hoist-allocas,teir-fence-nontemporal-stores' | filecheck %s
-// RUN: teir-opt %s -p 'teir-bf16-as-i16,convert-scf-to-cf,teir-convert-alloca-to-llvm,teir-convert-vector-to-llvm,convert-vector-to-ptr,convert-memref-to-ptr{lower_func=true},teir-convert-ptr-addressing-to-llvm,convert-ptr-type-offsets,teir-convert-ptr-to-llvm,teir-convert-arith-to-llvm,teir-convert-func-to-llvm,teir-convert-cf-to-llvm,reconcile-unrealized-casts,teir-hoist-allocas,teir-fence-nontemporal-stores' -t llvm | filecheck %s --check-prefix=IR
+// RUN: teir-opt %s -p teir-lower-to-llvm-dialect | filecheck %s
+// RUN: teir-opt %s -p teir-lower-to-llvm-dialect -t llvm | filecheck %s --check-prefix=IR
 
-// The whole of teir_lowering.llvm_pipeline.LOWER_TO_LLVM_PASSES: memrefs become bare
+// The whole LLVM pipeline (teir_lowering.llvm.pipeline): memrefs become bare
 // pointers (`void k(float *, double *, int64_t)`), elements are addressed with a
-// getelementptr and accessed with the element's alignment, and only llvm ops remain.
+// getelementptr and accessed with the element's alignment, and only llvm ops remain,
+// or the llvm-level lane ops, which xDSL's translation takes as vector compares and
+// selects.
 
 func.func @k(%a: memref<?xf32>, %b: memref<?xf64>, %n: index) {
   %c0 = arith.constant 0 : index
@@ -14,6 +16,13 @@ func.func @k(%a: memref<?xf32>, %b: memref<?xf64>, %n: index) {
     memref.store %y, %b[%i] : memref<?xf64>
   }
   func.return
+}
+
+func.func @relu(%v: vector<8xf32>) -> vector<8xf32> {
+  %z = arith.constant dense<0.0> : vector<8xf32>
+  %neg = teir_lane.cmpf olt, %v, %z : vector<8xf32>
+  %r = teir_lane.select %neg, %z, %v : vector<8xi1>, vector<8xf32>
+  func.return %r : vector<8xf32>
 }
 
 // CHECK:       builtin.module {
@@ -39,6 +48,12 @@ func.func @k(%a: memref<?xf32>, %b: memref<?xf64>, %n: index) {
 // CHECK-NEXT:    ^bb3:
 // CHECK-NEXT:      llvm.return
 // CHECK-NEXT:    }
+// CHECK-NEXT:    llvm.func @relu(%v: vector<8xf32>) -> vector<8xf32> {
+// CHECK-NEXT:      %z = llvm.mlir.constant(dense<0.000000e+00> : vector<8xf32>) : vector<8xf32>
+// CHECK-NEXT:      %neg = teir_lane.llvm_fcmp olt, %v, %z : vector<8xf32>
+// CHECK-NEXT:      %r = teir_lane.llvm_select %neg, %z, %v : vector<8xi1>, vector<8xf32>
+// CHECK-NEXT:      llvm.return %r : vector<8xf32>
+// CHECK-NEXT:    }
 // CHECK-NEXT:  }
 
 // IR:      define void @"k"(ptr %{{.*}}, ptr %{{.*}}, i64 %{{.*}})
@@ -47,3 +62,6 @@ func.func @k(%a: memref<?xf32>, %b: memref<?xf64>, %n: index) {
 // IR:        fpext float {{.*}} to double
 // IR:        store double {{.*}}, align 8
 // IR:        ret void
+// IR:      define <8 x float> @"relu"(<8 x float> %[[V:[^)]*]])
+// IR:        %[[NEG:.*]] = fcmp olt <8 x float> %[[V]], <float {{.*}}>
+// IR-NEXT:   select <8 x i1> %[[NEG]], <8 x float> <float {{.*}}>, <8 x float> %[[V]]

@@ -152,8 +152,8 @@ func.func @gemm_relu(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf3
 // CHECK-NOT:     load %out
 // CHECK:         %[[ACC:[0-9]+]], %{{.*}} = scf.for
 // CHECK:           vector.fma
-// CHECK:         %[[NEG:.*]] = arith.cmpf olt, %[[ACC]], %[[Z:.*]] : vector<{{[0-9]+}}xf32>
-// CHECK-NEXT:    %[[R:.*]] = arith.select %[[NEG]], %[[Z]], %[[ACC]] : vector<{{[0-9]+}}xi1>, vector<{{[0-9]+}}xf32>
+// CHECK:         %[[NEG:.*]] = teir_lane.cmpf olt, %[[ACC]], %[[Z:.*]] : vector<{{[0-9]+}}xf32>
+// CHECK-NEXT:    %[[R:.*]] = teir_lane.select %[[NEG]], %[[Z]], %[[ACC]] : vector<{{[0-9]+}}xi1>, vector<{{[0-9]+}}xf32>
 // CHECK:         vector.store %[[R]], %out[%{{.*}}] : memref<?xf32>, vector<{{[0-9]+}}xf32>
 // CHECK-NOT:     load %out
 // CHECK-LABEL: func.func @relu_after_k_loop
@@ -183,8 +183,8 @@ func.func @relu_after_k_loop(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: mem
 // CHECK:         scf.for %w = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:           %[[LAST:.*]] = arith.cmpi eq, %w, %{{.*}} : index
 // CHECK:           %[[ACC:[0-9]+]], %{{.*}} = scf.for
-// CHECK:           %[[NEG:.*]] = arith.cmpf olt, %[[ACC]], %[[Z:.*]] : vector<{{[0-9]+}}xf32>
-// CHECK-NEXT:      %[[R:.*]] = arith.select %[[NEG]], %[[Z]], %[[ACC]] : vector<{{[0-9]+}}xi1>, vector<{{[0-9]+}}xf32>
+// CHECK:           %[[NEG:.*]] = teir_lane.cmpf olt, %[[ACC]], %[[Z:.*]] : vector<{{[0-9]+}}xf32>
+// CHECK-NEXT:      %[[R:.*]] = teir_lane.select %[[NEG]], %[[Z]], %[[ACC]] : vector<{{[0-9]+}}xi1>, vector<{{[0-9]+}}xf32>
 // CHECK-NEXT:      %[[V:.*]] = arith.select %[[LAST]], %[[R]], %[[ACC]] : vector<{{[0-9]+}}xf32>
 // CHECK:           vector.store %[[V]], %out[%{{.*}}] : memref<?xf32>, vector<{{[0-9]+}}xf32>
 // CHECK-NOT:     load %out

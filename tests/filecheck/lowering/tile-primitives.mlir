@@ -66,11 +66,11 @@ func.func @relu(%in0: memref<?xf32>, %out: memref<?xf32>) {
 // CHECK-LABEL: func.func @relu
 // CHECK:         scf.for %k = {{.*}} {
 // CHECK:           %[[X:.*]] = vector.load %in0[%{{.*}}] : memref<?xf32>, vector<[[L:[0-9]+]]xf32>
-// CHECK-NEXT:      %[[NEG:.*]] = arith.cmpf olt, %[[X]], %[[Z:.*]] : vector<[[L]]xf32>
-// CHECK-NEXT:      %[[R:.*]] = arith.select %[[NEG]], %[[Z]], %[[X]] : vector<[[L]]xi1>, vector<[[L]]xf32>
+// CHECK-NEXT:      %[[NEG:.*]] = teir_lane.cmpf olt, %[[X]], %[[Z:.*]] : vector<[[L]]xf32>
+// CHECK-NEXT:      %[[R:.*]] = teir_lane.select %[[NEG]], %[[Z]], %[[X]] : vector<[[L]]xi1>, vector<[[L]]xf32>
 // CHECK-NEXT:      vector.store %[[R]], %out[%{{.*}}] : memref<?xf32>, vector<[[L]]xf32>
 // CHECK:           %[[Y:.*]] = vector.load %in0[%{{.*}}] : memref<?xf32>, vector<4xf32>
-// CHECK-NEXT:      %[[NEG4:.*]] = arith.cmpf olt, %[[Y]], %[[Z4:.*]] : vector<4xf32>
-// CHECK-NEXT:      %[[R4:.*]] = arith.select %[[NEG4]], %[[Z4]], %[[Y]] : vector<4xi1>, vector<4xf32>
+// CHECK-NEXT:      %[[NEG4:.*]] = teir_lane.cmpf olt, %[[Y]], %[[Z4:.*]] : vector<4xf32>
+// CHECK-NEXT:      %[[R4:.*]] = teir_lane.select %[[NEG4]], %[[Z4]], %[[Y]] : vector<4xi1>, vector<4xf32>
 // CHECK-NEXT:      vector.store %[[R4]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
 // CHECK-NEXT:    }

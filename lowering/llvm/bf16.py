@@ -46,10 +46,11 @@ from xdsl.utils.type import get_element_type_or_self
 
 from teir_dialect.interpreter import from_float64
 from teir_dialect.vocabulary import DataType
-from teir_lowering.convert_arith_to_llvm import RetypeWhere
+from teir_lowering.llvm.common import RetypeWhere
+from teir_lowering.llvm.lane import TEIR_LANE, LaneSelectOp
 
-_BIT_OPS = (arith.ConstantOp, arith.BitcastOp, arith.SelectOp)
-"""The arith ops that may touch bf16 values: they move bits."""
+_BIT_OPS = (arith.ConstantOp, arith.BitcastOp, arith.SelectOp, LaneSelectOp)
+"""The arith (and lane) ops that may touch bf16 values: they move bits."""
 
 
 def bf16_bits(values: list[float]) -> list[int]:
@@ -100,7 +101,7 @@ class DropNoOpBitcast(RewritePattern):
 
 
 def _computes_in_bf16(op: Operation) -> bool:
-    if isinstance(op, _BIT_OPS) or op.dialect_name() != "arith":
+    if isinstance(op, _BIT_OPS) or op.dialect_name() not in ("arith", TEIR_LANE.name):
         return False
     types = [value.type for value in (*op.operands, *op.results)]
     return any(isinstance(get_element_type_or_self(t), BFloat16Type) for t in types)

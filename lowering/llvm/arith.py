@@ -3,29 +3,14 @@ Lowers `arith` (and the few `math` ops that are one LLVM intrinsic) to the `llvm
 
 xDSL ships the LLVM dialect and its translation to llvmlite, but no arith -> llvm
 conversion. The patterns below map each arith op to the LLVM op with the same
-semantics, one op at a time, in the style of MLIR's dialect conversion:
-
-- `index` becomes `i64` (also as a vector element type);
-- operands whose type changes are cast with `builtin.unrealized_conversion_cast`, and
-  results whose type changes are cast back, so that every op verifies whatever order
-  the patterns and passes run in. `reconcile-unrealized-casts` removes the casts once
-  producers and users are all converted.
+semantics, one op at a time, retyping `index` as `i64` with the casts of
+teir_lowering.llvm.common.
 
 Ops with no faithful LLVM counterpart in xDSL's dialect (e.g. `arith.floordivsi`, or
-`arith.cmpf` with the `false`/`true` predicates on vectors) are left alone, so that
-`teir_lowering.llvm_pipeline` can report them.
-
-Vector compares and lane-wise selects (the element-wise `select(x < 0, 0, x)` of
-vectorized ReLUs): `LaneCmpfOp` and `LaneSelectOp` (teir_lowering.vector_ops, where
-the scf-level emitters build them) lower to `VectorFCmpOp` and `VectorSelectOp`, the
-vector forms of `llvm.fcmp` and `llvm.select`: xDSL 0.74's ops verify scalars or a
-scalar i1 condition only, while LLVM (and xDSL's llvmlite translation, which builds
-them with the same builder calls) takes vectors of floats and of i1 alike. Both are
-subclasses of xDSL's ops, with the same names and printed forms, that only change
-what their verifiers accept.
-
-The type conversion helpers at the top are shared with the func and cf conversions,
-and `RetypeWhere` with the pipeline's other type rewrites.
+`arith.cmpf` on vectors, which xDSL types with a scalar i1) are left alone, so that
+`teir-lower-to-llvm-dialect` can report them. The pass also lowers the lane-wise
+compare and select of the `teir_lane` dialect (teir_lowering.llvm.lane), which the
+vectorized ReLU uses instead.
 """
 
 from collections.abc import Sequence
@@ -33,7 +18,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from xdsl.context import Context
-from xdsl.dialects import arith, llvm, math, ptr
+from xdsl.dialects import arith, llvm, math
 from xdsl.dialects.builtin import (
     AnyFloat,
     BFloat16Type,
@@ -45,153 +30,28 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
-    MemRefType,
     ModuleOp,
-    UnrealizedConversionCastOp,
     VectorType,
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, ParametrizedAttribute, SSAValue
-from xdsl.irdl import IRDLOperation
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
-    TypeConversionPattern,
     op_type_rewrite_pattern,
 )
-from xdsl.rewriter import InsertPoint
 from xdsl.utils.type import get_element_type_or_self
 
-from teir_lowering.vector_ops import verify_lane_compare, verify_lane_select
-
-# --------------------------------------------------------------------------------------
-# Type conversion shared by the arith, func and cf conversions
-# --------------------------------------------------------------------------------------
-
-
-def convert_type_to_llvm(typ: Attribute) -> Attribute:
-    """
-    Returns the LLVM-dialect type that values of `typ` have after lowering.
-
-    `index` is 64 bits wide on the hosts the JIT targets. Memrefs and `!ptr_xdsl.ptr`
-    become a bare `!llvm.ptr` to the first element: this is the calling convention of
-    `convert-memref-to-ptr{lower_func=true}`, which the pipeline runs first.
-    """
-    match typ:
-        case IndexType():
-            return i64
-        case VectorType() if isinstance(typ.element_type, IndexType):
-            return VectorType(i64, typ.get_shape(), typ.scalable_dims)
-        case MemRefType() | ptr.PtrType():
-            return llvm.LLVMPointerType()
-        case _:
-            return typ
-
-
-def cast_to_llvm(
-    values: Sequence[SSAValue], rewriter: PatternRewriter
-) -> list[SSAValue]:
-    """
-    Returns `values` with their LLVM types, casting those whose type changes.
-
-    The casts let a converted op consume values whose producers are not converted yet.
-    """
-    converted: list[SSAValue] = []
-    for value in values:
-        target = convert_type_to_llvm(value.type)
-        if target == value.type:
-            converted.append(value)
-            continue
-        cast_op = rewriter.insert(UnrealizedConversionCastOp.get((value,), (target,)))
-        cast_op.results[0].name_hint = value.name_hint
-        converted.append(cast_op.results[0])
-    return converted
-
-
-def replace_with_llvm(
-    op: Operation,
-    new_ops: Sequence[Operation],
-    new_results: Sequence[SSAValue],
-    rewriter: PatternRewriter,
-) -> None:
-    """
-    Replaces `op` by `new_ops`, whose `new_results` stand for the results of `op`.
-
-    A result whose type changed (`index` -> `i64`) is cast back to the old type, so
-    that users that are not converted yet still verify.
-    """
-    rewriter.insert(new_ops)
-    results: list[SSAValue] = []
-    for old, new in zip(op.results, new_results, strict=True):
-        if new.type == old.type:
-            results.append(new)
-            continue
-        cast_op = rewriter.insert(UnrealizedConversionCastOp.get((new,), (old.type,)))
-        results.append(cast_op.results[0])
-    rewriter.replace(op, (), results)
-
-
-def convert_block_arguments(block: Block, rewriter: PatternRewriter) -> None:
-    """
-    Gives the arguments of `block` their LLVM types.
-
-    Existing uses see the old type through a cast at the start of the block, which
-    `reconcile-unrealized-casts` folds away once the users are converted too.
-    """
-    for arg in tuple(block.args):
-        old_type = arg.type
-        new_type = convert_type_to_llvm(old_type)
-        if new_type == old_type:
-            continue
-        new_arg = rewriter.replace_value_with_new_type(arg, new_type)
-        if not new_arg.uses:
-            continue
-        cast_op = UnrealizedConversionCastOp.get((new_arg,), (old_type,))
-        rewriter.insert(cast_op, InsertPoint.at_start(block))
-        rewriter.replace_uses_with_if(
-            new_arg, cast_op.results[0], lambda use, cast=cast_op: use.operation is not cast
-        )
-
-
-def holds(attribute: Attribute, kind: type[Attribute]) -> bool:
-    """Whether `attribute` is a `kind` or holds one among its parameters, at any depth."""
-    if isinstance(attribute, kind):
-        return True
-    if isinstance(attribute, ParametrizedAttribute):
-        return any(holds(parameter, kind) for parameter in attribute.parameters)
-    data = getattr(attribute, "data", None)
-    if isinstance(data, tuple):  # ArrayAttr
-        return any(isinstance(d, Attribute) and holds(d, kind) for d in data)
-    return False
-
-
-@dataclass
-class RetypeWhere(RewritePattern):
-    """`conversion` on the ops whose results, block arguments, properties or attributes
-    hold a `kind` type, and no others.
-
-    xDSL's TypeConversionPattern rebuilds every parameter of every attribute of each
-    op it visits, changed or not: on a large kernel that took most of the LLVM
-    pipeline's time. Ops without a `kind` type would come out unchanged anyway.
-    """
-
-    conversion: TypeConversionPattern
-    kind: type[Attribute]
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
-        kind = self.kind
-        if (
-            any(holds(result.type, kind) for result in op.results)
-            or any(holds(value, kind) for value in op.properties.values())
-            or any(holds(value, kind) for value in op.attributes.values())
-            or any(holds(arg.type, kind) for region in op.regions for block in region.blocks
-                   for arg in block.args)
-        ):
-            self.conversion.match_and_rewrite(op, rewriter)
+from teir_lowering.llvm.common import (
+    cast_to_llvm,
+    convert_type_to_llvm,
+    replace_with_llvm,
+)
+from teir_lowering.llvm.lane import ConvertLaneCmpf, ConvertLaneSelect
 
 
 def intrinsic_suffix(typ: Attribute) -> str:
@@ -404,66 +264,20 @@ class ConvertCmpiOp(RewritePattern):
         rewriter.replace(op, llvm.ICmpOp(lhs, rhs, predicate))
 
 
-class VectorFCmpOp(llvm.FCmpOp):
-    """
-    `llvm.fcmp` on 1-D vectors of floats, giving a vector of i1 (one per lane).
-
-    xDSL's `llvm.fcmp` verifies scalar operands only. This subclass (same name, same
-    printed form) checks the vector form instead; the llvmlite translation matches
-    it as an `llvm.fcmp` and llvmlite types the result as a vector of i1.
-    """
-
-    def __init__(self, lhs: SSAValue, rhs: SSAValue, predicate: str):
-        vector_type = cast(VectorType, lhs.type)
-        IRDLOperation.__init__(
-            self,
-            operands=[lhs, rhs],
-            result_types=[VectorType(i1, vector_type.get_shape())],
-            properties={
-                "predicate": IntegerAttr(llvm.FCmpPredicateFlag(predicate).to_int(), i64),
-                "fastmathFlags": llvm.FastMathAttr(None),
-            },
-        )
-
-    def verify_(self) -> None:
-        verify_lane_compare(self.lhs.type, self.rhs.type, self.res.type)
-
-
-class VectorSelectOp(llvm.SelectOp):
-    """
-    `llvm.select` with a vector-of-i1 condition (lane-wise), as `VectorFCmpOp`:
-    xDSL's `llvm.select` verifies a scalar i1 condition only.
-    """
-
-    def __init__(self, cond: SSAValue, lhs: SSAValue, rhs: SSAValue):
-        IRDLOperation.__init__(
-            self,
-            operands=[cond, lhs, rhs],
-            result_types=[lhs.type],
-            properties={"fastmathFlags": llvm.FastMathAttr(None)},
-        )
-
-    def verify_(self) -> None:
-        verify_lane_select(self.cond.type, self.lhs.type, self.rhs.type, self.res.type)
-
-
 @dataclass
 class ConvertCmpfOp(RewritePattern):
     """
-    `arith.cmpf` -> `llvm.fcmp`; on 1-D vectors (`LaneCmpfOp`, typed with a vector of
-    i1) -> `VectorFCmpOp`.
+    `arith.cmpf` of scalars -> `llvm.fcmp` (vectors: `teir_lane.cmpf`).
 
     `false` and `true` become constants: the llvmlite translation has no spelling for
-    those two predicates. Vector compares with those predicates, or typed with a
-    scalar i1 result (as xDSL's parser types them), are left alone.
+    those two predicates. Vector compares, which xDSL types with a scalar i1 result,
+    are left alone.
     """
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.CmpfOp, rewriter: PatternRewriter, /):
         name = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
         if isinstance(op.lhs.type, VectorType):
-            if name not in ("false", "true") and isinstance(op.result.type, VectorType):
-                rewriter.replace(op, VectorFCmpOp(op.lhs, op.rhs, name))
             return
         if name in ("false", "true"):
             rewriter.replace(
@@ -475,21 +289,13 @@ class ConvertCmpfOp(RewritePattern):
 
 @dataclass
 class ConvertSelectOp(RewritePattern):
-    """
-    `arith.select` -> `llvm.select`: a scalar i1 condition picks whole values (vectors
-    too); a vector-of-i1 condition picks lane by lane (`VectorSelectOp`).
-    """
+    """`arith.select` -> `llvm.select`: the i1 condition picks whole values (vectors
+    too; lane by lane: `teir_lane.select`)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.SelectOp, rewriter: PatternRewriter, /):
-        lane_wise = isinstance(op.cond.type, VectorType)
-        if lane_wise:
-            if op.cond.type.get_num_dims() != 1:
-                return
-        elif op.cond.type != i1:
-            return
         cond, lhs, rhs = cast_to_llvm(op.operands, rewriter)
-        select = VectorSelectOp(cond, lhs, rhs) if lane_wise else llvm.SelectOp(cond, lhs, rhs)
+        select = llvm.SelectOp(cond, lhs, rhs)
         replace_with_llvm(op, (select,), select.results, rewriter)
 
 
@@ -716,6 +522,8 @@ class ConvertArithToLLVMPass(ModulePass):
                     ConvertCmpiOp(),
                     ConvertCmpfOp(),
                     ConvertSelectOp(),
+                    ConvertLaneCmpf(),
+                    ConvertLaneSelect(),
                     ConvertIntegerResizeOp(),
                     ConvertFloatCastOp(),
                     ConvertFPToIntOp(),

@@ -28,7 +28,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import DiagnosticException
 
-from teir_lowering.convert_arith_to_llvm import (
+from teir_lowering.llvm.common import (
     cast_to_llvm,
     convert_block_arguments,
     convert_type_to_llvm,

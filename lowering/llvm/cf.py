@@ -26,7 +26,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from teir_lowering.convert_arith_to_llvm import (
+from teir_lowering.llvm.common import (
     cast_to_llvm,
     convert_block_arguments,
 )

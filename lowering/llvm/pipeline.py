@@ -1,0 +1,119 @@
+"""
+`teir-lower-to-llvm-dialect`: scf/arith/memref/vector/func/cf to the llvm dialect only.
+
+The one definition of the pipeline's order (`LOWER_TO_LLVM_PASSES`): the pass runs
+them, then checks that nothing is left that xDSL's translation to LLVM IR does not
+take, so that `teir_lowering.jit.JitModule` (and `teir-opt -t llvm`) can take the
+module. `teir-to-llvm` (teir_lowering.kernel) runs it after teir-to-scf; a driver
+can run the passes one at a time to print the IR between stages.
+
+Besides xDSL's own passes, the list holds TEIR's conversions, one module of
+teir_lowering.llvm a dialect, and `teir-bf16-as-i16` (no bf16 reaches llvmlite),
+`teir-hoist-allocas` and `teir-fence-nontemporal-stores` (on the llvm dialect).
+"""
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.transforms.convert_memref_to_ptr import ConvertMemRefToPtr
+from xdsl.transforms.convert_ptr_type_offsets import ConvertPtrTypeOffsetsPass
+from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
+from xdsl.transforms.convert_vector_to_ptr import ConvertVectorToPtrPass
+from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
+
+from teir_lowering.llvm.arith import ConvertArithToLLVMPass
+from teir_lowering.llvm.bf16 import BF16AsI16Pass
+from teir_lowering.llvm.cf import ConvertCfToLLVMPass
+from teir_lowering.llvm.fence_nontemporal import FenceNontemporalStoresPass
+from teir_lowering.llvm.func import ConvertFuncToLLVMPass
+from teir_lowering.llvm.lane import is_llvm_level
+from teir_lowering.llvm.memref import ConvertAllocaToLLVMPass, HoistAllocasPass
+from teir_lowering.llvm.ptr import ConvertPtrAddressingToLLVMPass, ConvertPtrToLLVMPass
+from teir_lowering.llvm.vector import ConvertVectorToLLVMPass
+
+
+class LLVMLoweringError(DiagnosticException):
+    """The module could not be lowered to the llvm dialect alone."""
+
+
+LOWER_TO_LLVM_PASSES: tuple[ModulePass, ...] = (
+    # no bf16 reaches llvmlite: bit patterns as i16
+    BF16AsI16Pass(),
+    ConvertScfToCf(),
+    ConvertAllocaToLLVMPass(),
+    # before convert-vector-to-ptr, which would drop the nontemporal flag of stores
+    ConvertVectorToLLVMPass(),
+    # vector.load/store on memrefs -> ptr loads/stores (xDSL), before memrefs go
+    ConvertVectorToPtrPass(),
+    # memref arguments become bare pointers (see teir_lowering.llvm.func)
+    ConvertMemRefToPtr(lower_func=True),
+    ConvertPtrAddressingToLLVMPass(),
+    ConvertPtrTypeOffsetsPass(),
+    ConvertPtrToLLVMPass(),
+    ConvertArithToLLVMPass(),
+    ConvertFuncToLLVMPass(),
+    ConvertCfToLLVMPass(),
+    ReconcileUnrealizedCastsPass(),
+    HoistAllocasPass(),
+    FenceNontemporalStoresPass(),
+)
+"""The passes of `teir-lower-to-llvm-dialect`, in order."""
+
+
+def check_llvm_dialect_only(module: ModuleOp) -> None:
+    """Raises `LLVMLoweringError` listing every op left that xDSL's translation to
+    LLVM IR does not take (`is_llvm_level`)."""
+    leftovers: dict[str, list[str]] = {}
+    for op in module.walk():
+        if op is module or is_llvm_level(op):
+            continue
+        function = _enclosing_function(op)
+        leftovers.setdefault(op.name, [])
+        if function not in leftovers[op.name]:
+            leftovers[op.name].append(function)
+    if leftovers:
+        listing = "; ".join(
+            f"{name} (in {', '.join(functions)})"
+            for name, functions in sorted(leftovers.items())
+        )
+        raise LLVMLoweringError(
+            f"lowering to the llvm dialect left ops it cannot convert: {listing}"
+        )
+
+
+def _enclosing_function(op: Operation) -> str:
+    """`@name` of the closest enclosing symbol (func.func or llvm.func)."""
+    parent = op.parent_op()
+    while parent is not None:
+        sym_name = parent.properties.get("sym_name")
+        if isinstance(sym_name, StringAttr):
+            return f"@{sym_name.data}"
+        parent = parent.parent_op()
+    return "the module"
+
+
+@dataclass(frozen=True)
+class LowerToLLVMDialectPass(ModulePass):
+    """
+    Lowers func.func of scf/arith/memref/vector/func/cf ops in place to llvm ops only.
+
+    Raises `LLVMLoweringError` naming the ops that could not be converted, or the
+    verifier's message if the result does not verify.
+    """
+
+    name = "teir-lower-to-llvm-dialect"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for lowering_pass in LOWER_TO_LLVM_PASSES:
+            lowering_pass.apply(ctx, op)
+        check_llvm_dialect_only(op)
+        try:
+            op.verify()
+        except VerifyException as error:
+            raise LLVMLoweringError(
+                f"the module lowered to the llvm dialect does not verify: {error}"
+            ) from error
