@@ -71,7 +71,7 @@ from xdsl.utils.exceptions import VerifyException
 from teir_dialect.arrays import check_arrays, tensor_specs
 from teir_dialect.dialect import ConfigOp, InvokeOp, IterOp, PrimitiveOp, ScheduleNode
 from teir_dialect.records import TeirError, find_configs, load_module
-from teir_dialect.vocabulary import DataType, GuardKind, OperationKind
+from teir_dialect.vocabulary import DataType, GuardKind, OperationKind, Role
 
 __all__ = [
     "STORAGE_DTYPE",
@@ -239,6 +239,9 @@ class _Prim:
     out_last: np.ndarray | None = None  # loop position of each unique address's last use
     out_inverse: np.ndarray | None = None  # loop position -> unique address index
     scalar: bool = False  # one element, native float type: Python scalar fast path
+    # 16-bit Contraction whose elements are stored more than once (an M/N axis of
+    # stride 0 on out): (start, stop) of each run of loop positions on one element
+    out_runs: list[tuple[int, int]] | None = None
 
     @property
     def out(self) -> int:
@@ -280,6 +283,15 @@ def _compile_primitive(prim: PrimitiveOp, config: ConfigOp) -> _Prim:
         compiled.out_unique = unique
         compiled.out_last = out_rel.size - 1 - first_of_reversed
         compiled.out_inverse = inverse.reshape(-1)[::-1].copy()
+    if kind == OperationKind.CONTRACTION and data_type.rounds_stores and out_rel.size:
+        # a store ends each M/N tuple's K loop (loop order M..., N..., K...) and
+        # each stretch of positions on one element
+        k_count = int(np.prod([a.size for a in prim.role_axes(Role.K)], dtype=np.int64))
+        cuts = np.union1d(np.flatnonzero(out_rel[1:] != out_rel[:-1]) + 1,
+                          np.arange(k_count, out_rel.size, k_count))
+        if cuts.size + 1 > unique.size:  # some element is stored more than once
+            bounds = [0, *cuts.tolist(), int(out_rel.size)]
+            compiled.out_runs = list(zip(bounds, bounds[1:]))
     # Python floats compute in float64: right for FP32/FP64 Contractions, and for
     # element-wise primitives of every type but BF16 (stored as bit patterns)
     compiled.scalar = count == 1 and (
@@ -310,6 +322,9 @@ def _execute_vector(p: _Prim, mem: _Memory, tiles: Sequence[int]) -> None:
         values = mem.load(out, out_addrs, dtype)
         mem.store(out, out_addrs, _relu_stored(values, p.data_type, dtype), dtype)
     elif p.kind == OperationKind.CONTRACTION:
+        if p.out_runs is not None:
+            _execute_runs(p, mem, tiles)
+            return
         a = _contraction_operand(mem.load(0, p.rel[0] + tiles[0], dtype), p.data_type)
         b = _contraction_operand(mem.load(1, p.rel[1] + tiles[1], dtype), p.data_type)
         accumulator = _ACCUMULATOR[p.data_type]
@@ -359,6 +374,25 @@ def _execute_scalar(p: _Prim, mem: _Memory, tiles: Sequence[int]) -> None:
             return
         in1 = mem.typed(1, p.dtype)[k // width]
         out_view[o] = float(out_view[o]) + float(in0) * float(in1)
+
+
+def _execute_runs(p: _Prim, mem: _Memory, tiles: Sequence[int]) -> None:
+    """A 16-bit Contraction that stores some elements more than once: each run of
+    loop positions on one element loads it, accumulates in float32 in loop order
+    and stores it rounded, as the loop nest does; one sum over all of an
+    element's positions would round once where the loop nest rounds per store."""
+    dtype = p.dtype
+    out = p.out
+    a = _contraction_operand(mem.load(0, p.rel[0] + tiles[0], dtype), p.data_type)
+    b = _contraction_operand(mem.load(1, p.rel[1] + tiles[1], dtype), p.data_type)
+    with np.errstate(over="ignore", invalid="ignore"):
+        products = (a.astype(np.float64) * b).astype(np.float32)  # exact: 16-bit inputs
+        for start, stop in p.out_runs or ():
+            target = np.array([int(p.rel[out][start]) + tiles[out]], dtype=np.int64)
+            current = to_float64(mem.load(out, target, dtype), p.data_type).astype(np.float32)
+            total = np.cumsum(np.concatenate([current, products[start:stop]]),
+                              dtype=np.float32)[-1:]
+            mem.store(out, target, from_float64(total.astype(np.float64), p.data_type), dtype)
 
 
 def _execute_elementwise(p: _Prim, mem: _Memory, tiles: Sequence[int]) -> None:
