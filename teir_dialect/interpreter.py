@@ -62,6 +62,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -291,7 +292,7 @@ def _compile_primitive(prim: PrimitiveOp, config: ConfigOp) -> _Prim:
                           np.arange(k_count, out_rel.size, k_count))
         if cuts.size + 1 > unique.size:  # some element is stored more than once
             bounds = [0, *cuts.tolist(), int(out_rel.size)]
-            compiled.out_runs = list(zip(bounds, bounds[1:]))
+            compiled.out_runs = list(pairwise(bounds))
     # Python floats compute in float64: right for FP32/FP64 Contractions, and for
     # element-wise primitives of every type but BF16 (stored as bit patterns)
     compiled.scalar = count == 1 and (
