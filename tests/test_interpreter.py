@@ -629,7 +629,6 @@ def test_a_16_bit_contraction_storing_an_element_twice_rounds_at_each_store(
     so the vectorized interpreter must not sum both n in float32 and round once
     (found by the transform fuzz: split of such an N axis 'changed' the result)."""
     from strategies import random_arrays
-
     from teir_lowering import compile_kernel
 
     record = {
