@@ -13,17 +13,14 @@ become vector code instead (teir_lowering.tile_primitives).
 
 A Contraction whose `kernel` attribute (`#teir.kernel`, written by
 teir-match-gemm) says GEMM or BRGEMM (any layout) becomes a register-blocked
-microkernel (teir_lowering.codegen). The decision is read from the IR, not
-made again here: a Contraction without the attribute gets the general loop
-nest, so run teir-match-gemm first, as teir-optimize and compile_kernel do. The Zero
-and the in-place ReLU of exactly its tile fuse into it (`fuses_zero`,
-`fuses_relu`) when they are its siblings just before / after it, the
-Contraction unguarded (a guard of the Zero/ReLU becomes the condition under
-which the kernel starts from 0 / applies relu before its store), or when they
-sit just before / after a sequential K loop whose first / last node is that
-Contraction (`sunk_into`: into the loop's first / last iteration). In every
-case nothing runs between the two and the kernel writes each element of the
-tile once, so the fused code computes the same values.
+microkernel (teir_lowering.codegen), which also performs the Zero and ReLU
+invocations its `epilogue` attribute (`#teir.epilogue`, written by
+teir-fuse-epilogues) names: those emit no code of their own, and the kernel
+starts from 0 / applies relu before its store under their guards and the
+`at` terms. The decisions are read from the IR, not made again here: without
+the attributes a Contraction gets the general loop nest / its Zero and ReLU run
+as their own tiles, so run teir-match-gemm and teir-fuse-epilogues first, as
+teir-optimize and compile_kernel do.
 """
 
 from __future__ import annotations
@@ -47,15 +44,17 @@ from xdsl.rewriter import InsertPoint
 
 from teir_dialect.analysis import disjoint_windows
 from teir_dialect.dialect import (
+    EPILOGUE_ATTR,
     AxisOp,
     ConfigOp,
+    EpilogueAttr,
     GuardAttr,
+    GuardTermAttr,
     InvokeOp,
     IterOp,
     KernelAttr,
     PrimitiveOp,
     ScheduleNode,
-    id_text,
 )
 from teir_dialect.gemm import KERNEL_ATTR
 from teir_dialect.records import TeirError
@@ -110,10 +109,16 @@ class _Emitter:
         self.width = {
             name: stored_data_type(name, value.type).width for name, value in self.tensors.items()
         }
-        # Zero/ReLU nodes fused into a Contraction inside loops (see `sunk_into`),
-        # by id of the Contraction's node: (the Zero/ReLU, the loops' axis ids)
-        self.sunk_zero: dict[int, tuple[InvokeOp, tuple[str, ...]]] = {}
-        self.sunk_relu: dict[int, tuple[InvokeOp, tuple[str, ...]]] = {}
+        invocations = [n for n in config.schedule.walk_nodes() if isinstance(n, InvokeOp)]
+        self.invocations = {node.node_id: node for node in invocations}
+        self.fused = {
+            fused
+            for node in invocations
+            if (epilogue := self.epilogue(node)) is not None
+            for fused in (epilogue.zero_id, epilogue.relu_id)
+            if fused is not None
+        }
+        """The Zero/ReLU invocations the kernels perform: they emit nothing."""
 
     # -- addressing -------------------------------------------------------------
 
@@ -159,56 +164,9 @@ class _Emitter:
     def emit_nodes(
         self, builder: Builder, nodes: Sequence[ScheduleNode], tile: Tile, ivs: dict[str, SSAValue]
     ) -> None:
-        position = 0
-        while position < len(nodes):
-            node = nodes[position]
-            after = nodes[position + 1] if position + 1 < len(nodes) else None
-            if after is not None:
-                # A Zero just before / a ReLU just after a sequential K loop whose
-                # first / last node is a GEMM/BRGEMM of its tile: fused into the
-                # kernel's first / last iteration (see `sunk_into`).
-                if (sunk := self.sunk_into(after, node, GuardKind.FIRST)) is not None:
-                    self.sunk_zero[id(sunk[0])] = (node, sunk[1])
-                    position += 1
-                    continue
-                if (sunk := self.sunk_into(node, after, GuardKind.LAST)) is not None:
-                    self.sunk_relu[id(sunk[0])] = (after, sunk[1])
-                    self.emit_guarded(builder, node, tile, ivs)
-                    position += 2
-                    continue
-            # A GEMM/BRGEMM with the Zero just before and/or the ReLU just after
-            # it, of its tile, fused into the kernel (see fuses_zero, fuses_relu).
-            zero = node if after is not None and self.fuses_zero(node, after) else None
-            at = position + 1 if zero is not None else position
-            contraction = nodes[at]
-            relu_node = nodes[at + 1] if at + 1 < len(nodes) else None
-            if relu_node is not None and not self.fuses_relu(contraction, relu_node):
-                relu_node = None
-            stop = at + (2 if relu_node is not None else 1)
-            zero_loops: tuple[str, ...] = ()
-            relu_loops: tuple[str, ...] = ()
-            if id(contraction) in self.sunk_zero:
-                zero, zero_loops = self.sunk_zero.pop(id(contraction))
-            if id(contraction) in self.sunk_relu:
-                relu_node, relu_loops = self.sunk_relu.pop(id(contraction))
-            if zero is not None or relu_node is not None:
-                assert isinstance(contraction, InvokeOp)
-                prim = contraction.primitive_op()
-                if (shape := self.microkernel_shape(prim)) is not None:
-                    self.emit_microkernel(
-                        builder, prim, shape, tile,
-                        zero_first=zero is not None,
-                        zero_when=self.fused_condition(builder, zero, zero_loops,
-                                                       GuardKind.FIRST, ivs),
-                        relu=relu_node is not None,
-                        relu_when=self.fused_condition(builder, relu_node, relu_loops,
-                                                       GuardKind.LAST, ivs),
-                    )
-                    position = stop
-                    continue
-                assert not zero_loops and not relu_loops, "sunk_into checked the kernel"
-            self.emit_guarded(builder, node, tile, ivs)
-            position += 1
+        for node in nodes:
+            if node.node_id not in self.fused:
+                self.emit_guarded(builder, node, tile, ivs)
 
     def at_end(self, builder: Builder, ivs: dict[str, SSAValue], axis_id: str,
                kind: GuardKind) -> SSAValue:
@@ -233,99 +191,35 @@ class _Emitter:
         ))
 
     def fused_condition(
-        self, builder: Builder, node: ScheduleNode | None, loops: tuple[str, ...],
-        kind: GuardKind, ivs: dict[str, SSAValue],
+        self, builder: Builder, fused: str | None, terms: Iterable[GuardTermAttr],
+        ivs: dict[str, SSAValue],
     ) -> SSAValue | None:
-        """When a fused Zero/ReLU acts: its guard and, if it was sunk into the loops
-        `loops`, their first (kind FIRST) or last iteration; None: always."""
-        if node is None:
+        """When the fused Zero/ReLU invocation `fused` acts: its guard and the
+        epilogue's `at` terms; None: always."""
+        if fused is None:
             return None
-        guard = self.condition(builder, node.guard, ivs)
+        guard = self.condition(builder, self.invocations[fused].guard, ivs)
         return self.conjunction(builder, [
             *([] if guard is None else [guard]),
-            *(self.at_end(builder, ivs, axis_id, kind) for axis_id in loops),
+            *(self.at_end(builder, ivs, term.axis_text, GuardKind(term.kind.data))
+              for term in terms),
         ])
 
-    def sunk_into(
-        self, loop: ScheduleNode, elementwise: ScheduleNode, kind: GuardKind
-    ) -> tuple[InvokeOp, tuple[str, ...]] | None:
-        """The Contraction, and the loops down to it, into whose first (kind FIRST,
-        `elementwise` a Zero just before `loop`) or last (kind LAST, a ReLU just
-        after `loop`) iteration the Zero/ReLU fuses; else None.
-
-        `loop` must be an unguarded sequential loop over an axis with neither stride
-        nor offset on out, whose first / last child is such a loop again or a
-        Contraction that `fuses_zero` / `fuses_relu` with the Zero / ReLU and that
-        gets a microkernel. The Zero then runs exactly before the Contraction's
-        first execution and the ReLU exactly after its last one, on the same tile
-        (the loops do not move out): the inverse of teir-canonicalize-guards'
-        hoisting (rule 4), so the fused kernel starts from +0 when all the loops
-        are at their first index, and applies relu at its store when all are at
-        their last (and the Zero's / ReLU's own guard holds).
-        """
-        if not (isinstance(loop, IterOp) and not loop.parallel and loop.guard is None
-                and loop.children and isinstance(elementwise, InvokeOp)):
+    def epilogue(self, node: InvokeOp) -> EpilogueAttr | None:
+        """The `epilogue` attribute of a Contraction that gets a microkernel (the
+        verifier checks that it is the rule's result)."""
+        epilogue = node.attributes.get(EPILOGUE_ATTR)
+        if not isinstance(epilogue, EpilogueAttr):
             return None
-        axis = loop.axis_op()
-        if axis.stride_on("out") or axis.offset_on("out"):
+        if self.microkernel_shape(node.primitive_op()) is None:
             return None
-        inner = loop.children[0 if kind == GuardKind.FIRST else -1]
-        if isinstance(inner, InvokeOp):
-            fuses = (self.fuses_zero(elementwise, inner) if kind == GuardKind.FIRST
-                     else self.fuses_relu(inner, elementwise))
-            if fuses and self.microkernel_shape(inner.primitive_op()) is not None:
-                return inner, (loop.axis_id,)
-            return None
-        found = self.sunk_into(inner, elementwise, kind)
-        return None if found is None else (found[0], (loop.axis_id, *found[1]))
-
-    @staticmethod
-    def same_tile(elementwise: PrimitiveOp, contraction: PrimitiveOp) -> bool:
-        """A Zero/ReLU covers exactly the out elements of a Contraction's tile: the
-        same M, N axes (so the same out addresses, role-axis offsets included) and
-        no K axis of the Contraction shifts out by an offset."""
-        return (
-            elementwise.data_type == contraction.data_type
-            and all(
-                [id_text(a) for a in elementwise.role_ids(role)]
-                == [id_text(a) for a in contraction.role_ids(role)]
-                for role in (Role.M, Role.N)
-            )
-            and all(axis.offset_on("out") == 0 for axis in contraction.role_axes(Role.K))
-        )
-
-    def fuses_zero(self, zero: ScheduleNode, contraction: ScheduleNode) -> bool:
-        """A Zero of the tile of the next, unguarded Contraction (a guarded Zero
-        fuses under its guard, evaluated at the same loop indices)."""
-        if not (isinstance(zero, InvokeOp) and isinstance(contraction, InvokeOp)):
-            return False
-        if contraction.guard is not None:
-            return False
-        z, c = zero.primitive_op(), contraction.primitive_op()
-        return (z.kind == OperationKind.ZERO and c.kind == OperationKind.CONTRACTION
-                and self.same_tile(z, c))
-
-    def fuses_relu(self, contraction: ScheduleNode, relu_node: ScheduleNode) -> bool:
-        """An (in place) ReLU of the tile of the unguarded Contraction just before it.
-
-        The rule: the ReLU is the next sibling of an unguarded Contraction in the
-        same node and covers exactly its out tile (`same_tile`). Both then run at
-        the same loop indices, nothing runs between them, and the kernel writes
-        each element of the tile once, after its final accumulation (the matched
-        GEMM/BRGEMM has distinct C addresses). So relu applied to each final value
-        before that store is exactly the ReLU pass after it; a guarded ReLU is the
-        same under the guard, evaluated at the same indices (`relu_when`). Whatever
-        the guard says (`last(k)`: the final accumulation; or anything else) the
-        two orders agree. A ReLU after a guarded Contraction is left alone; one
-        after a loop is `sunk_into` it when it can be.
-        """
-        if not (isinstance(contraction, InvokeOp) and isinstance(relu_node, InvokeOp)):
-            return False
-        if contraction.guard is not None or self.config.tensor_count != 3:
-            return False
-        c, r = contraction.primitive_op(), relu_node.primitive_op()
-        return (c.kind == OperationKind.CONTRACTION and r.kind == OperationKind.RELU
-                and self.same_tile(r, c))
+        for fused in (epilogue.zero_id, epilogue.relu_id):
+            if fused is not None and fused not in self.invocations:
+                raise TeirError(
+                    f"lowering: invocation '{node.node_id}' fuses invocation '{fused}', "
+                    "which does not exist; run teir-fuse-epilogues"
+                )
+        return epilogue
 
     def emit_guarded(
         self, builder: Builder, node: ScheduleNode, tile: Tile, ivs: dict[str, SSAValue]
@@ -340,7 +234,7 @@ class _Emitter:
         self, builder: Builder, node: ScheduleNode, tile: Tile, ivs: dict[str, SSAValue]
     ) -> None:
         if isinstance(node, InvokeOp):
-            self.emit_primitive(builder, node.primitive_op(), tile)
+            self.emit_primitive(builder, node.primitive_op(), tile, self.epilogue(node), ivs)
             return
         assert isinstance(node, IterOp)
         if node.parallel:
@@ -389,7 +283,9 @@ class _Emitter:
 
     # -- primitives -----------------------------------------------------------
 
-    def emit_primitive(self, builder: Builder, prim: PrimitiveOp, tile: Tile) -> None:
+    def emit_primitive(self, builder: Builder, prim: PrimitiveOp, tile: Tile,
+                       epilogue: EpilogueAttr | None = None,
+                       ivs: dict[str, SSAValue] | None = None) -> None:
         data_type = DataType(prim.data_type)
         element = data_type.storage_type
         tensors = prim.accessed_tensors
@@ -402,7 +298,7 @@ class _Emitter:
         kind = prim.kind
         if kind == OperationKind.CONTRACTION:
             if (shape := self.microkernel_shape(prim)) is not None:
-                self.emit_microkernel(builder, prim, shape, tile)
+                self.emit_microkernel(builder, prim, shape, tile, epilogue, ivs or {})
                 return
         elif self.microkernels and emit_tile_primitive(builder, prim, element, tile):
             return
@@ -453,13 +349,17 @@ class _Emitter:
         prim: PrimitiveOp,
         shape: GemmShape,
         tile: Tile,
-        zero_first: bool = False,
-        relu: bool = False,
-        relu_when: SSAValue | None = None,
-        zero_when: SSAValue | None = None,
+        epilogue: EpilogueAttr | None,
+        ivs: dict[str, SSAValue],
     ) -> None:
         """The register-blocked GEMM/BRGEMM (teir_lowering.codegen.gemm_emitter) of a matched
-        tile, with a fused Zero before / ReLU after it."""
+        tile, with the Zero before / ReLU after it that `epilogue` names."""
+        zero = relu = None
+        zero_when = relu_when = None
+        if epilogue is not None:
+            zero, relu = epilogue.zero_id, epilogue.relu_id
+            zero_when = self.fused_condition(builder, zero, epilogue.zero_at, ivs)
+            relu_when = self.fused_condition(builder, relu, epilogue.relu_at, ivs)
         bases = [
             add(builder, tile.address(builder, tensor), self.offsets(tensor, prim.all_role_axes))
             for tensor in ("in0", "in1", "out")
@@ -468,7 +368,8 @@ class _Emitter:
         emitter = GemmEmitter(
             shape, data_type.storage_type, data_type.accumulator_type.bitwidth // 8,
             self.tensors["in0"], self.tensors["in1"], self.tensors["out"],
-            zero_first=zero_first, zero_when=zero_when, relu=relu, relu_when=relu_when,
+            zero_first=zero is not None, zero_when=zero_when,
+            relu=relu is not None, relu_when=relu_when,
             tf32=data_type.rounds_inputs,
         )
         emitter.emit(builder, *bases)

@@ -3,7 +3,7 @@
 The pipeline (also `teir-opt -p` pass names):
 
     teir-optimize                         teir -> teir (teir_passes.pipeline)
-    teir-match-gemm                       records the microkernel decisions (also
+    teir-match-gemm, teir-fuse-epilogues  record the microkernel decisions (also
                                           with optimize=False)
     teir-to-scf, canonicalize, cse        teir -> scf/arith/memref
     teir-outline-parallel                 scf.parallel -> chunk functions
@@ -52,6 +52,7 @@ from teir_lowering.convert_teir_to_scf import TeirToScfPass, stored_data_type
 from teir_lowering.ndarray_entry import ENTRY_SUFFIX, add_ndarray_entry, data_offset
 from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass, launches_threads
 from teir_passes import schedule_cache
+from teir_passes.fuse_epilogues import FuseEpiloguesPass
 from teir_passes.host import host
 from teir_passes.match_gemm import MatchGemmPass
 from teir_passes.pipeline import OptimizePass, default_passes
@@ -62,13 +63,14 @@ if TYPE_CHECKING:
 
 SCF_PIPELINE: tuple[ModulePass, ...] = (
     MatchGemmPass(),
+    FuseEpiloguesPass(),
     TeirToScfPass(),
     CanonicalizePass(),
     CommonSubexpressionElimination(),
 )
 """teir -> scf/arith/memref, cleaned up. teir-to-scf reads teir-match-gemm's
-`kernel` attributes, so the pipeline records them first (they are refreshed, an
-idempotent pass, when teir-optimize ran before)."""
+`kernel` and teir-fuse-epilogues' `epilogue` attributes, so the pipeline records
+them first (they are refreshed, idempotent passes, when teir-optimize ran before)."""
 
 
 def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None = None) -> None:

@@ -23,6 +23,7 @@ from teir_passes.schedule_edit import (
     TransformError,
     configs_with_axis,
     iterations_over,
+    refresh_epilogues,
 )
 
 
@@ -32,6 +33,7 @@ def set_policy(config: ConfigOp, axis_id: str, policy: Policy, pass_name: str) -
         raise TransformError(pass_name, f"no iteration node iterates axis '{axis_id}'")
     for node in nodes:
         node.properties["policy"] = StringAttr(policy)
+    refresh_epilogues(config)  # a parallel loop takes no epilogue
     try:
         config.verify()  # the race rule decides
     except VerifyException as err:

@@ -5,6 +5,7 @@
                                  (teir_passes.auto_schedule; its script is recorded)
     teir-canonicalize-guards     clean-up
     teir-match-gemm              record Table 10.6.1's decision and parameters
+    teir-fuse-epilogues          record the Zero/ReLU each GEMM/BRGEMM kernel performs
 
 With `auto-schedule=false` the schedule is kept as written, only lifted:
 
@@ -16,6 +17,7 @@ With `auto-schedule=false` the schedule is kept as written, only lifted:
     teir-lift-elementwise        loops around scalar Zero/Copy/ReLU -> tile primitives
     teir-canonicalize-guards     clean-up after lifting
     teir-match-gemm              record Table 10.6.1's decision and parameters
+    teir-fuse-epilogues          record the Zero/ReLU each GEMM/BRGEMM kernel performs
 
 Each pass can also run alone (`teir-opt -p NAME`); every one of them preserves
 results exactly, so the pipeline does too.
@@ -33,6 +35,7 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "teir-auto-schedule",
     "teir-canonicalize-guards",
     "teir-match-gemm",
+    "teir-fuse-epilogues",
 )
 """The default pipeline by pass name, in order."""
 
@@ -45,6 +48,7 @@ LIFTING_PIPELINE: tuple[str, ...] = (
     "teir-lift-elementwise",
     "teir-canonicalize-guards",
     "teir-match-gemm",
+    "teir-fuse-epilogues",
 )
 """teir-optimize{auto-schedule=false}: the schedule as written, lifted into primitives."""
 

@@ -2,7 +2,8 @@
 
 Finding the configurations and nodes an option names, fresh ids, guards as
 term lists, cloning a subtree under new ids, new axes and primitives, keeping
-`#teir.kernel` attributes true after axes change, and `TransformError`, the
+`#teir.kernel` and `#teir.epilogue` attributes true after an edit, and
+`TransformError`, the
 diagnostic a transformation raises when it refuses (naming the pass, the
 node and the reason; `teir-opt` prints it, `--verify-diagnostics` checks it).
 """
@@ -17,6 +18,7 @@ from xdsl.ir import Attribute
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from teir_dialect.dialect import (
+    EPILOGUE_ATTR,
     AxisOp,
     ConfigOp,
     GuardAttr,
@@ -214,6 +216,17 @@ def refresh_kernels(config: ConfigOp) -> None:
             prim.attributes[KERNEL_ATTR] = prim.matched_kernel()
 
 
+def refresh_epilogues(config: ConfigOp) -> None:
+    """Re-derives every recorded `#teir.epilogue` (the schedule may have changed
+    around it), dropping the ones the rule no longer gives."""
+    for node in config.schedule.walk_nodes():
+        if isinstance(node, InvokeOp) and EPILOGUE_ATTR in node.attributes:
+            if (epilogue := node.fused_epilogue()) is None:
+                del node.attributes[EPILOGUE_ATTR]
+            else:
+                node.attributes[EPILOGUE_ATTR] = epilogue
+
+
 def clone_subtree(node: ScheduleNode, rename: Callable[[str], str]) -> ScheduleNode:
     """A copy of `node`'s subtree whose node ids go through `rename`."""
     copy = node.clone()
@@ -224,8 +237,10 @@ def clone_subtree(node: ScheduleNode, rename: Callable[[str], str]) -> ScheduleN
 
 
 def check_still_valid(config: ConfigOp, pass_name: str, what: str) -> None:
-    """Verifies the edited configuration. Transformations check their conditions
-    first, so a failure here is a bug; it still becomes a diagnostic, not a crash."""
+    """Verifies the edited configuration, its recorded epilogues refreshed first.
+    Transformations check their conditions first, so a failure here is a bug; it
+    still becomes a diagnostic, not a crash."""
+    refresh_epilogues(config)
     try:
         config.verify()
     except VerifyException as err:

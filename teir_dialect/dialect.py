@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
+    NoneAttr,
     StringAttr,
     i64,
 )
@@ -62,6 +63,7 @@ from teir_dialect.vocabulary import (
     GuardKind,
     OperationKind,
     Policy,
+    Role,
     parse_enum,
     spelled,
 )
@@ -392,6 +394,11 @@ class KernelAttr(ParametrizedAttribute):
         return {p: self.get(p) for p in KERNEL_PARAMS.get(self.kind.data, ())}
 
     @property
+    def is_gemm(self) -> bool:
+        """A GEMM or BRGEMM: the kinds that get a register-blocked microkernel."""
+        return self.kind.data in ("gemm", "brgemm")
+
+    @property
     def trans_a(self) -> str:
         return self.trans.data[0]
 
@@ -481,6 +488,119 @@ class KernelAttr(ParametrizedAttribute):
                     )
         attr = KernelAttr(kind, trans, **values)
         return list(attr.parameters)
+
+
+# --------------------------------------------------------------------------
+# Epilogue fusion (teir-fuse-epilogues)
+# --------------------------------------------------------------------------
+
+EPILOGUE_ATTR = "epilogue"
+"""The discardable attribute of a Contraction's teir.invoke that holds the decision."""
+
+
+@irdl_attr_definition
+class EpilogueAttr(ParametrizedAttribute):
+    """The Zero and ReLU invocations that a Contraction invocation's kernel performs.
+
+    `#teir.epilogue<zero = z, relu = r>`: the Zero invocation z just before and the
+    ReLU invocation r just after run inside the kernel, each under its own guard:
+    the kernel starts from 0 instead of loading out, and applies relu to each final
+    value before storing it. `zero = z at [first(w)]`: z sits just before the
+    sequential loop w whose first node is this invocation and runs in the kernel
+    of w's first iteration; `relu = r at [last(w)]` likewise after w's last. The
+    terms name the loops outermost first. The rule is `InvokeOp.fused_epilogue`.
+    """
+
+    name = "teir.epilogue"
+
+    zero: StringAttr | IntegerAttr | NoneAttr = param_def()
+    zero_at: ArrayAttr[GuardTermAttr] = param_def()
+    relu: StringAttr | IntegerAttr | NoneAttr = param_def()
+    relu_at: ArrayAttr[GuardTermAttr] = param_def()
+
+    def __init__(
+        self,
+        zero: Attribute | None = None,
+        zero_at: Sequence[GuardTermAttr] = (),
+        relu: Attribute | None = None,
+        relu_at: Sequence[GuardTermAttr] = (),
+    ):
+        super().__init__(
+            NoneAttr() if zero is None else zero,
+            ArrayAttr(zero_at),
+            NoneAttr() if relu is None else relu,
+            ArrayAttr(relu_at),
+        )
+
+    @property
+    def zero_id(self) -> str | None:
+        return None if isinstance(self.zero, NoneAttr) else id_text(self.zero)
+
+    @property
+    def relu_id(self) -> str | None:
+        return None if isinstance(self.relu, NoneAttr) else id_text(self.relu)
+
+    @property
+    def parts(self) -> tuple[tuple[str, Attribute, ArrayAttr[GuardTermAttr], GuardKind], ...]:
+        """(keyword, invocation id, terms, kind of the terms) of zero and relu."""
+        return (
+            ("zero", self.zero, self.zero_at, GuardKind.FIRST),
+            ("relu", self.relu, self.relu_at, GuardKind.LAST),
+        )
+
+    def verify(self) -> None:
+        if self.zero_id is None and self.relu_id is None:
+            raise VerifyException("epilogue rule: a teir.epilogue fuses a zero, a relu or both")
+        for keyword, fused, terms, kind in self.parts:
+            if isinstance(fused, NoneAttr) and terms.data:
+                raise VerifyException(
+                    f"epilogue rule: a teir.epilogue without {keyword} has no {keyword} terms"
+                )
+            for term in terms:
+                if term.kind.data != kind:
+                    raise VerifyException(
+                        f"epilogue rule: the {keyword} of a teir.epilogue runs at the "
+                        f"{kind} iteration of its loops, got {term}"
+                    )
+
+    def print_parameters(self, printer: Printer) -> None:
+        def print_part(part: tuple[str, Attribute, ArrayAttr[GuardTermAttr], GuardKind]) -> None:
+            keyword, fused, terms, _ = part
+            printer.print_string(f"{keyword} = ")
+            print_id(printer, fused)
+            if terms.data:
+                printer.print_string(" at ")
+                with printer.in_square_brackets():
+                    printer.print_list(terms, lambda term: term.print_term(printer))
+
+        with printer.in_angle_brackets():
+            present = [part for part in self.parts if not isinstance(part[1], NoneAttr)]
+            printer.print_list(present, print_part)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        parts: dict[str, tuple[Attribute, list[GuardTermAttr]]] = {}
+
+        def parse_part() -> None:
+            keyword = parser.parse_identifier("expected zero or relu")
+            if keyword not in ("zero", "relu") or keyword in parts or "relu" in parts:
+                parser.raise_error(
+                    f"epilogue rule: unexpected or repeated '{keyword}' in a "
+                    "teir.epilogue (zero, then relu, each at most once)"
+                )
+            parser.parse_punctuation("=")
+            fused = parse_id(parser)
+            terms: list[GuardTermAttr] = []
+            if parser.parse_optional_keyword("at") is not None:
+                terms = parser.parse_comma_separated_list(
+                    parser.Delimiter.SQUARE, lambda: GuardTermAttr.parse_term(parser)
+                )
+            parts[keyword] = (fused, terms)
+
+        parser.parse_comma_separated_list(parser.Delimiter.ANGLE, parse_part)
+        zero, zero_at = parts.get("zero", (None, []))
+        relu, relu_at = parts.get("relu", (None, []))
+        return list(EpilogueAttr(zero, zero_at, relu, relu_at).parameters)
 
 
 # --------------------------------------------------------------------------
@@ -1045,6 +1165,55 @@ class InvokeOp(ScheduleNode):
     def primitive_op(self) -> PrimitiveOp:
         return self.config.primitive(self.primitive_id)
 
+    def fused_epilogue(self) -> EpilogueAttr | None:
+        """The Zero and ReLU this Contraction invocation's kernel can perform, as
+        `teir-fuse-epilogues` records them (None: none, or no GEMM/BRGEMM kernel).
+
+        The Zero is the node just before the invocation, the ReLU the node just
+        after it; or just before / after the sequential loops whose first / last
+        node the invocation is (`_takes_epilogue`), and the fused code runs in their
+        first / last iteration: the inverse of teir-canonicalize-guards' hoisting.
+        Either way nothing runs between the two, both cover exactly the same out
+        elements (`_same_tile`), and the kernel writes each of them once, after its
+        final accumulation (the matched GEMM/BRGEMM has distinct C addresses). So
+        starting from 0 is the Zero before it, and relu applied to each final value
+        before its store is the ReLU after it, under the Zero's / ReLU's own guard,
+        which holds at the same loop indices.
+        """
+        if self.guard is not None:
+            return None
+        prim = self.primitive_op()
+        kernel = prim.attributes.get(KERNEL_ATTR)
+        if not (prim.kind is OperationKind.CONTRACTION and isinstance(kernel, KernelAttr)
+                and kernel.is_gemm):
+            return None
+        zero = self._neighbour(GuardKind.FIRST, OperationKind.ZERO)
+        relu = self._neighbour(GuardKind.LAST, OperationKind.RELU)
+        if zero is None and relu is None:
+            return None
+        return EpilogueAttr(*(zero or (None, ())), *(relu or (None, ())))
+
+    def _neighbour(
+        self, kind: GuardKind, operation: OperationKind
+    ) -> tuple[Attribute, tuple[GuardTermAttr, ...]] | None:
+        """The id of the `operation` invocation just before (FIRST) / after (LAST)
+        this one or the loops it is the first / last node of, of this tile, and
+        those loops' first / last terms, outermost first."""
+        node: Operation = self
+        loops: list[IterOp] = []
+        while (neighbour := node.prev_op if kind is GuardKind.FIRST else node.next_op) is None:
+            parent = node.parent_op()
+            if not (isinstance(parent, IterOp) and _takes_epilogue(parent)):
+                return None
+            loops.append(parent)
+            node = parent
+        if not isinstance(neighbour, InvokeOp):
+            return None
+        fused = neighbour.primitive_op()
+        if fused.kind is not operation or not _same_tile(fused, self.primitive_op()):
+            return None
+        return neighbour.id, tuple(GuardTermAttr(kind, loop.axis) for loop in reversed(loops))
+
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         print_id(printer, self.id)
@@ -1068,6 +1237,31 @@ class InvokeOp(ScheduleNode):
         return InvokeOp.create(
             properties=properties, attributes=attrs.data if attrs else {}
         )
+
+
+def _takes_epilogue(loop: IterOp) -> bool:
+    """A loop a Zero before / ReLU after it may sink into: unguarded, sequential, over
+    an axis that moves out by neither stride nor offset (the same out tile in every
+    iteration)."""
+    if loop.parallel or loop.guard is not None:
+        return False
+    axis = loop.axis_op()
+    return not axis.stride_on("out") and not axis.offset_on("out")
+
+
+def _same_tile(elementwise: PrimitiveOp, contraction: PrimitiveOp) -> bool:
+    """A Zero/ReLU covers exactly the out elements of a Contraction's tile: the same
+    data type, the same M and N axes (so the same out addresses, role-axis offsets
+    included), and no K axis of the Contraction shifts out by an offset."""
+    return (
+        elementwise.data_type == contraction.data_type
+        and all(
+            [id_text(a) for a in elementwise.role_ids(role)]
+            == [id_text(a) for a in contraction.role_ids(role)]
+            for role in (Role.M, Role.N)
+        )
+        and all(axis.offset_on("out") == 0 for axis in contraction.role_axes(Role.K))
+    )
 
 
 # --------------------------------------------------------------------------
@@ -1277,6 +1471,7 @@ class _ConfigVerifier:
         self.parallel: list[IterOp] = []
         self.facts: dict[str, _AxisFacts] = {}
         self.uses: dict[str, _PrimitiveFacts] = {}
+        self.epilogues: list[InvokeOp] = []
         self.sizes: list[int | None] = []  # bytes of each tensor's static memref
         for name in self.names:
             memref = config.tensor_type(name)
@@ -1322,6 +1517,8 @@ class _ConfigVerifier:
         self.walk_schedule(config.schedule)
         for node in self.parallel:
             self.verify_race(node)
+        for node in self.epilogues:
+            self.verify_epilogue(node)
 
     def verify_primitive(self, prim: PrimitiveOp) -> None:
         name, kind = prim.primitive_id, prim.kind
@@ -1388,6 +1585,8 @@ class _ConfigVerifier:
             self.add_terms(node, terms)
             if isinstance(node, InvokeOp):
                 self.verify_invocation(node, path, path_axes, iterated, terms)
+                if EPILOGUE_ATTR in node.attributes:
+                    self.epilogues.append(node)
                 self.drop_terms(node, terms)
                 continue
             assert isinstance(node, IterOp)
@@ -1513,6 +1712,31 @@ class _ConfigVerifier:
                 f"past the end of its {size}-byte memref"
             )
 
+    @staticmethod
+    def verify_epilogue(node: InvokeOp) -> None:
+        """A recorded epilogue is what the rule gives: teir-to-scf trusts it, and
+        leaves out the Zero and ReLU invocations it names."""
+        recorded = node.attributes[EPILOGUE_ATTR]
+        name = node.node_id
+        if not isinstance(recorded, EpilogueAttr):
+            raise VerifyException(
+                f"epilogue rule: invocation '{name}' carries an '{EPILOGUE_ATTR}' "
+                f"attribute that is not a #teir.epilogue: {recorded}"
+            )
+        if node.primitive_op().kind is not OperationKind.CONTRACTION:
+            raise VerifyException(
+                f"epilogue rule: invocation '{name}' of primitive '{node.primitive_id}' "
+                f"carries an '{EPILOGUE_ATTR}' attribute; only the invocation of a "
+                "Contraction carries one"
+            )
+        if recorded != (fused := node.fused_epilogue()):
+            raise VerifyException(
+                f"epilogue rule: invocation '{name}' records {recorded} but the "
+                f"schedule around it fuses {fused or 'nothing'}; the lowering trusts "
+                "this attribute, so drop it or record the rule's result "
+                "(teir-fuse-epilogues)"
+            )
+
     # -- races ------------------------------------------------------------------
 
     def collect_boxes(self, node: InvokeOp, use: _PrimitiveFacts, path: list[IterOp],
@@ -1578,5 +1802,5 @@ class _ConfigVerifier:
 TEIR = Dialect(
     "teir",
     [ConfigOp, AxisOp, PrimitiveOp, ScheduleOp, IterOp, InvokeOp],
-    [GuardAttr, GuardTermAttr, KernelAttr],
+    [GuardAttr, GuardTermAttr, KernelAttr, EpilogueAttr],
 )

@@ -35,6 +35,7 @@ from teir_lowering.codegen.gemm_plan import GemmPlan, GemmShape, plan_gemm
 from teir_lowering.convert_teir_to_scf import TeirToScfPass
 from teir_lowering.kernel import compile_kernel
 from teir_lowering.llvm.lane import LaneCmpfOp
+from teir_passes.fuse_epilogues import FuseEpiloguesPass
 from teir_passes.host import Host, pinned
 from teir_passes.match_gemm import MatchGemmPass
 from teir_passes.pipeline import OptimizePass
@@ -409,7 +410,8 @@ def relu_operand_producers(record: dict, optimize: bool = True) -> list[str]:
     """The ops whose results the ReLU compares with 0, in teir-to-scf's output; empty
     when some comparison reads a value just loaded (a separate ReLU pass over C)."""
     module = load_module(record)
-    (OptimizePass() if optimize else MatchGemmPass()).apply(teir_context(), module)
+    for decision in [OptimizePass()] if optimize else [MatchGemmPass(), FuseEpiloguesPass()]:
+        decision.apply(teir_context(), module)
     TeirToScfPass().apply(teir_context(), module)
     producers = [op.lhs.owner for op in module.walk()
                  if isinstance(op, (arith.CmpfOp, LaneCmpfOp))

@@ -1,5 +1,5 @@
 // RUN: teir-opt %s -p teir-to-llvm -t llvm > %t.direct
-// RUN: teir-opt %s -p teir-match-gemm,teir-to-scf,canonicalize,cse,teir-outline-parallel | teir-opt -p teir-lower-to-llvm-dialect,teir-gomp-launch -t llvm > %t.staged
+// RUN: teir-opt %s -p teir-match-gemm,teir-fuse-epilogues,teir-to-scf,canonicalize,cse,teir-outline-parallel | teir-opt -p teir-lower-to-llvm-dialect,teir-gomp-launch -t llvm > %t.staged
 // RUN: diff %t.direct %t.staged
 // RUN: filecheck %s < %t.direct
 

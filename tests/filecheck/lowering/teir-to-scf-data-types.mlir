@@ -1,4 +1,4 @@
-// RUN: teir-opt %s -p teir-match-gemm,teir-to-scf | filecheck %s
+// RUN: teir-opt %s -p teir-match-gemm,teir-fuse-epilogues,teir-to-scf | filecheck %s
 
 // FP16, BF16 and TF32: stored values are widened where they are loaded, arithmetic
 // runs in f32 and results are rounded to the stored type where they are stored;

@@ -1,4 +1,4 @@
-// RUN: teir-opt %s -p teir-match-gemm,teir-to-scf | filecheck %s
+// RUN: teir-opt %s -p teir-match-gemm,teir-fuse-epilogues,teir-to-scf | filecheck %s
 
 // A matched BRGEMM (column-major A and C) lowers to a register-blocked
 // microkernel: C blocks in vector registers across the batch-reduce and K
