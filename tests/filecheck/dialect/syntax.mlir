@@ -122,3 +122,39 @@ func.func @unicode(%in0: memref<?xf32>, %out: memref<?xf32>) {
 // CHECK-NEXT:        }
 // CHECK-NEXT:      }
 // CHECK-NEXT:    }
+
+// -----
+
+// The decisions of teir-match-gemm and teir-fuse-epilogues: #teir.kernel on a
+// Contraction, #teir.epilogue on its invocation, naming invocations by id.
+
+func.func @epilogue(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis w extent 3 strides [512, 256, 0] offsets [0, 0, 0]
+    teir.axis m extent 8 strides [4, 0, 4] offsets [0, 0, 0]
+    teir.axis n extent 4 strides [0, 64, 32] offsets [0, 0, 0]
+    teir.axis k extent 16 strides [32, 4, 0] offsets [0, 0, 0]
+    teir.primitive zero Zero {M = [m], N = [n]} {data_type = "FP32"}
+    teir.primitive mm Contraction {M = [m], N = [n], K = [k]} {data_type = "FP32"} attributes {kernel = #teir.kernel<gemm m = 8, n = 4, k = 16, lda = 8, ldb = 16, ldc = 8, trans = "NNN">}
+    teir.primitive relu ReLU {M = [m], N = [n]} {data_type = "FP32"}
+    teir.schedule {
+      teir.invoke "zero tile" -> zero
+      teir.iter w over w {
+        teir.invoke c -> mm attributes {epilogue = #teir.epilogue<zero = "zero tile" at [first(w)], relu = 7 at [last(w)]>}
+      }
+      teir.invoke 7 -> relu
+      teir.invoke c2 -> mm attributes {epilogue = #teir.epilogue<relu = r2>}
+      teir.invoke r2 -> relu
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @epilogue
+// CHECK:           teir.invoke "zero tile" -> zero
+// CHECK-NEXT:      teir.iter w over w {
+// CHECK-NEXT:        teir.invoke c -> mm attributes {epilogue = #teir.epilogue<zero = "zero tile" at [first(w)], relu = 7 at [last(w)]>}
+// CHECK-NEXT:      }
+// CHECK-NEXT:      teir.invoke 7 -> relu
+// CHECK-NEXT:      teir.invoke c2 -> mm attributes {epilogue = #teir.epilogue<relu = r2>}
+// CHECK-NEXT:      teir.invoke r2 -> relu

@@ -1,4 +1,5 @@
 // RUN: teir-opt %s -p teir-match-gemm,teir-fuse-epilogues,teir-to-scf | filecheck %s
+// RUN: teir-opt %s -p teir-match-gemm,teir-to-scf | filecheck %s --check-prefix=UNFUSED
 
 // A matched BRGEMM (column-major A and C) lowers to a register-blocked
 // microkernel: C blocks in vector registers across the batch-reduce and K
@@ -155,6 +156,50 @@ func.func @gemm_relu(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf3
 // CHECK:         %[[NEG:.*]] = teir_lane.cmpf olt, %[[ACC]], %[[Z:.*]] : vector<{{[0-9]+}}xf32>
 // CHECK-NEXT:    %[[R:.*]] = teir_lane.select %[[NEG]], %[[Z]], %[[ACC]] : vector<{{[0-9]+}}xi1>, vector<{{[0-9]+}}xf32>
 // CHECK:         vector.store %[[R]], %out[%{{.*}}] : memref<?xf32>, vector<{{[0-9]+}}xf32>
+// CHECK-NOT:     load %out
+
+// Without teir-fuse-epilogues nothing records the fusion: the Zero, the kernel
+// (loading C) and the ReLU (loading C again) run one after the other.
+// UNFUSED-LABEL: func.func @gemm_relu
+// UNFUSED:         vector.store %{{.*}}, %out
+// UNFUSED:         vector.load %out
+// UNFUSED:         vector.fma
+// UNFUSED:         vector.store %{{.*}}, %out
+// UNFUSED:         %[[C:.*]] = vector.load %out
+// UNFUSED-NEXT:    %[[Z:.*]] = arith.constant dense<0.000000e+00>
+// UNFUSED-NEXT:    teir_lane.cmpf olt, %[[C]], %[[Z]]
+// UNFUSED-LABEL: func.func @recorded
+
+// teir-to-scf reads the decision from the IR: a recorded epilogue fuses without
+// teir-fuse-epilogues in the pipeline (UNFUSED), and the Zero, the first node
+// of the function, emits no code of its own.
+
+func.func @recorded(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis m extent 32 strides [4, 0, 4] offsets [0, 0, 0]
+    teir.axis n extent 4 strides [0, 32, 128] offsets [0, 0, 0]
+    teir.axis k extent 8 strides [128, 4, 0] offsets [0, 0, 0]
+    teir.primitive zero Zero {M = [m], N = [n]} {data_type = "FP32"}
+    teir.primitive mm Contraction {M = [m], N = [n], K = [k]} {data_type = "FP32"} attributes {kernel = #teir.kernel<gemm m = 32, n = 4, k = 8, lda = 32, ldb = 8, ldc = 32, trans = "NNN">}
+    teir.primitive act ReLU {M = [m], N = [n]} {data_type = "FP32"}
+    teir.schedule {
+      teir.invoke z -> zero
+      teir.invoke c -> mm attributes {epilogue = #teir.epilogue<zero = z, relu = r>}
+      teir.invoke r -> act
+    }
+  }
+  func.return
+}
+
+// UNFUSED-NOT:     {{load|store}} %out
+// UNFUSED:         %[[ACC:[0-9]+]], %{{.*}} = scf.for
+// UNFUSED:           vector.fma
+// UNFUSED:         %[[NEG:.*]] = teir_lane.cmpf olt, %[[ACC]], %{{.*}} : vector<{{[0-9]+}}xf32>
+// UNFUSED-NOT:     load %out
+// UNFUSED:         func.return
+// CHECK-LABEL: func.func @recorded
+// CHECK-NOT:     load %out
+// CHECK:         teir_lane.cmpf olt
 // CHECK-NOT:     load %out
 // CHECK-LABEL: func.func @relu_after_k_loop
 
