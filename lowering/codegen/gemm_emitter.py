@@ -53,9 +53,9 @@ Fused epilogues (`GemmEmitter`): `zero_first` is a Zero of the tile just before
 value before its one store (`teir_lowering.emit.relu`: an ordered compare, so
 -0.0 and NaN pass unchanged), or, with `relu_when`, only when that i1 holds.
 With several K-blocks both apply in the first / last block only. When they may
-be fused is the caller's rule (teir_lowering.convert_teir_to_scf: siblings of
-the Contraction, or sunk into the first / last iteration of the K loops around
-it).
+be fused is decided in the IR (`InvokeOp.fused_epilogue`, recorded by
+teir-fuse-epilogues: siblings of the Contraction, or sunk into the first / last
+iteration of the K loops around it); teir-to-scf passes the conditions on.
 
 Numerics: products are accumulated with fused multiply-adds; the outer kernel
 adds them in k order per batch (K-blocks add their partial sums to C in
