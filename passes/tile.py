@@ -36,6 +36,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from xdsl.context import Context
 from xdsl.dialects import builtin
@@ -85,7 +86,7 @@ def tile(module: builtin.ModuleOp, axes: list[str], sizes: list[int],
             if tiling.is_tile_loop(node) and not any(map(tiling.is_tile_loop, node.ancestors()))
         ]
         for top in tops:
-            _arrange(top, tiling)  # pyright: ignore[reportArgumentType]
+            _arrange(top, tiling)
         check_still_valid(config, pass_name, f"tiling {', '.join(axes)}")
 
 
@@ -100,17 +101,17 @@ class _Tiling:
     def rank_of(self, node: IterOp) -> tuple[int, int]:
         return self.rank.get(node.axis_id, BETWEEN)
 
-    def is_tile_loop(self, op: object) -> bool:
+    def is_tile_loop(self, op: object) -> TypeGuard[IterOp]:
         return isinstance(op, IterOp) and op.axis_id in self.rank
 
     def tile_axes(self, node: ScheduleNode) -> frozenset[str]:
         """The tile axes that loops in `node`'s subtree (itself included) iterate."""
         ops = [node, *node.body.walk()] if isinstance(node, IterOp) else [node]
-        return frozenset(op.axis_id for op in ops if self.is_tile_loop(op))  # pyright: ignore
+        return frozenset(op.axis_id for op in ops if self.is_tile_loop(op))
 
     def chain_loops(self, node: IterOp) -> list[IterOp]:
-        """The loops strictly below `node` that hold a tile loop (themselves included):
-        those a chain from `node` down to its last tile loop passes."""
+        """The loops strictly below `node` that are or hold a tile loop: those a chain
+        from `node` down to its last tile loop passes."""
         return [op for op in node.body.walk()
                 if isinstance(op, IterOp) and self.tile_axes(op)]
 
@@ -151,7 +152,8 @@ def _distribute(chain: Sequence[IterOp], branches: list[list[ScheduleNode]],
     """Distributes the loops of `chain` (each the only child of the one above) over
     `branches` of the last one's children, innermost first; returns the loops that
     take `chain[0]`'s place, one per branch."""
-    parts: list[list[ScheduleNode]] = branches
+    parts: Sequence[Sequence[ScheduleNode]] = branches
+    copies: list[IterOp] = []
     for loop in reversed(chain):
         if (problem := _distribute_problem(loop, parts)) is not None:
             raise TransformError(
@@ -172,17 +174,17 @@ def _distribute(chain: Sequence[IterOp], branches: list[list[ScheduleNode]],
             block.insert_op_after(copy, copies[-1])
             copies.append(copy)
         parts = [[copy] for copy in copies]
-    return [part[0] for part in parts]  # pyright: ignore[reportReturnType]
+    return copies
 
 
 def _distribute_problem(loop: IterOp, parts: Sequence[Sequence[ScheduleNode]]) -> str | None:
     """Why running `loop` once per part of its children (in their order) could change a
     result, or None.
 
-    Part j at index x' < x then runs before part i < j at index x, after it
-    before: exact when bodies at different indices in different parts write
-    disjoint out bytes (`box_pair_overlap`, exact; a stride of 0 on out makes
-    every index write the same bytes, so the parts must then be disjoint).
+    Part i at index x then runs before a later part j at an index x' < x, where
+    it ran after it: exact when bodies at different indices in different parts
+    write disjoint out bytes (`box_pair_overlap`, exact; with a stride of 0 on
+    out every index writes the same bytes, so the parts must be disjoint).
     """
     axis = loop.axis_op()
     boxes = [body_boxes(part) for part in parts]
