@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import SPEC_EXAMPLES, examples, load
-from strategies import configs, random_arrays, step_strategy
+from conftest import SPEC_EXAMPLES, TREE_EXAMPLES, examples, load
+from strategies import as_fp64, configs, random_arrays, step_strategy
 from teir_dialect import from_json, teir_context, to_json
 from teir_dialect.interpreter import run_reference
 from teir_passes import apply_schedule
@@ -58,6 +58,39 @@ def test_random_scripts_keep_results(data: st.DataObject) -> None:
     np.testing.assert_array_equal(
         run(transformed, arrays).view(np.uint8), expected.view(np.uint8),
         err_msg=f"steps {json.dumps(applied)} changed the result",
+    )
+
+
+@settings(max_examples=examples(200, 20), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_tiles_with_remainders_keep_results(data: st.DataObject) -> None:
+    """teir-tile with a size that does not divide its axis, on the spec examples in
+    FP64: the tail nests keep every bit. Tiling loops that move on out always
+    applies (their tiles and tails write other out bytes); tiling reduction loops
+    or role axes may be refused."""
+    record = as_fp64(load(data.draw(st.sampled_from(TREE_EXAMPLES))))
+    extents = {a["id"]: a["extent"] for a in record["axes"]}
+    first = data.draw(st.sampled_from([a for a, n in extents.items() if n > 2]))
+    others = [a for a in extents if a != first]
+    axes = [first, *data.draw(st.lists(st.sampled_from(others), max_size=2, unique=True)
+                              if others else st.just([]))]
+    sizes = [data.draw(st.sampled_from([s for s in range(2, extents[first]) if extents[first] % s])),
+             *(data.draw(st.integers(1, extents[a])) for a in axes[1:])]
+    module = from_json(record)
+    try:
+        apply_schedule(module, [{"op": "tile", "axes": axes, "sizes": sizes}])
+    except BrokenTransform:
+        raise
+    except TransformError:
+        iterated = {node["axis"] for node in record["schedule"]["iterations"]}
+        moving = {a["id"] for a in record["axes"] if a["strides"][-1] and a["id"] in iterated}
+        assert not set(axes) <= moving, f"tiling {axes} by {sizes} was refused"
+        return
+    arrays = random_arrays(record, np.random.default_rng(0))
+    np.testing.assert_array_equal(
+        run(to_json(module), arrays).view(np.uint8), run(record, arrays).view(np.uint8),
+        err_msg=f"tiling {axes} by {sizes} changed the result of {record['axes']}",
     )
 
 
@@ -169,6 +202,8 @@ def test_script_steps_are_pass_specs() -> None:
 @pytest.mark.parametrize("script", [
     [{"op": "split", "axis": "s", "factor": 5}, {"op": "split", "axis": "q", "factor": 3}],
     [{"op": "tile", "axes": ["p", "r"], "sizes": [2, 1]}, {"op": "sequentialize", "axis": "r"}],
+    # remainders on the M and N role axes (16 by 5, 8 by 3) and on the loop r (3 by 2)
+    [{"op": "tile", "axes": ["s", "q", "r"], "sizes": [5, 3, 2]}],
 ])
 def test_transformed_schedules_compile_to_the_same_result(script: list[dict]) -> None:
     from teir_lowering import compile_kernel
