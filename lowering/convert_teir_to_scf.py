@@ -263,12 +263,12 @@ class _Emitter:
         their last (and the Zero's / ReLU's own guard holds).
         """
         if not (isinstance(loop, IterOp) and not loop.parallel and loop.guard is None
-                and loop.children and isinstance(elementwise, InvokeOp)):
+                and loop.first_child is not None and isinstance(elementwise, InvokeOp)):
             return None
         axis = loop.axis_op()
         if axis.stride_on("out") or axis.offset_on("out"):
             return None
-        inner = loop.children[0 if kind == GuardKind.FIRST else -1]
+        inner = loop.first_child if kind == GuardKind.FIRST else loop.last_child
         if isinstance(inner, InvokeOp):
             fuses = (self.fuses_zero(elementwise, inner) if kind == GuardKind.FIRST
                      else self.fuses_relu(inner, elementwise))
@@ -360,8 +360,7 @@ class _Emitter:
         """One scf.parallel over a chain of directly nested unguarded parallel nodes."""
         chain = [node]
         while (
-            len(chain[-1].children) == 1
-            and isinstance(child := chain[-1].children[0], IterOp)
+            isinstance(child := chain[-1].only_child, IterOp)
             and child.parallel
             and child.guard is None
         ):

@@ -121,8 +121,8 @@ class _Scheduler:
             if not isinstance(top, IterOp) or not self._chain_top(top):
                 continue
             chain = [top]
-            while len(chain[-1].children) == 1 and isinstance(chain[-1].children[0], IterOp):
-                chain.append(chain[-1].children[0])
+            while isinstance(child := chain[-1].only_child, IterOp):
+                chain.append(child)
             if len(chain) < 2 or any(
                 prim.all_role_axes for prim in self._primitives_below(chain[-1])
             ):
@@ -136,7 +136,7 @@ class _Scheduler:
     @staticmethod
     def _chain_top(node: IterOp) -> bool:
         parent = node.parent_op()
-        return not (isinstance(parent, IterOp) and len(parent.children) == 1)
+        return not (isinstance(parent, IterOp) and parent.only_child is node)
 
     @staticmethod
     def _primitives_below(node: IterOp) -> list[PrimitiveOp]:
@@ -153,10 +153,9 @@ class _Scheduler:
         while changed:
             changed = False
             for node in self.config.schedule.walk_nodes():
-                children = node.children if isinstance(node, IterOp) else []
-                if len(children) != 1 or not isinstance(children[0], IterOp):
+                inner = node.only_child if isinstance(node, IterOp) else None
+                if not isinstance(inner, IterOp):
                     continue
-                inner = children[0]
                 if self.kind(node.axis_id) != self.kind(inner.axis_id):
                     continue
                 if names_axis(inner, {node.axis_id, inner.axis_id}):
@@ -225,8 +224,7 @@ class _Scheduler:
             moves_out = axis.stride_on("out") != 0 and axis.size > 1
             if moves_out and self.step({"op": "parallelize", "axis": node.axis_id}):
                 iterations *= axis.size
-            children = node.children
-            node = children[0] if len(children) == 1 else None
+            node = node.only_child
         if iterations == 1:
             self.split_for_threads(wanted)
 

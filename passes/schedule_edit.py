@@ -136,7 +136,7 @@ def erase_with_empty_parents(node: ScheduleNode) -> None:
     parent = node.parent_op()
     node.detach()
     node.erase()
-    while isinstance(parent, IterOp) and not parent.children:
+    while isinstance(parent, IterOp) and parent.first_child is None:
         grand = parent.parent_op()
         parent.detach()
         parent.erase()

@@ -67,8 +67,8 @@ def _chains_spanning(config: ConfigOp, tiled: list[str], pass_name: str) -> list
         if any(a.axis_id in tiled for a in node.ancestors()):
             continue
         chain = [node]
-        while len(chain[-1].children) == 1 and isinstance(chain[-1].children[0], IterOp):
-            chain.append(chain[-1].children[0])  # pyright: ignore[reportArgumentType]
+        while isinstance(child := chain[-1].only_child, IterOp):
+            chain.append(child)
         while chain[-1].axis_id not in tiled:
             chain.pop()
         if {n.axis_id for n in chain} >= set(tiled):
