@@ -89,6 +89,8 @@ class _Scheduler:
         self.threads = threads
         self.knobs = knobs
         self.script: list[dict] = []
+        self.text = str(config)
+        """The configuration as printed, to tell whether a step changed it."""
 
     def step(self, step: dict) -> bool:
         """Applies `step`; True when it changed the configuration (then it is recorded).
@@ -100,9 +102,10 @@ class _Scheduler:
         except TransformError:
             return False
         (config,) = [op for op in trial.walk() if isinstance(op, ConfigOp)]
-        if str(config) == str(self.config):
+        text = str(config)
+        if text == self.text:
             return False
-        self.module, self.config = trial, config
+        self.module, self.config, self.text = trial, config, text
         self.script.append(step)
         return True
 
@@ -114,9 +117,10 @@ class _Scheduler:
         outermost, reduction loops innermost in their own order (moving one
         past another would change the order of a sum). Whatever order the nest
         came in, fusion and lifting then see the same one."""
-        # Chains lie in disjoint subtrees and teir-reorder finds one by its axes, so
-        # the steps stay valid while earlier ones rebuild the configuration.
-        steps = []
+        # Chains lie in disjoint subtrees and teir-reorder finds one by its axes (and
+        # reorders every chain over them), so the steps stay valid while earlier
+        # ones rebuild the configuration, and one step serves all equal chains.
+        steps: dict[tuple[str, ...], dict] = {}
         for top in self.config.schedule.walk_nodes():
             if not isinstance(top, IterOp) or not self._chain_top(top):
                 continue
@@ -129,8 +133,9 @@ class _Scheduler:
                 continue
             order = sorted(chain, key=lambda n: -abs(n.axis_op().stride_on("out")))
             if order != chain:
-                steps.append({"op": "reorder", "order": [n.axis_id for n in order]})
-        for step in steps:
+                axes = tuple(n.axis_id for n in order)
+                steps.setdefault(axes, {"op": "reorder", "order": list(axes)})
+        for step in steps.values():
             self.step(step)
 
     @staticmethod
@@ -149,6 +154,10 @@ class _Scheduler:
         return tuple(axis.stride_on(t) != 0 for t in self.config.tensor_names)
 
     def fuse_contiguous(self) -> None:
+        # teir-fuse-axes fuses every pair of nodes over the two axes, so a pair of
+        # axes is tried once: a refusal stands (fusing other axes changes neither
+        # their strides nor the guards on or below them).
+        tried: set[tuple[str, str]] = set()
         changed = True
         while changed:
             changed = False
@@ -156,6 +165,10 @@ class _Scheduler:
                 inner = node.only_child if isinstance(node, IterOp) else None
                 if not isinstance(inner, IterOp):
                     continue
+                pair = (node.axis_id, inner.axis_id)
+                if pair in tried:
+                    continue
+                tried.add(pair)
                 if self.kind(node.axis_id) != self.kind(inner.axis_id):
                     continue
                 if names_axis(inner, {node.axis_id, inner.axis_id}):
