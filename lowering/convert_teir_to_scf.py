@@ -24,6 +24,12 @@ sit just before / after a sequential K loop whose first / last node is that
 Contraction (`sunk_into`: into the loop's first / last iteration). In every
 case nothing runs between the two and the kernel writes each element of the
 tile once, so the fused code computes the same values.
+
+A run of identical sibling subtrees (the same primitives, axes, policies and
+guards; ids aside) runs the same code on the same tiles one after the other:
+it becomes one `scf.for` around one copy of that code, so the code grows with
+the distinct parts of a schedule, not with its repeats. The last node of a
+run is emitted on its own, as it may fuse with the node after the run.
 """
 
 from __future__ import annotations
@@ -113,6 +119,9 @@ class _Emitter:
         # by id of the Contraction's node: (the Zero/ReLU, the loops' axis ids)
         self.sunk_zero: dict[int, tuple[InvokeOp, tuple[str, ...]]] = {}
         self.sunk_relu: dict[int, tuple[InvokeOp, tuple[str, ...]]] = {}
+        # Subtrees by the code they lower to (`code_key`), as small ints.
+        self.keys: dict[ScheduleNode, int] = {}
+        self.interned: dict[tuple, int] = {}
 
     # -- addressing -------------------------------------------------------------
 
@@ -155,19 +164,51 @@ class _Emitter:
 
     # -- schedule -------------------------------------------------------------
 
+    def code_key(self, node: ScheduleNode) -> int:
+        """Equal for subtrees that lower to the same code: the same structure of
+        primitives, axes, policies and guards (node ids aside)."""
+        if (key := self.keys.get(node)) is None:
+            if isinstance(node, InvokeOp):
+                shape: tuple = (node.primitive_id, node.guard)
+            else:
+                assert isinstance(node, IterOp)
+                shape = (node.axis_id, node.policy.data, node.guard,
+                         tuple(self.code_key(child) for child in node.children))
+            key = self.keys[node] = self.interned.setdefault(shape, len(self.interned))
+        return key
+
+    def repeats(self, nodes: Sequence[ScheduleNode], position: int) -> int:
+        """How many nodes from `position` on lower to the same code."""
+        key = self.code_key(nodes[position])
+        end = position + 1
+        while end < len(nodes) and self.code_key(nodes[end]) == key:
+            end += 1
+        return end - position
+
     def emit_nodes(
         self, builder: Builder, nodes: Sequence[ScheduleNode], tile: Tile, ivs: dict[str, SSAValue]
     ) -> None:
         position = 0
+        zero_sunk = False  # into the node at `position`
         while position < len(nodes):
             node = nodes[position]
             after = nodes[position + 1] if position + 1 < len(nodes) else None
+            # A run of identical nodes, none fused with a neighbour (two identical
+            # nodes never fuse; the one before has not been sunk into this one): a
+            # loop around one copy. The last one may fuse with what follows.
+            if not zero_sunk and (count := self.repeats(nodes, position) - 1) >= 2:
+                for_loop(builder, 0, count, 1, lambda inner, _iv, _values: (
+                    self.emit_guarded(inner, node, tile, ivs)))
+                position += count
+                continue
+            zero_sunk = False
             if after is not None:
                 # A Zero just before / a ReLU just after a sequential K loop whose
                 # first / last node is a GEMM/BRGEMM of its tile: fused into the
                 # kernel's first / last iteration (see `sunk_into`).
                 if (sunk := self.sunk_into(after, node, GuardKind.FIRST)) is not None:
                     self.sunk_zero[id(sunk[0])] = (node, sunk[1])
+                    zero_sunk = True
                     position += 1
                     continue
                 if (sunk := self.sunk_into(node, after, GuardKind.LAST)) is not None:
