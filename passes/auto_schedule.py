@@ -46,7 +46,7 @@ from teir_dialect.dialect import ConfigOp, InvokeOp, IterOp, PrimitiveOp
 from teir_dialect.vocabulary import OperationKind, Role
 from teir_passes.host import Host, host
 from teir_passes.legality import k_move_problem
-from teir_passes.schedule_edit import TransformError, names_axis
+from teir_passes.schedule_edit import Rewriting, TransformError, names_axis
 from teir_passes.script import make_step
 
 MIN_PARALLEL_FLOPS = 4e6
@@ -95,12 +95,21 @@ class _Scheduler:
     def step(self, step: dict) -> bool:
         """Applies `step`; True when it changed the configuration (then it is recorded).
 
-        A refused step (TransformError) leaves the configuration as it was."""
-        trial = self.module.clone()
-        try:
-            make_step(step).apply(self.ctx, trial)
-        except TransformError:
-            return False
+        A refused step (TransformError) leaves the configuration as it was: a
+        transformation is tried on a copy. The normalizing and lifting passes
+        never refuse (they rewrite what matches, and say whether anything did),
+        so they work in place."""
+        transformation = make_step(step)
+        if isinstance(transformation, Rewriting):
+            if not transformation.rewrite(self.module):
+                return False
+            trial = self.module
+        else:
+            trial = self.module.clone()
+            try:
+                transformation.apply(self.ctx, trial)
+            except TransformError:
+                return False
         (config,) = [op for op in trial.walk() if isinstance(op, ConfigOp)]
         text = str(config)
         if text == self.text:

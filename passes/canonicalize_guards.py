@@ -324,7 +324,11 @@ class CanonicalizeGuardsPass(ModulePass):
     name = "teir-canonicalize-guards"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        PatternRewriteWalker(
+        self.rewrite(op)
+
+    def rewrite(self, op: builtin.ModuleOp) -> bool:
+        """Applies the pass; whether it changed anything."""
+        return PatternRewriteWalker(
             GreedyRewritePatternApplier(
                 [
                     EraseUnsatisfiable(),

@@ -113,4 +113,8 @@ class FoldGuardedReductionPass(ModulePass):
     name = "teir-fold-guarded-reduction"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        PatternRewriteWalker(FoldGuardedReduction()).rewrite_module(op)
+        self.rewrite(op)
+
+    def rewrite(self, op: builtin.ModuleOp) -> bool:
+        """Applies the pass; whether it changed anything."""
+        return PatternRewriteWalker(FoldGuardedReduction()).rewrite_module(op)

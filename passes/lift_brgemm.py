@@ -72,4 +72,8 @@ class LiftBrgemmPass(ModulePass):
     name = "teir-lift-brgemm"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        PatternRewriteWalker(LiftBrgemm(), apply_recursively=False).rewrite_module(op)
+        self.rewrite(op)
+
+    def rewrite(self, op: builtin.ModuleOp) -> bool:
+        """Applies the pass; whether it changed anything."""
+        return PatternRewriteWalker(LiftBrgemm(), apply_recursively=False).rewrite_module(op)

@@ -109,4 +109,8 @@ class LiftElementwisePass(ModulePass):
     name = "teir-lift-elementwise"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        PatternRewriteWalker(LiftElementwise(), apply_recursively=False).rewrite_module(op)
+        self.rewrite(op)
+
+    def rewrite(self, op: builtin.ModuleOp) -> bool:
+        """Applies the pass; whether it changed anything."""
+        return PatternRewriteWalker(LiftElementwise(), apply_recursively=False).rewrite_module(op)

@@ -194,4 +194,8 @@ class LiftGemmPass(ModulePass):
     name = "teir-lift-gemm"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        PatternRewriteWalker(LiftGemm()).rewrite_module(op)
+        self.rewrite(op)
+
+    def rewrite(self, op: builtin.ModuleOp) -> bool:
+        """Applies the pass; whether it changed anything."""
+        return PatternRewriteWalker(LiftGemm()).rewrite_module(op)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp
 from xdsl.ir import Attribute
@@ -40,6 +41,14 @@ class TransformError(PassFailedException):
 
 class BrokenTransform(TransformError):
     """A transformation produced an ill-formed configuration: a bug, not a refusal."""
+
+
+@runtime_checkable
+class Rewriting(Protocol):
+    """A pass that rewrites whatever its patterns match and never refuses
+    (normalizing and lifting): `rewrite` applies it and says whether anything changed."""
+
+    def rewrite(self, op: ModuleOp) -> bool: ...
 
 
 def names(values: Iterable[str | int]) -> list[str]:
