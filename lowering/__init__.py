@@ -29,6 +29,9 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "teir-fence-nontemporal-stores": lazy_pass(
         "teir_lowering.fence_nontemporal", "FenceNontemporalStoresPass"
     ),
+    "teir-convert-scf-to-cf": lazy_pass(
+        "teir_lowering.llvm_pipeline", "ConvertScfToCfPass"
+    ),
     "teir-convert-ptr-to-llvm": lazy_pass(
         "teir_lowering.llvm_pipeline", "ConvertPtrToLLVMPass"
     ),

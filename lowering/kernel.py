@@ -70,7 +70,7 @@ idempotent pass, when teir-optimize ran before)."""
 
 def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None = None) -> None:
     """The whole default pipeline, teir -> llvm dialect, recording each stage's IR."""
-    from teir_lowering.llvm_pipeline import lower_to_llvm_dialect
+    from teir_lowering.llvm_pipeline import lower_to_llvm_dialect, verify_ops
 
     for pipeline_pass in SCF_PIPELINE:
         pipeline_pass.apply(ctx, module)
@@ -79,7 +79,7 @@ def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None 
     OutlineParallelPass().apply(ctx, module)
     lower_to_llvm_dialect(module, ctx)
     GompLaunchPass().apply(ctx, module)
-    module.verify()
+    verify_ops(module)
     if stages is not None:
         stages["llvm"] = str(module)
 

@@ -10,6 +10,11 @@ Besides xDSL's own passes and TEIR's three conversions, the list holds:
 
 - `teir-bf16-as-i16` (teir_lowering.convert_bf16_to_i16): bf16 as its i16 bit
   patterns, as llvmlite has no bfloat type;
+- `teir-convert-scf-to-cf` (below): xDSL's `convert-scf-to-cf` walking the ops
+  last to first. Each lowered loop or `scf.if` splits its block, and xDSL finds
+  the block's position by counting the blocks before it: walking forward, that is
+  every block made so far (quadratic in the kernel's loops); walking backward the
+  split block stays near the front;
 - `teir-convert-ptr-to-llvm` (below): xDSL's `convert-ptr-to-llvm`, whose type
   rewrite visits only the ops that hold pointers;
 - `convert-ptr-type-offsets` (xDSL): `convert-memref-to-ptr` sizes elements with
@@ -67,7 +72,7 @@ from xdsl.transforms.convert_ptr_to_llvm import (
     RewritePtrTypes,
 )
 from xdsl.transforms.convert_ptr_type_offsets import ConvertPtrTypeOffsetsPass
-from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
+from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering, SwitchLowering
 from xdsl.transforms.convert_vector_to_ptr import ConvertVectorToPtrPass
 from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
@@ -277,6 +282,20 @@ class ConvertPtrAddressingToLLVMPass(ModulePass):
 
 
 @dataclass(frozen=True)
+class ConvertScfToCfPass(ModulePass):
+    """xDSL's `convert-scf-to-cf`, the same patterns, walking the ops last to first
+    (see the module doc): linear in the number of loops rather than quadratic."""
+
+    name = "teir-convert-scf-to-cf"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([SwitchLowering(), IfLowering(), ForLowering()]),
+            walk_reverse=True,
+        ).rewrite_module(op)
+
+
+@dataclass(frozen=True)
 class ConvertPtrToLLVMPass(ModulePass):
     """xDSL's `convert-ptr-to-llvm`, the same patterns, with the pointer type rewrite
     limited to the ops that hold pointers (`RetypeWhere`): the same result in a
@@ -302,7 +321,7 @@ class ConvertPtrToLLVMPass(ModulePass):
 LOWER_TO_LLVM_PASSES: tuple[ModulePass, ...] = (
     # no bf16 reaches llvmlite: bit patterns as i16 (teir_lowering.convert_bf16_to_i16)
     BF16AsI16Pass(),
-    ConvertScfToCf(),
+    ConvertScfToCfPass(),
     ConvertAllocaToLLVMPass(),
     # before convert-vector-to-ptr, which would drop the nontemporal flag of stores
     ConvertVectorToLLVMPass(),
@@ -354,18 +373,27 @@ def _enclosing_function(op: Operation) -> str:
     return "the module"
 
 
+def verify_ops(module: ModuleOp) -> None:
+    """xDSL's verifier of every op (its definition, traits and own checks) without
+    `Operation.verify`'s structural walk, which counts a region's blocks once per
+    block: quadratic in the loops of a kernel once they are branches. LLVM's
+    verifier checks the structure when the module is compiled (teir_lowering.jit)."""
+    for op in module.walk():
+        op.verify_()
+
+
 def lower_to_llvm_dialect(module: ModuleOp, ctx: Context) -> None:
     """
     Lowers `module` (func.func of scf/arith/memref/func ops) in place to llvm ops only.
 
     Raises `LLVMLoweringError` naming the ops that could not be converted, or the
-    verifier's message if the result does not verify.
+    verifier's message if an op does not verify (`verify_ops`).
     """
     for lowering_pass in LOWER_TO_LLVM_PASSES:
         lowering_pass.apply(ctx, module)
     check_llvm_dialect_only(module)
     try:
-        module.verify()
+        verify_ops(module)
     except VerifyException as error:
         raise LLVMLoweringError(
             f"the module lowered to the llvm dialect does not verify: {error}"

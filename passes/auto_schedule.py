@@ -55,6 +55,12 @@ MIN_PARALLEL_BYTES = 2e6
 microseconds (benchmarks/parallel_overhead.py), the time of a few million flops
 or a few megabytes of copying on one core; the tuner can overrule it."""
 
+NEST_STEPS = 16
+"""Steps the scheduler tries on single loop nests (reorder, fuse, split). Each is a
+pass over the whole configuration, so a schedule of many different nests gets
+its first ones scheduled and keeps the others as written: time linear in its
+size. (Nests over the same axes share their steps.)"""
+
 SCRIPT_ATTR = "script"
 """The attribute of teir.config holding the steps the auto-scheduler applied."""
 
@@ -91,6 +97,7 @@ class _Scheduler:
         self.script: list[dict] = []
         self.text = str(config)
         """The configuration as printed, to tell whether a step changed it."""
+        self.nest_steps = NEST_STEPS
 
     def step(self, step: dict) -> bool:
         """Applies `step`; True when it changed the configuration (then it is recorded).
@@ -117,6 +124,13 @@ class _Scheduler:
         self.module, self.config, self.text = trial, config, text
         self.script.append(step)
         return True
+
+    def nest_step(self, step: dict) -> bool:
+        """`step` for one loop nest, while the budget of such steps lasts."""
+        if self.nest_steps <= 0:
+            return False
+        self.nest_steps -= 1
+        return self.step(step)
 
     # -- 1b. loop order of plain nests ----------------------------------------------
 
@@ -145,7 +159,7 @@ class _Scheduler:
                 axes = tuple(n.axis_id for n in order)
                 steps.setdefault(axes, {"op": "reorder", "order": list(axes)})
         for step in steps.values():
-            self.step(step)
+            self.nest_step(step)
 
     @staticmethod
     def _chain_top(node: IterOp) -> bool:
@@ -161,6 +175,11 @@ class _Scheduler:
     def kind(self, axis_id: str) -> tuple[bool, ...]:
         axis = self.config.axis(axis_id)
         return tuple(axis.stride_on(t) != 0 for t in self.config.tensor_names)
+
+    def contiguous(self, outer: str, inner: str) -> bool:
+        """teir-fuse-axes' stride condition (checked here: a refused step costs a pass)."""
+        a, b = self.config.axis(outer), self.config.axis(inner)
+        return all(a.stride_on(t) == b.size * b.stride_on(t) for t in self.config.tensor_names)
 
     def fuse_contiguous(self) -> None:
         # teir-fuse-axes fuses every pair of nodes over the two axes, so a pair of
@@ -180,9 +199,9 @@ class _Scheduler:
                 tried.add(pair)
                 if self.kind(node.axis_id) != self.kind(inner.axis_id):
                     continue
-                if names_axis(inner, {node.axis_id, inner.axis_id}):
+                if not self.contiguous(*pair) or names_axis(inner, set(pair)):
                     continue
-                if self.step({"op": "fuse-axes", "outer": node.axis_id, "inner": inner.axis_id}):
+                if self.nest_step({"op": "fuse-axes", "outer": pair[0], "inner": pair[1]}):
                     changed = True
                     break
 
@@ -210,10 +229,10 @@ class _Scheduler:
             outer = k_axes[0]
             if batch * k > 2 * k_target and k_move_problem(prim) is None:
                 if kernel.kind_name == "brgemm" and k < k_target:
-                    self.step({"op": "split", "axis": outer.axis_id,
-                               "factor": max(1, k_target // k)})
+                    self.nest_step({"op": "split", "axis": outer.axis_id,
+                                    "factor": max(1, k_target // k)})
                 elif kernel.kind_name == "gemm":
-                    self.step({"op": "split", "axis": outer.axis_id, "factor": k_target})
+                    self.nest_step({"op": "split", "axis": outer.axis_id, "factor": k_target})
             prim = self.config.find_primitive(prim.primitive_id) or prim
             if prim.parent is None or prim.matched_kernel().kind_name not in ("gemm", "brgemm"):
                 continue
@@ -226,7 +245,7 @@ class _Scheduler:
             )
             if m > 2 * m_target:
                 (m_axis,) = prim.role_axes(Role.M)
-                self.step({"op": "split", "axis": m_axis.axis_id, "factor": m_target})
+                self.nest_step({"op": "split", "axis": m_axis.axis_id, "factor": m_target})
 
     # -- 5. threads ---------------------------------------------------------------------
 

@@ -717,7 +717,7 @@ def test_pass_list_is_exposed_and_registered():
     # tests/filecheck/lowering/lower-to-llvm.mlir replays this list with teir-opt -p
     assert [p.name for p in LOWER_TO_LLVM_PASSES] == [
         "teir-bf16-as-i16",
-        "convert-scf-to-cf",
+        "teir-convert-scf-to-cf",
         "teir-convert-alloca-to-llvm",
         "teir-convert-vector-to-llvm",
         "convert-vector-to-ptr",
