@@ -20,6 +20,7 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "teir-convert-alloca-to-llvm": lazy_pass(
         "teir_lowering.llvm.memref", "ConvertAllocaToLLVMPass"
     ),
+    "teir-convert-scf-to-cf": lazy_pass("teir_lowering.llvm.pipeline", "ConvertScfToCfPass"),
     "teir-convert-vector-to-llvm": lazy_pass(
         "teir_lowering.llvm.vector", "ConvertVectorToLLVMPass"
     ),

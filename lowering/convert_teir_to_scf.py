@@ -111,6 +111,9 @@ class _Emitter:
         }
         invocations = [n for n in config.schedule.walk_nodes() if isinstance(n, InvokeOp)]
         self.invocations = {node.node_id: node for node in invocations}
+        # subtrees by the code they lower to (`code_key`), as small ints
+        self.keys: dict[ScheduleNode, int] = {}
+        self.interned: dict[tuple, int] = {}
         self.fused = {
             fused
             for node in invocations
@@ -161,12 +164,50 @@ class _Emitter:
 
     # -- schedule -------------------------------------------------------------
 
+    def code_key(self, node: ScheduleNode) -> int:
+        """Equal for subtrees that lower to the same code: the same structure of
+        primitives, axes, policies, guards and recorded epilogues (node ids aside;
+        an epilogue names ids, so subtrees holding one never compare equal)."""
+        if (key := self.keys.get(node)) is None:
+            if isinstance(node, InvokeOp):
+                shape: tuple = (node.primitive_id, node.guard,
+                                str(node.attributes.get("epilogue")))
+            else:
+                assert isinstance(node, IterOp)
+                shape = (node.axis_id, node.policy.data, node.guard,
+                         tuple(self.code_key(child) for child in node.children))
+            key = self.keys[node] = self.interned.setdefault(shape, len(self.interned))
+        return key
+
+    def repeats(self, nodes: Sequence[ScheduleNode], position: int) -> int:
+        """How many nodes from `position` on lower to the same code and emit it
+        (none performed by another node's kernel)."""
+        key = self.code_key(nodes[position])
+        end = position + 1
+        while (end < len(nodes) and nodes[end].node_id not in self.fused
+               and self.code_key(nodes[end]) == key):
+            end += 1
+        return end - position
+
     def emit_nodes(
         self, builder: Builder, nodes: Sequence[ScheduleNode], tile: Tile, ivs: dict[str, SSAValue]
     ) -> None:
-        for node in nodes:
-            if node.node_id not in self.fused:
+        """The nodes in order; a run of identical siblings runs the same code on the
+        same tiles one after the other, so it becomes a loop around one copy (the
+        code grows with the distinct parts of a schedule, not with its repeats)."""
+        position = 0
+        while position < len(nodes):
+            node = nodes[position]
+            if node.node_id in self.fused:
+                position += 1
+                continue
+            count = self.repeats(nodes, position)
+            if count >= 2:
+                for_loop(builder, 0, count, 1, lambda inner, _iv, _values, node=node: (
+                    self.emit_guarded(inner, node, tile, ivs)))
+            else:
                 self.emit_guarded(builder, node, tile, ivs)
+            position += count
 
     def at_end(self, builder: Builder, ivs: dict[str, SSAValue], axis_id: str,
                kind: GuardKind) -> SSAValue:
@@ -255,8 +296,7 @@ class _Emitter:
         """One scf.parallel over a chain of directly nested unguarded parallel nodes."""
         chain = [node]
         while (
-            len(chain[-1].children) == 1
-            and isinstance(child := chain[-1].children[0], IterOp)
+            isinstance(child := chain[-1].only_child, IterOp)
             and child.parallel
             and child.guard is None
         ):

@@ -75,7 +75,7 @@ them first (they are refreshed, idempotent passes, when teir-optimize ran before
 
 def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None = None) -> None:
     """The whole default pipeline, teir -> llvm dialect, recording each stage's IR."""
-    from teir_lowering.llvm.pipeline import LowerToLLVMDialectPass
+    from teir_lowering.llvm.pipeline import LowerToLLVMDialectPass, verify_ops
 
     for pipeline_pass in SCF_PIPELINE:
         pipeline_pass.apply(ctx, module)
@@ -84,7 +84,7 @@ def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None 
     OutlineParallelPass().apply(ctx, module)
     LowerToLLVMDialectPass().apply(ctx, module)
     GompLaunchPass().apply(ctx, module)
-    module.verify()
+    verify_ops(module)
     if stages is not None:
         stages["llvm"] = str(module)
 

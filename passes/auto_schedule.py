@@ -46,7 +46,7 @@ from teir_dialect.dialect import ConfigOp, InvokeOp, IterOp, PrimitiveOp
 from teir_dialect.vocabulary import OperationKind, Role
 from teir_passes.host import Host, host
 from teir_passes.legality import k_move_problem
-from teir_passes.schedule_edit import TransformError, names_axis
+from teir_passes.schedule_edit import Rewriting, TransformError, names_axis
 from teir_passes.script import make_step
 
 MIN_PARALLEL_FLOPS = 4e6
@@ -54,6 +54,12 @@ MIN_PARALLEL_BYTES = 2e6
 """Work below which one thread is kept: a fork/join through libgomp costs about 10
 microseconds (benchmarks/parallel_overhead.py), the time of a few million flops
 or a few megabytes of copying on one core; the tuner can overrule it."""
+
+NEST_STEPS = 16
+"""Steps the scheduler tries on single loop nests (reorder, fuse, split). Each is a
+pass over the whole configuration, so a schedule of many different nests gets
+its first ones scheduled and keeps the others as written: time linear in its
+size. (Nests over the same axes share their steps.)"""
 
 SCRIPT_ATTR = "script"
 """The attribute of teir.config holding the steps the auto-scheduler applied."""
@@ -89,22 +95,42 @@ class _Scheduler:
         self.threads = threads
         self.knobs = knobs
         self.script: list[dict] = []
+        self.text = str(config)
+        """The configuration as printed, to tell whether a step changed it."""
+        self.nest_steps = NEST_STEPS
 
     def step(self, step: dict) -> bool:
         """Applies `step`; True when it changed the configuration (then it is recorded).
 
-        A refused step (TransformError) leaves the configuration as it was."""
-        trial = self.module.clone()
-        try:
-            make_step(step).apply(self.ctx, trial)
-        except TransformError:
-            return False
+        A refused step (TransformError) leaves the configuration as it was: a
+        transformation is tried on a copy. The normalizing and lifting passes
+        never refuse (they rewrite what matches, and say whether anything did),
+        so they work in place."""
+        transformation = make_step(step)
+        if isinstance(transformation, Rewriting):
+            if not transformation.rewrite(self.module):
+                return False
+            trial = self.module
+        else:
+            trial = self.module.clone()
+            try:
+                transformation.apply(self.ctx, trial)
+            except TransformError:
+                return False
         (config,) = [op for op in trial.walk() if isinstance(op, ConfigOp)]
-        if str(config) == str(self.config):
+        text = str(config)
+        if text == self.text:
             return False
-        self.module, self.config = trial, config
+        self.module, self.config, self.text = trial, config, text
         self.script.append(step)
         return True
+
+    def nest_step(self, step: dict) -> bool:
+        """`step` for one loop nest, while the budget of such steps lasts."""
+        if self.nest_steps <= 0:
+            return False
+        self.nest_steps -= 1
+        return self.step(step)
 
     # -- 1b. loop order of plain nests ----------------------------------------------
 
@@ -114,29 +140,31 @@ class _Scheduler:
         outermost, reduction loops innermost in their own order (moving one
         past another would change the order of a sum). Whatever order the nest
         came in, fusion and lifting then see the same one."""
-        # Chains lie in disjoint subtrees and teir-reorder finds one by its axes, so
-        # the steps stay valid while earlier ones rebuild the configuration.
-        steps = []
+        # Chains lie in disjoint subtrees and teir-reorder finds one by its axes (and
+        # reorders every chain over them), so the steps stay valid while earlier
+        # ones rebuild the configuration, and one step serves all equal chains.
+        steps: dict[tuple[str, ...], dict] = {}
         for top in self.config.schedule.walk_nodes():
             if not isinstance(top, IterOp) or not self._chain_top(top):
                 continue
             chain = [top]
-            while len(chain[-1].children) == 1 and isinstance(chain[-1].children[0], IterOp):
-                chain.append(chain[-1].children[0])
+            while isinstance(child := chain[-1].only_child, IterOp):
+                chain.append(child)
             if len(chain) < 2 or any(
                 prim.all_role_axes for prim in self._primitives_below(chain[-1])
             ):
                 continue
             order = sorted(chain, key=lambda n: -abs(n.axis_op().stride_on("out")))
             if order != chain:
-                steps.append({"op": "reorder", "order": [n.axis_id for n in order]})
-        for step in steps:
-            self.step(step)
+                axes = tuple(n.axis_id for n in order)
+                steps.setdefault(axes, {"op": "reorder", "order": list(axes)})
+        for step in steps.values():
+            self.nest_step(step)
 
     @staticmethod
     def _chain_top(node: IterOp) -> bool:
         parent = node.parent_op()
-        return not (isinstance(parent, IterOp) and len(parent.children) == 1)
+        return not (isinstance(parent, IterOp) and parent.only_child is node)
 
     @staticmethod
     def _primitives_below(node: IterOp) -> list[PrimitiveOp]:
@@ -148,20 +176,32 @@ class _Scheduler:
         axis = self.config.axis(axis_id)
         return tuple(axis.stride_on(t) != 0 for t in self.config.tensor_names)
 
+    def contiguous(self, outer: str, inner: str) -> bool:
+        """teir-fuse-axes' stride condition (checked here: a refused step costs a pass)."""
+        a, b = self.config.axis(outer), self.config.axis(inner)
+        return all(a.stride_on(t) == b.size * b.stride_on(t) for t in self.config.tensor_names)
+
     def fuse_contiguous(self) -> None:
+        # teir-fuse-axes fuses every pair of nodes over the two axes, so a pair of
+        # axes is tried once: a refusal stands (fusing other axes changes neither
+        # their strides nor the guards on or below them).
+        tried: set[tuple[str, str]] = set()
         changed = True
         while changed:
             changed = False
             for node in self.config.schedule.walk_nodes():
-                children = node.children if isinstance(node, IterOp) else []
-                if len(children) != 1 or not isinstance(children[0], IterOp):
+                inner = node.only_child if isinstance(node, IterOp) else None
+                if not isinstance(inner, IterOp):
                     continue
-                inner = children[0]
+                pair = (node.axis_id, inner.axis_id)
+                if pair in tried:
+                    continue
+                tried.add(pair)
                 if self.kind(node.axis_id) != self.kind(inner.axis_id):
                     continue
-                if names_axis(inner, {node.axis_id, inner.axis_id}):
+                if not self.contiguous(*pair) or names_axis(inner, set(pair)):
                     continue
-                if self.step({"op": "fuse-axes", "outer": node.axis_id, "inner": inner.axis_id}):
+                if self.nest_step({"op": "fuse-axes", "outer": pair[0], "inner": pair[1]}):
                     changed = True
                     break
 
@@ -189,10 +229,10 @@ class _Scheduler:
             outer = k_axes[0]
             if batch * k > 2 * k_target and k_move_problem(prim) is None:
                 if kernel.kind_name == "brgemm" and k < k_target:
-                    self.step({"op": "split", "axis": outer.axis_id,
-                               "factor": max(1, k_target // k)})
+                    self.nest_step({"op": "split", "axis": outer.axis_id,
+                                    "factor": max(1, k_target // k)})
                 elif kernel.kind_name == "gemm":
-                    self.step({"op": "split", "axis": outer.axis_id, "factor": k_target})
+                    self.nest_step({"op": "split", "axis": outer.axis_id, "factor": k_target})
             prim = self.config.find_primitive(prim.primitive_id) or prim
             if prim.parent is None or prim.matched_kernel().kind_name not in ("gemm", "brgemm"):
                 continue
@@ -205,7 +245,7 @@ class _Scheduler:
             )
             if m > 2 * m_target:
                 (m_axis,) = prim.role_axes(Role.M)
-                self.step({"op": "split", "axis": m_axis.axis_id, "factor": m_target})
+                self.nest_step({"op": "split", "axis": m_axis.axis_id, "factor": m_target})
 
     # -- 5. threads ---------------------------------------------------------------------
 
@@ -225,8 +265,7 @@ class _Scheduler:
             moves_out = axis.stride_on("out") != 0 and axis.size > 1
             if moves_out and self.step({"op": "parallelize", "axis": node.axis_id}):
                 iterations *= axis.size
-            children = node.children
-            node = children[0] if len(children) == 1 else None
+            node = node.only_child
         if iterations == 1:
             self.split_for_threads(wanted)
 

@@ -87,7 +87,7 @@ def erase_node(node: ScheduleNode, rewriter: PatternRewriter) -> None:
     """Erases a node and every iteration node left without children above it."""
     parent = node.parent_op()
     rewriter.erase(node)
-    while isinstance(parent, IterOp) and not parent.children:
+    while isinstance(parent, IterOp) and parent.first_child is None:
         grand = parent.parent_op()
         rewriter.erase(parent)
         parent = grand
@@ -124,10 +124,7 @@ def hoistable_out_of(invoke: InvokeOp, loop: IterOp, kind: str) -> bool:
 
 def end_child(parent: IterOp, kind: str) -> ScheduleNode | None:
     """The first child for `first`, the last child for `last`."""
-    children = parent.children
-    if not children:
-        return None
-    return children[0] if kind == "first" else children[-1]
+    return parent.first_child if kind == "first" else parent.last_child
 
 
 def out_span(loop: IterOp, below: IterOp) -> int | None:
@@ -235,7 +232,7 @@ class EraseEmptyIteration(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: IterOp, rewriter: PatternRewriter) -> None:
-        if not op.children:
+        if op.first_child is None:
             erase_node(op, rewriter)
 
 
@@ -260,7 +257,7 @@ class HoistGuardedInvocation(RewritePattern):
                     else InsertPoint.after(loop)
                 )
                 move_node(op, point, rewriter)
-                if not loop.children:
+                if loop.first_child is None:
                     erase_node(loop, rewriter)
                 return
 
@@ -297,7 +294,7 @@ class SinkLoopBelowChain(RewritePattern):
         config = loop.config
         links = [loop, *chain]
         for outer, nested in pairwise(links):
-            if outer.children != [nested]:
+            if outer.only_child is not nested:
                 return False
         if any(node.guard is not None or node.parallel for node in chain):
             return False
@@ -327,7 +324,11 @@ class CanonicalizeGuardsPass(ModulePass):
     name = "teir-canonicalize-guards"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        PatternRewriteWalker(
+        self.rewrite(op)
+
+    def rewrite(self, op: builtin.ModuleOp) -> bool:
+        """Applies the pass; whether it changed anything."""
+        return PatternRewriteWalker(
             GreedyRewritePatternApplier(
                 [
                     EraseUnsatisfiable(),

@@ -73,4 +73,8 @@ class DropUnitIterationsPass(ModulePass):
     name = "teir-drop-unit-iterations"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        PatternRewriteWalker(DropUnitIteration()).rewrite_module(op)
+        self.rewrite(op)
+
+    def rewrite(self, op: builtin.ModuleOp) -> bool:
+        """Applies the pass; whether it changed anything."""
+        return PatternRewriteWalker(DropUnitIteration()).rewrite_module(op)

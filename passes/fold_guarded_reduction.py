@@ -43,7 +43,7 @@ from teir_dialect.dialect import (
 )
 from teir_dialect.vocabulary import GuardKind, OperationKind, Role
 from teir_passes.legality import k_fold_problem
-from teir_passes.primitives import erase_unused, with_roles
+from teir_passes.primitives import PrimitiveTables
 from teir_passes.schedule_edit import set_terms, terms
 
 
@@ -62,6 +62,9 @@ def _kernel_rank(prim: PrimitiveOp) -> int:
 
 class FoldGuardedReduction(RewritePattern):
     """iter k { zero [first(k)]; contraction; relu [last(k)] } -> zero; contraction(K=[k,...]); relu."""
+
+    def __init__(self) -> None:
+        self.primitives = PrimitiveTables()
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: IterOp, rewriter: PatternRewriter) -> None:
@@ -87,22 +90,22 @@ class FoldGuardedReduction(RewritePattern):
             return
         if relu is not None and op.config.tensor_count != 3:
             return
-        existing = {p.primitive_id for p in op.config.primitives}
-        folded = with_roles(prim, {Role.K: [op.axis]})
+        table = self.primitives[op.config]
+        known = len(table.taken)
+        folded = table.with_roles(prim, {Role.K: [op.axis]})
         if _kernel_rank(folded) < _kernel_rank(prim):
-            if folded.primitive_id not in existing:
-                folded.detach()
-                folded.erase()
+            if len(table.taken) > known:  # made for this fold: unused
+                table.erase_unused([folded])
             return
         outer: list[GuardTermAttr] = terms(op)
         for node in (zero, contraction, relu):
             if node is not None:
                 set_terms(node, [*outer, *(t for t in terms(node) if t.axis_text != k)])
-        contraction.properties["primitive"] = folded.id
+        table.retarget(contraction, folded)
         for child in children:
             child.detach()
         rewriter.replace(op, [c for c in (zero, contraction, relu) if c is not None], [])
-        erase_unused(folded.config, [prim])
+        table.erase_unused([prim])
 
 
 @dataclass(frozen=True)
@@ -112,4 +115,8 @@ class FoldGuardedReductionPass(ModulePass):
     name = "teir-fold-guarded-reduction"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        PatternRewriteWalker(FoldGuardedReduction()).rewrite_module(op)
+        self.rewrite(op)
+
+    def rewrite(self, op: builtin.ModuleOp) -> bool:
+        """Applies the pass; whether it changed anything."""
+        return PatternRewriteWalker(FoldGuardedReduction()).rewrite_module(op)

@@ -42,9 +42,8 @@ def fuse_axes(config: ConfigOp, outer: str, inner: str, fused: str | None = None
     the fused axis's id."""
     a, b = config.axis(outer), config.axis(inner)
     pairs = [
-        (node, node.children[0]) for node in iterations_over(config, outer)
-        if len(node.children) == 1 and isinstance(node.children[0], IterOp)
-        and node.children[0].axis_id == inner
+        (node, child) for node in iterations_over(config, outer)
+        if isinstance(child := node.only_child, IterOp) and child.axis_id == inner
     ]
     if not pairs:
         raise TransformError(

@@ -31,17 +31,20 @@ from xdsl.pattern_rewriter import (
 
 from teir_dialect.dialect import InvokeOp, IterOp, id_text
 from teir_passes.legality import k_fold_problem
-from teir_passes.primitives import erase_unused, with_roles
+from teir_passes.primitives import PrimitiveTables
 
 
 class LiftBrgemm(RewritePattern):
     """iter k { invoke gemm } -> invoke brgemm(K = [k, ...])."""
 
+    def __init__(self) -> None:
+        self.primitives = PrimitiveTables()
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: IterOp, rewriter: PatternRewriter) -> None:
-        if op.parallel or op.guard is not None or len(op.children) != 1:
+        if op.parallel or op.guard is not None:
             return
-        (child,) = op.children
+        child = op.only_child
         if not isinstance(child, InvokeOp) or child.guard is not None:
             return
         gemm = child.primitive_op()
@@ -54,13 +57,14 @@ class LiftBrgemm(RewritePattern):
             return
         if any(id_text(a) == axis.axis_id for a in gemm.role_ids("K")):
             return
-        config = op.config
-        brgemm = with_roles(gemm, {"K": [op.axis]}, "brgemm")
+        table = self.primitives[op.config]
+        brgemm = table.with_roles(gemm, {"K": [op.axis]}, "brgemm")
         invoke = InvokeOp(0, 0)
         invoke.properties["id"] = child.id
         invoke.properties["primitive"] = brgemm.id
         rewriter.replace(op, invoke, [])
-        erase_unused(config, [gemm])
+        table.count(gemm.primitive_id, brgemm.primitive_id)
+        table.erase_unused([gemm])
 
 
 @dataclass(frozen=True)
@@ -70,4 +74,8 @@ class LiftBrgemmPass(ModulePass):
     name = "teir-lift-brgemm"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        PatternRewriteWalker(LiftBrgemm(), apply_recursively=False).rewrite_module(op)
+        self.rewrite(op)
+
+    def rewrite(self, op: builtin.ModuleOp) -> bool:
+        """Applies the pass; whether it changed anything."""
+        return PatternRewriteWalker(LiftBrgemm(), apply_recursively=False).rewrite_module(op)

@@ -36,7 +36,7 @@ from xdsl.pattern_rewriter import (
 from teir_dialect.dialect import InvokeOp, IterOp
 from teir_dialect.strided import disjoint_windows
 from teir_dialect.vocabulary import OperationKind, Role
-from teir_passes.primitives import erase_unused, with_roles
+from teir_passes.primitives import PrimitiveTables
 from teir_passes.schedule_edit import names_axis
 
 ELEMENTWISE = (OperationKind.ZERO, OperationKind.COPY, OperationKind.RELU)
@@ -47,7 +47,7 @@ def exclusive_loops(invoke: InvokeOp) -> list[IterOp]:
     loops: list[IterOp] = []
     node: object = invoke
     parent = invoke.parent_op()
-    while isinstance(parent, IterOp) and parent.children == [node]:
+    while isinstance(parent, IterOp) and parent.only_child is node:
         loops.append(parent)
         node, parent = parent, parent.parent_op()
     return loops
@@ -55,6 +55,9 @@ def exclusive_loops(invoke: InvokeOp) -> list[IterOp]:
 
 class LiftElementwise(RewritePattern):
     """iter ... { invoke scalar_copy } -> iter ... { invoke copy_<M><N> }."""
+
+    def __init__(self) -> None:
+        self.primitives = PrimitiveTables()
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: InvokeOp, rewriter: PatternRewriter) -> None:
@@ -89,13 +92,14 @@ class LiftElementwise(RewritePattern):
         lifted = [n for n in (rows, columns) if n is not None]
         roles: dict[str, list[Attribute]] = {Role.M: [rows.axis]}
         roles[Role.N] = [columns.axis] if columns is not None else []
-        tile = with_roles(prim, roles)
-        op.properties["primitive"] = tile.id
+        table = self.primitives[op.config]
+        tile = table.with_roles(prim, roles)
+        table.retarget(op, tile)
         for loop in lifted:
             (child,) = loop.children
             child.detach()
             rewriter.replace(loop, [child], [])
-        erase_unused(tile.config, [prim])
+        table.erase_unused([prim])
 
 
 @dataclass(frozen=True)
@@ -105,4 +109,8 @@ class LiftElementwisePass(ModulePass):
     name = "teir-lift-elementwise"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        PatternRewriteWalker(LiftElementwise(), apply_recursively=False).rewrite_module(op)
+        self.rewrite(op)
+
+    def rewrite(self, op: builtin.ModuleOp) -> bool:
+        """Applies the pass; whether it changed anything."""
+        return PatternRewriteWalker(LiftElementwise(), apply_recursively=False).rewrite_module(op)

@@ -57,7 +57,7 @@ from teir_dialect.dialect import (
 from teir_dialect.gemm import gemm_layout
 from teir_dialect.vocabulary import OperationKind, Role
 from teir_passes.legality import k_move_problem, sink_problem
-from teir_passes.primitives import erase_unused, with_roles
+from teir_passes.primitives import Primitives, PrimitiveTables
 
 
 def _invocations(node: IterOp) -> list[InvokeOp]:
@@ -73,14 +73,33 @@ def _names_axis(node: IterOp, axes: set[str]) -> bool:
     )
 
 
+def _in_place(prim: PrimitiveOp, config: ConfigOp) -> bool:
+    """A Zero or a three-tensor ReLU: acts on out elements in place."""
+    return prim.kind == OperationKind.ZERO or (
+        prim.kind == OperationKind.RELU and config.tensor_count == 3
+    )
+
+
 def _element_local(invoke: InvokeOp, config: ConfigOp, used: set[str]) -> bool:
     prim = invoke.primitive_op()
-    if prim.kind == OperationKind.ZERO or (
-        prim.kind == OperationKind.RELU and config.tensor_count == 3
-    ):
+    if _in_place(prim, config):
         roles = prim.role_ids(Role.M) + prim.role_ids(Role.N)
         return not ({id_text(a) for a in roles} & used)
     return False
+
+
+def _census(config: ConfigOp) -> dict[IterOp, tuple[int, int]]:
+    """Per iteration node, the invocations below it and how many of them are not
+    in place (`_in_place`). Lifting removes loops and gives invocations primitives
+    of the same operation, so the counts of the loops left stay true."""
+    counts: dict[IterOp, tuple[int, int]] = {}
+    for node in config.schedule.walk_nodes():
+        if isinstance(node, InvokeOp):
+            other = int(not _in_place(node.primitive_op(), config))
+            for loop in node.ancestors():
+                invocations, others = counts.get(loop, (0, 0))
+                counts[loop] = (invocations + 1, others + other)
+    return counts
 
 
 def _reduction_inside(k_node: IterOp, op: InvokeOp) -> bool:
@@ -95,19 +114,29 @@ class LiftGemm(RewritePattern):
     """Three loops m, n, k around an invocation of a scalar Contraction -> an
     invocation of a GEMM primitive (see the module docstring for the conditions)."""
 
+    def __init__(self) -> None:
+        self.primitives = PrimitiveTables()
+        self.censuses: dict[ConfigOp, dict[IterOp, tuple[int, int]]] = {}
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: InvokeOp, rewriter: PatternRewriter) -> None:
         prim = op.primitive_op()
         if prim.kind != OperationKind.CONTRACTION or prim.all_role_axes or k_move_problem(prim):
             return
         config = op.config
+        if (census := self.censuses.get(config)) is None:
+            census = self.censuses[config] = _census(config)
         # Innermost candidates first: they give the smallest leading dimensions.
         path = [n for n in reversed(op.ancestors()) if not n.parallel and n.guard is None]
         for m_node, n_node, k_node in permutations(path, 3):
+            # Below k only X; below m and n nothing but X that is not in place
+            # (counted, so that a wide subtree is walked only when it may lift).
+            if census[k_node][0] != 1 or census[m_node][1] != 1 or census[n_node][1] != 1:
+                continue
             m, n, k = (x.axis_op() for x in (m_node, n_node, k_node))
             if gemm_layout(m, n, k, prim.element_width) is None:
                 continue
-            if _invocations(k_node) != [op] or _reduction_inside(k_node, op):
+            if _reduction_inside(k_node, op):
                 continue
             axes = {m.axis_id, n.axis_id, k.axis_id}
             if any(_names_axis(node, axes) for node in (m_node, n_node, k_node)):
@@ -120,11 +149,13 @@ class LiftGemm(RewritePattern):
                 continue
             top = next(node for node in op.ancestors() if node in (m_node, n_node, k_node))
             if sink_problem(top) is None:
-                self.rewrite(op, prim, (m_node, n_node, k_node), others, rewriter)
+                self.rewrite(self.primitives[config], op, prim, (m_node, n_node, k_node),
+                             others, rewriter)
                 return
 
     @staticmethod
     def rewrite(
+        table: Primitives,
         op: InvokeOp,
         prim: PrimitiveOp,
         nodes: tuple[IterOp, IterOp, IterOp],
@@ -134,12 +165,11 @@ class LiftGemm(RewritePattern):
         """X invokes the GEMM, the other invocations get m / n into their roles, and
         the three nodes give way to their children."""
         m_node, n_node, k_node = nodes
-        config = op.config
         old = [prim]
-        gemm = with_roles(
+        gemm = table.with_roles(
             prim, {Role.M: [m_node.axis], Role.N: [n_node.axis], Role.K: [k_node.axis]}, "gemm"
         )
-        _retarget(op, gemm, rewriter)
+        _retarget(table, op, gemm, rewriter)
         for inv in others:
             extra: dict[str, list[Attribute]] = {Role.M: [], Role.N: []}
             below = {a.node_id for a in inv.ancestors()}
@@ -149,17 +179,18 @@ class LiftGemm(RewritePattern):
                 extra[Role.N].append(n_node.axis)
             source = inv.primitive_op()
             old.append(source)
-            _retarget(inv, with_roles(source, extra, source.kind.lower()), rewriter)
+            _retarget(table, inv, table.with_roles(source, extra, source.kind.lower()), rewriter)
         for node in (k_node, n_node, m_node):
             children = node.children
             for child in children:
                 child.detach()
             rewriter.replace(node, children, [])
-        erase_unused(config, old)
+        table.erase_unused(old)
 
 
-def _retarget(invoke: InvokeOp, prim: PrimitiveOp, rewriter: PatternRewriter) -> None:
-    invoke.properties["primitive"] = prim.id
+def _retarget(table: Primitives, invoke: InvokeOp, prim: PrimitiveOp,
+              rewriter: PatternRewriter) -> None:
+    table.retarget(invoke, prim)
     rewriter.notify_op_modified(invoke)
 
 
@@ -170,4 +201,8 @@ class LiftGemmPass(ModulePass):
     name = "teir-lift-gemm"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        PatternRewriteWalker(LiftGemm()).rewrite_module(op)
+        self.rewrite(op)
+
+    def rewrite(self, op: builtin.ModuleOp) -> bool:
+        """Applies the pass; whether it changed anything."""
+        return PatternRewriteWalker(LiftGemm()).rewrite_module(op)

@@ -45,16 +45,14 @@ def find_chains(config: ConfigOp, axes: set[str]) -> list[list[IterOp]]:
         if not isinstance(node, IterOp) or node.axis_id not in axes:
             continue
         parent = node.parent_op()
-        if isinstance(parent, IterOp) and parent.axis_id in axes and parent.children == [node]:
+        if isinstance(parent, IterOp) and parent.axis_id in axes and parent.only_child is node:
             continue  # not the top of its chain
         chain = [node]
         while len(chain) < len(axes):
-            children = chain[-1].children
-            if len(children) != 1 or not isinstance(children[0], IterOp):
+            child = chain[-1].only_child
+            if not isinstance(child, IterOp) or child.axis_id not in axes:
                 break
-            if children[0].axis_id not in axes:
-                break
-            chain.append(children[0])
+            chain.append(child)
         if {n.axis_id for n in chain} == axes and len(chain) == len(axes):
             chains.append(chain)
     return chains

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp
 from xdsl.ir import Attribute
@@ -42,6 +43,14 @@ class TransformError(PassFailedException):
 
 class BrokenTransform(TransformError):
     """A transformation produced an ill-formed configuration: a bug, not a refusal."""
+
+
+@runtime_checkable
+class Rewriting(Protocol):
+    """A pass that rewrites whatever its patterns match and never refuses
+    (normalizing and lifting): `rewrite` applies it and says whether anything changed."""
+
+    def rewrite(self, op: ModuleOp) -> bool: ...
 
 
 def names(values: Iterable[str | int]) -> list[str]:
@@ -138,7 +147,7 @@ def erase_with_empty_parents(node: ScheduleNode) -> None:
     parent = node.parent_op()
     node.detach()
     node.erase()
-    while isinstance(parent, IterOp) and not parent.children:
+    while isinstance(parent, IterOp) and parent.first_child is None:
         grand = parent.parent_op()
         parent.detach()
         parent.erase()

@@ -1069,6 +1069,24 @@ class IterOp(ScheduleNode):
     def children(self) -> list[ScheduleNode]:
         return [op for op in self.body.block.ops if isinstance(op, ScheduleNode)]
 
+    # The children's ends in O(1): `children` lists them all, which a check made
+    # for every node of a wide schedule must not do.
+
+    @property
+    def first_child(self) -> ScheduleNode | None:
+        return self.body.block.first_op  # pyright: ignore[reportReturnType]
+
+    @property
+    def last_child(self) -> ScheduleNode | None:
+        return self.body.block.last_op  # pyright: ignore[reportReturnType]
+
+    @property
+    def only_child(self) -> ScheduleNode | None:
+        """The child when there is exactly one, else None."""
+        block = self.body.block
+        first = block.first_op
+        return first if first is not None and first is block.last_op else None  # pyright: ignore
+
     def axis_op(self) -> AxisOp:
         return self.config.axis(self.axis_id)
 
@@ -1362,6 +1380,17 @@ class ConfigOp(IRDLOperation):
                 table.setdefault((type(op), id_text(op.id)), op)
         self.__dict__["_records"] = table
         return table.get((kind, ident))
+
+    def register(self, op: AxisOp | PrimitiveOp) -> None:
+        """Puts a record just inserted (or renamed) into the lookup table, so that
+        a pass adding records one at a time does not rebuild it per record."""
+        table = self.__dict__.get("_records")
+        if table is None:
+            return
+        key = (type(op), id_text(op.id))
+        known = table.get(key)
+        if known is None or known.parent is not self.body.block or id_text(known.id) != key[1]:
+            table[key] = op
 
     # -- verification -------------------------------------------------------
 

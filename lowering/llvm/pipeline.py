@@ -9,7 +9,13 @@ can run the passes one at a time to print the IR between stages.
 
 Besides xDSL's own passes, the list holds TEIR's conversions, one module of
 teir_lowering.llvm a dialect, and `teir-bf16-as-i16` (no bf16 reaches llvmlite),
-`teir-hoist-allocas` and `teir-fence-nontemporal-stores` (on the llvm dialect).
+`teir-hoist-allocas` and `teir-fence-nontemporal-stores` (on the llvm dialect),
+and `teir-convert-scf-to-cf`: xDSL's `convert-scf-to-cf` walking the ops last to
+first. Each lowered loop or `scf.if` splits its block, and xDSL finds the
+block's position by counting the blocks before it: walking forward, that is
+every block made so far (quadratic in the kernel's loops); walking backward the
+split block stays near the front. The result is verified op by op
+(`verify_ops`).
 """
 
 from dataclasses import dataclass
@@ -18,9 +24,10 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 from xdsl.transforms.convert_memref_to_ptr import ConvertMemRefToPtr
 from xdsl.transforms.convert_ptr_type_offsets import ConvertPtrTypeOffsetsPass
-from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
+from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering, SwitchLowering
 from xdsl.transforms.convert_vector_to_ptr import ConvertVectorToPtrPass
 from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
@@ -40,10 +47,33 @@ class LLVMLoweringError(DiagnosticException):
     """The module could not be lowered to the llvm dialect alone."""
 
 
+@dataclass(frozen=True)
+class ConvertScfToCfPass(ModulePass):
+    """xDSL's `convert-scf-to-cf`, the same patterns, walking the ops last to first
+    (see the module doc): linear in the number of loops rather than quadratic."""
+
+    name = "teir-convert-scf-to-cf"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([SwitchLowering(), IfLowering(), ForLowering()]),
+            walk_reverse=True,
+        ).rewrite_module(op)
+
+
+def verify_ops(module: ModuleOp) -> None:
+    """xDSL's verifier of every op (its definition, traits and own checks) without
+    `Operation.verify`'s structural walk, which counts a region's blocks once per
+    block: quadratic in the loops of a kernel once they are branches. LLVM's
+    verifier checks the structure when the module is compiled (teir_lowering.jit)."""
+    for op in module.walk():
+        op.verify_()
+
+
 LOWER_TO_LLVM_PASSES: tuple[ModulePass, ...] = (
     # no bf16 reaches llvmlite: bit patterns as i16
     BF16AsI16Pass(),
-    ConvertScfToCf(),
+    ConvertScfToCfPass(),
     ConvertAllocaToLLVMPass(),
     # before convert-vector-to-ptr, which would drop the nontemporal flag of stores
     ConvertVectorToLLVMPass(),
@@ -102,7 +132,7 @@ class LowerToLLVMDialectPass(ModulePass):
     Lowers func.func of scf/arith/memref/vector/func/cf ops in place to llvm ops only.
 
     Raises `LLVMLoweringError` naming the ops that could not be converted, or the
-    verifier's message if the result does not verify.
+    verifier's message if an op does not verify (`verify_ops`).
     """
 
     name = "teir-lower-to-llvm-dialect"
@@ -112,7 +142,7 @@ class LowerToLLVMDialectPass(ModulePass):
             lowering_pass.apply(ctx, op)
         check_llvm_dialect_only(op)
         try:
-            op.verify()
+            verify_ops(op)
         except VerifyException as error:
             raise LLVMLoweringError(
                 f"the module lowered to the llvm dialect does not verify: {error}"
