@@ -25,7 +25,10 @@ that changed something are recorded on the configuration as the attribute
    that move out are made parallel until their iterations number at least
    four per thread (the race rule decides; refused steps are skipped); when
    there is no such loop, the N (or M) axis of the largest Contraction is
-   split into blocks for the threads.
+   split into blocks for the threads. A loop below sequential ones would fork
+   once per their iteration, so it is made parallel only when the work of one
+   fork still pays for it; the same holds for
+   the split of the widest axis.
 
 Each step keeps results exactly (the transformation passes check it), so the
 schedule it produces computes what the configuration did.
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import builtin
@@ -257,22 +261,26 @@ class _Scheduler:
         if any(isinstance(n, IterOp) and n.parallel for n in nodes):
             return  # the schedule already says how to run in parallel
         iterations = 1
+        forks = 1  # a parallel loop under sequential ones forks once per their iteration
         node = self.config.schedule.roots[0] if len(self.config.schedule.roots) == 1 else None
         while isinstance(node, IterOp) and iterations < wanted:
-            if node.guard is not None:
+            if node.guard is not None or not self.worth_threads(forks):
                 break
             axis = node.axis_op()
             moves_out = axis.stride_on("out") != 0 and axis.size > 1
             if moves_out and self.step({"op": "parallelize", "axis": node.axis_id}):
                 iterations *= axis.size
+            elif iterations == 1:
+                forks *= axis.size
             node = node.only_child
         if iterations == 1:
             self.split_for_threads(wanted)
 
-    def worth_threads(self) -> bool:
-        """Whether the work is large enough that a fork/join (microseconds) pays."""
+    def worth_threads(self, forks: int = 1) -> bool:
+        """Whether the work of one fork/join (the whole work over `forks` of them) is
+        large enough that it pays (microseconds each)."""
         flops, moved = work(self.config)
-        return flops >= MIN_PARALLEL_FLOPS or moved >= MIN_PARALLEL_BYTES
+        return flops / forks >= MIN_PARALLEL_FLOPS or moved / forks >= MIN_PARALLEL_BYTES
 
     def split_for_threads(self, wanted: int) -> None:
         """No loop to share: cut the widest free role axis of the largest Contraction."""
@@ -282,6 +290,11 @@ class _Scheduler:
         if not contractions:
             return
         largest = max(contractions, key=lambda p: _volume(p))
+        users = [inv for inv, p in zip(invocations, prims)
+                 if p.primitive_id == largest.primitive_id]
+        forks = sum(prod(a.axis_op().size for a in inv.ancestors()) for inv in users)
+        if not self.worth_threads(forks):
+            return  # a loop around it would fork once per iteration of the loops above
         free = [a for role in (Role.N, Role.M) for a in largest.role_axes(role)]
         for axis in sorted(free, key=lambda a: -a.size):
             if axis.size < 2 * self.threads:
