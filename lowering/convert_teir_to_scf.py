@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, scf
-from xdsl.dialects.builtin import IndexType, MemRefType
+from xdsl.dialects.builtin import IndexType, MemRefType, NoneAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -55,6 +55,7 @@ from teir_dialect.dialect import (
     KernelAttr,
     PrimitiveOp,
     ScheduleNode,
+    id_text,
 )
 from teir_dialect.gemm import KERNEL_ATTR
 from teir_dialect.records import TeirError
@@ -97,6 +98,10 @@ def stored_data_type(tensor: str, tensor_type: Attribute) -> DataType:
         f"lowering: tensor {tensor} holds {element}; only {stored} tensors are "
         "supported yet"
     )
+
+
+MAX_PERIOD = 4
+"""The longest sequence of sibling subtrees whose repeats become one loop."""
 
 
 class _Emitter:
@@ -166,12 +171,17 @@ class _Emitter:
 
     def code_key(self, node: ScheduleNode) -> int:
         """Equal for subtrees that lower to the same code: the same structure of
-        primitives, axes, policies, guards and recorded epilogues (node ids aside;
-        an epilogue names ids, so subtrees holding one never compare equal)."""
+        primitives, axes, policies, guards and recorded epilogues (node ids aside:
+        an epilogue counts by the keys of the invocations it fuses and its terms),
+        and for an invocation, whether a kernel performs it."""
         if (key := self.keys.get(node)) is None:
             if isinstance(node, InvokeOp):
-                shape: tuple = (node.primitive_id, node.guard,
-                                str(node.attributes.get("epilogue")))
+                epilogue = node.attributes.get(EPILOGUE_ATTR)
+                fused: tuple = () if not isinstance(epilogue, EpilogueAttr) else tuple(
+                    (self.fused_key(ident), terms) for _, ident, terms, _ in epilogue.parts
+                )
+                shape: tuple = (node.primitive_id, node.guard, fused,
+                                node.node_id in self.fused)
             else:
                 assert isinstance(node, IterOp)
                 shape = (node.axis_id, node.policy.data, node.guard,
@@ -179,35 +189,58 @@ class _Emitter:
             key = self.keys[node] = self.interned.setdefault(shape, len(self.interned))
         return key
 
-    def repeats(self, nodes: Sequence[ScheduleNode], position: int) -> int:
-        """How many nodes from `position` on lower to the same code and emit it
-        (none performed by another node's kernel)."""
-        key = self.code_key(nodes[position])
-        end = position + 1
-        while (end < len(nodes) and nodes[end].node_id not in self.fused
-               and self.code_key(nodes[end]) == key):
-            end += 1
-        return end - position
+    def fused_key(self, ident: Attribute) -> object:
+        """An epilogue's part in a `code_key`: the key of the invocation it fuses (an
+        unknown id stays an id: `epilogue` reports it)."""
+        if isinstance(ident, NoneAttr):
+            return None
+        node = self.invocations.get(id_text(ident))
+        return id_text(ident) if node is None else self.code_key(node)
+
+    def repeats(self, nodes: Sequence[ScheduleNode], position: int) -> tuple[int, int]:
+        """(period, count): the nodes from `position` on are `count` repeats of the
+        `period` nodes there, the shortest period up to MAX_PERIOD that repeats (else
+        count 1)."""
+        for period in range(1, MAX_PERIOD + 1):
+            end = position + period
+            while end < len(nodes) and self.code_key(nodes[end]) == self.code_key(
+                    nodes[end - period]):
+                end += 1
+            if (count := (end - position) // period) >= 2:
+                return period, count
+        return 1, 1
 
     def emit_nodes(
         self, builder: Builder, nodes: Sequence[ScheduleNode], tile: Tile, ivs: dict[str, SSAValue]
     ) -> None:
-        """The nodes in order; a run of identical siblings runs the same code on the
-        same tiles one after the other, so it becomes a loop around one copy (the
-        code grows with the distinct parts of a schedule, not with its repeats)."""
+        """The nodes in order. Repeats of a sequence of siblings (up to MAX_PERIOD of
+        them) run the same code on the same tiles one after the other, so they
+        become a loop around one copy: the code grows with the distinct parts of a
+        schedule, not with its repeats. (A node the kernel of another performs
+        emits nothing, in the loop as outside it; the kernels of the repeats
+        perform nodes of equal keys.)"""
         position = 0
         while position < len(nodes):
             node = nodes[position]
             if node.node_id in self.fused:
                 position += 1
                 continue
-            count = self.repeats(nodes, position)
+            period, count = self.repeats(nodes, position)
             if count >= 2:
-                for_loop(builder, 0, count, 1, lambda inner, _iv, _values, node=node: (
-                    self.emit_guarded(inner, node, tile, ivs)))
+                body = nodes[position:position + period]
+                for_loop(builder, 0, count, 1, lambda inner, _iv, _values, body=body: (
+                    self.emit_run(inner, body, tile, ivs)))
             else:
                 self.emit_guarded(builder, node, tile, ivs)
-            position += count
+            position += period * count
+
+    def emit_run(self, builder: Builder, nodes: Sequence[ScheduleNode], tile: Tile,
+                 ivs: dict[str, SSAValue]) -> None:
+        """`nodes` one after the other, none of them repeated (the body of a loop of
+        repeats)."""
+        for node in nodes:
+            if node.node_id not in self.fused:
+                self.emit_guarded(builder, node, tile, ivs)
 
     def at_end(self, builder: Builder, ivs: dict[str, SSAValue], axis_id: str,
                kind: GuardKind) -> SSAValue:

@@ -28,7 +28,9 @@ that changed something are recorded on the configuration as the attribute
    split into blocks for the threads. A loop below sequential ones would fork
    once per their iteration, so it is made parallel only when the work of one
    fork still pays for it; the same holds for
-   the split of the widest axis.
+   the split of the widest axis. Loops are made parallel from the outside in,
+   directly nested, so that they join into one parallel loop; none below a
+   sequential loop under a parallel one (it would fork inside each thread).
 
 Each step keeps results exactly (the transformation passes check it), so the
 schedule it produces computes what the configuration did.
@@ -272,6 +274,8 @@ class _Scheduler:
                 iterations *= axis.size
             elif iterations == 1:
                 forks *= axis.size
+            else:
+                break  # a parallel loop below this one would fork inside each thread
             node = node.only_child
         if iterations == 1:
             self.split_for_threads(wanted)

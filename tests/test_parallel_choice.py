@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest import SPEC_EXAMPLES, load
 from teir_dialect import from_json, to_json
+from teir_dialect.builders import einsum_config
 from teir_dialect.interpreter import run_reference
 from teir_passes import apply_schedule
 from teir_passes.host import pinned
@@ -60,3 +62,41 @@ def test_the_schedule_computes_the_record(k: int, m: int) -> None:
     got = [a.copy() for a in arrays]
     compile_kernel(record, threads=2)(*got)
     np.testing.assert_array_equal(got[-1], expected[-1])
+
+
+def test_a_tiny_loop_inside_sequential_loops_stays_sequential() -> None:
+    """§10.7.3 with N = 10^6: d (2 scalar iterations) is innermost under a, b, c,
+    which cannot move (their tiles overlap); parallel, it forked 15 million times."""
+    record = load(SPEC_EXAMPLES / "tree" / "10_7_3_scalar_batched_gemm.json")
+    (c,) = [axis for axis in record["axes"] if axis["id"] == "c"]
+    c["extent"] = 10**6
+    assert _parallel_loops(record) == []
+
+
+def test_the_batch_loop_around_large_gemms_runs_in_parallel() -> None:
+    assert _parallel_loops(einsum_config("bij,bjk->bik", (2, 8, 8), (2, 8, 10**6))) == ["b"]
+
+
+def test_no_parallel_loop_under_a_sequential_one_under_a_parallel_one() -> None:
+    """i (4 iterations) runs in parallel; b may not (its iterations write common
+    bytes); k below it would fork inside each thread, once per index of b."""
+    record = {
+        "tensors": ["in0", "out"],
+        "axes": [
+            {"id": "i", "extent": 4, "strides": [1 << 23, 1 << 23], "offsets": [0, 0]},
+            {"id": "b", "extent": 2, "strides": [1 << 22, 4], "offsets": [0, 0]},
+            {"id": "k", "extent": 1 << 20, "strides": [4, 4], "offsets": [0, 0]},
+        ],
+        "primitives": [{"id": "copy", "operation": "Copy", "axes": {"M": [], "N": []},
+                        "metadata": {"data_type": "FP32"}}],
+        "schedule": {
+            "roots": ["i"],
+            "iterations": [
+                {"id": "i", "axis": "i", "policy": "sequential", "children": ["b"], "guard": None},
+                {"id": "b", "axis": "b", "policy": "sequential", "children": ["k"], "guard": None},
+                {"id": "k", "axis": "k", "policy": "sequential", "children": ["x"], "guard": None},
+            ],
+            "invocations": [{"id": "x", "primitive": "copy", "guard": None}],
+        },
+    }
+    assert _parallel_loops(record) == ["i"]

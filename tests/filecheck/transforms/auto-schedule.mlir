@@ -6,6 +6,7 @@
 // RUN: env TEIR_HOST=avx512 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefixes=CHECK,AVX512
 // RUN: teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=ONE
 // RUN: teir-opt %s --verify-diagnostics -p 'teir-auto-schedule{threads=-1}' | filecheck %s --check-prefix=BAD
+// RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=FORK
 
 // The scalar §10.7.5 nest: p and q are contiguous on in1 and out, so they fuse;
 // the GEMM-shaped loops lift, the t loop folds into a BRGEMM. The script the
@@ -57,3 +58,34 @@ func.func @gemm(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
 // AVX512-SAME: {\22op\22: \22parallelize\22, \22axis\22: \22j\22}]"
 // ONE-NOT:   parallel
 // BAD: teir-auto-schedule: threads must be 0 or more, got -1
+
+// §10.7.3 with N = 10^6: the loops a, b, c cannot move (their tiles overlap) and
+// d, innermost, has two scalar iterations. A parallel d would fork and join once
+// per iteration of a, b and c, for a few flops each: every loop stays sequential.
+func.func @tiny_inner(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis d extent 2 strides [60, 80, 48] offsets [0, 0, 0]
+    teir.axis b extent 3 strides [20, 0, 16] offsets [0, 0, 0]
+    teir.axis c extent 1000000 strides [0, 4, 4] offsets [0, 0, 0]
+    teir.axis a extent 5 strides [4, 16, 0] offsets [0, 0, 0]
+    teir.primitive zero_scalar Zero {M = [], N = []} {data_type = "FP32"}
+    teir.primitive contraction_scalar Contraction {M = [], N = [], K = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter a over a {
+        teir.iter b over b {
+          teir.iter c over c {
+            teir.iter d over d {
+              teir.invoke zero -> zero_scalar [first(a)]
+              teir.invoke contraction -> contraction_scalar
+            }
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+// FORK-LABEL: func.func @tiny_inner
+// FORK:       teir.iter d over d {
+// FORK-NOT:   parallel
+// FORK:       func.return
