@@ -49,7 +49,7 @@ from xdsl.passes import ModulePass
 
 from teir_dialect.analysis import work
 from teir_dialect.dialect import ConfigOp, InvokeOp, IterOp, PrimitiveOp
-from teir_dialect.vocabulary import OperationKind, Role
+from teir_dialect.vocabulary import KernelKind, OperationKind, Role
 from teir_passes.host import Host, host
 from teir_passes.legality import k_move_problem
 from teir_passes.schedule_edit import Rewriting, TransformError, names_axis
@@ -217,7 +217,7 @@ class _Scheduler:
         return [
             p for p in self.config.primitives
             if p.kind is OperationKind.CONTRACTION
-            and p.matched_kernel().kind_name in ("gemm", "brgemm")
+            and p.matched_kernel().is_gemm
         ]
 
     def tile_contractions(self) -> None:
@@ -227,20 +227,20 @@ class _Scheduler:
             kernel = prim.matched_kernel()
             width = prim.element_width
             k_axes = prim.role_axes(Role.K)
-            batch = kernel.get("br_size") if kernel.kind_name == "brgemm" else 1
+            batch = kernel.get("br_size") if kernel.kind_name == KernelKind.BRGEMM else 1
             k = kernel.get("k")
             # a B panel of K x (register columns) in half of L1
             columns = max(4, self.host.vector_registers // 2)
             k_target = self.knobs.k_block or max(64, self.host.l1d // 2 // (width * columns))
             outer = k_axes[0]
             if batch * k > 2 * k_target and k_move_problem(prim) is None:
-                if kernel.kind_name == "brgemm" and k < k_target:
+                if kernel.kind_name == KernelKind.BRGEMM and k < k_target:
                     self.nest_step({"op": "split", "axis": outer.axis_id,
                                     "factor": max(1, k_target // k)})
-                elif kernel.kind_name == "gemm":
+                elif kernel.kind_name == KernelKind.GEMM:
                     self.nest_step({"op": "split", "axis": outer.axis_id, "factor": k_target})
             prim = self.config.find_primitive(prim.primitive_id) or prim
-            if prim.parent is None or prim.matched_kernel().kind_name not in ("gemm", "brgemm"):
+            if prim.parent is None or not prim.matched_kernel().is_gemm:
                 continue
             kernel = prim.matched_kernel()
             k_block = kernel.get("k") * max(1, kernel.get("br_size"))
@@ -350,7 +350,7 @@ def auto_schedule(config: ConfigOp, ctx: Context, threads: int = 0,
     steps = scheduler.run()
     config.detach_region(config.body)
     config.add_region(scheduler.config.detach_region(scheduler.config.body))
-    config.__dict__.pop("_records", None)
+    config.forget_records()
     if steps:
         config.attributes[SCRIPT_ATTR] = StringAttr(json.dumps(steps))
     return steps

@@ -57,7 +57,7 @@ def _edge(node: ScheduleNode, operation: OperationKind, kind: GuardKind, axis: s
 
 def _kernel_rank(prim: PrimitiveOp) -> int:
     """1 for a Contraction the microkernels take (GEMM, BRGEMM), else 0."""
-    return int(prim.matched_kernel().kind_name in ("gemm", "brgemm"))
+    return int(prim.matched_kernel().is_gemm)
 
 
 class FoldGuardedReduction(RewritePattern):

@@ -73,8 +73,8 @@ class Primitives:
         if kind is None:
             kind = prim.kind.lower()
             if prim.kind is OperationKind.CONTRACTION:
-                matched = new.matched_kernel().kind_name
-                kind = matched if matched in ("gemm", "brgemm") else kind
+                matched = new.matched_kernel()
+                kind = matched.kind_name if matched.is_gemm else kind
         ids = [i for axes in wanted.values() for i in axes]
         base = f"{kind}_" + ("" if all(len(i) == 1 for i in ids) else "_").join(ids)
         new.properties["id"] = make_id(fresh_id(base, self.taken))

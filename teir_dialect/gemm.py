@@ -61,7 +61,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from teir_dialect.vocabulary import OperationKind, Role
+from teir_dialect.vocabulary import KernelKind, OperationKind, Role
 
 KERNEL_ATTR = "kernel"
 """The discardable attribute of teir.primitive that holds the decision."""
@@ -97,9 +97,13 @@ class KernelMatch:
     trans: str = ""
     params: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def microkernel(self) -> bool:
+        return KernelKind(self.kind).microkernel
 
-SCALAR = KernelMatch("scalar")
-GENERAL = KernelMatch("general")
+
+SCALAR = KernelMatch(KernelKind.SCALAR)
+GENERAL = KernelMatch(KernelKind.GENERAL)
 
 
 def operand_layout(
@@ -153,7 +157,7 @@ def match_contraction(prim: Contraction) -> KernelMatch:
     trans, lda, ldb, ldc = layout
     params = {"m": m.size, "n": n.size, "k": k.size, "lda": lda, "ldb": ldb, "ldc": ldc}
     if len(ks) == 1:
-        return KernelMatch("gemm", trans, params)
+        return KernelMatch(KernelKind.GEMM, trans, params)
     batch = ks[0]
     stride_a, stride_b = batch.stride_on("in0"), batch.stride_on("in1")
     if batch.stride_on("out") != 0 or stride_a % width or stride_b % width:
@@ -163,4 +167,4 @@ def match_contraction(prim: Contraction) -> KernelMatch:
         "br_stride_a": stride_a // width,
         "br_stride_b": stride_b // width,
     }
-    return KernelMatch("brgemm", trans, params)
+    return KernelMatch(KernelKind.BRGEMM, trans, params)

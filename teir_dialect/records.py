@@ -321,8 +321,7 @@ def parse_mlir(
             )
         else:
             reason = f"xDSL's parser failed here ({type(err).__name__}: {err})"
-    token = parser._current_token.span  # pyright: ignore[reportPrivateUsage]
-    raise ParseError(Span(token.start, token.end, source), f"parse error: {reason}")
+    raise ParseError(Span(parser.pos, parser.pos + 1, source), f"parse error: {reason}")
 
 
 def is_flat_form(record: object) -> bool:

@@ -63,6 +63,20 @@ class OperationKind(StrEnum):
         return ("in0", "out")
 
 
+class KernelKind(StrEnum):
+    """Table 10.6.1's rows: how a Contraction primitive maps onto a kernel."""
+
+    SCALAR = "scalar"
+    GEMM = "gemm"
+    BRGEMM = "brgemm"
+    GENERAL = "general"
+
+    @property
+    def microkernel(self) -> bool:
+        """A GEMM or BRGEMM: the kinds that get a register-blocked microkernel."""
+        return self in (KernelKind.GEMM, KernelKind.BRGEMM)
+
+
 class DataType(StrEnum):
     FP16 = "FP16"
     BF16 = "BF16"

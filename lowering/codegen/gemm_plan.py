@@ -55,6 +55,7 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, dataclass, replace
 from typing import TYPE_CHECKING
 
+from teir_dialect.vocabulary import KernelKind
 from teir_passes.host import Host, host
 
 if TYPE_CHECKING:
@@ -139,10 +140,9 @@ class GemmShape:
     def of(kernel: KernelAttr) -> GemmShape | None:
         """The tile of a `#teir.kernel` that teir-match-gemm recorded; None unless it
         is a GEMM or BRGEMM (the microkernels take every layout of both)."""
-        kind = kernel.kind_name
-        if kind not in ("gemm", "brgemm"):
+        if not kernel.is_gemm:
             return None
-        batched = kind == "brgemm"
+        batched = kernel.kind_name == KernelKind.BRGEMM
         return GemmShape(
             m=kernel.get("m"), n=kernel.get("n"), k=kernel.get("k"),
             lda=kernel.get("lda"), ldb=kernel.get("ldb"), ldc=kernel.get("ldc"),
