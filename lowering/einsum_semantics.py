@@ -82,12 +82,15 @@ def einsum(subscripts: object, *operands: object, out: object = None,
         if not isinstance(out, np.ndarray):
             raise TypeError(f"einsum: out must be a numpy array, got {type(out).__name__}")
         target = plain_array(out, "einsum: out")
+        if not target.flags.writeable:
+            raise ValueError("einsum: out is read-only")
         if any(np.may_share_memory(target, a) for a in arrays):
             # TEIR zeroes out before it accumulates: an out that overlaps an
             # operand receives the result through a temporary.
-            result = einsum(spec, *arrays, dtype=dtype, order=order, casting=casting,
-                            optimize=optimize, relu=relu, threads=threads, tune=tune)
-            np.copyto(target, result, casting="unsafe")
+            scratch = np.empty(target.shape, target.dtype)
+            einsum(spec, *arrays, out=scratch, dtype=dtype, order=order, casting=casting,
+                   optimize=optimize, relu=relu, threads=threads, tune=tune)
+            np.copyto(target, scratch)
             return out
     key = (spec, tuple((a.shape, a.strides, a.dtype) for a in arrays),
            None if target is None else (target.shape, target.strides, target.dtype),
@@ -412,8 +415,6 @@ def _plan(spec: str, arrays: Sequence[np.ndarray], target: np.ndarray | None,
         raise ValueError(
             f"einsum: out has shape {target.shape}; {spec!r} gives {result_shape}"
         )
-    if target is not None and not target.flags.writeable:
-        raise ValueError("einsum: out is read-only")
     fortran = order == "F" or (
         order == "A" and bool(arrays)
         and all(a.flags.f_contiguous and not a.flags.c_contiguous for a in arrays)
