@@ -531,7 +531,7 @@ def _tree_plan(inputs: list[str], output: str, arrays: Sequence[np.ndarray],
                fresh: Callable[[], np.ndarray]) -> Run:
     """More than two operands: views as for two, then `einsum_tree.contract`."""
     try:
-        from teir_lowering import einsum_tree  # pyright: ignore
+        from teir_lowering.einsum_tree import contract  # pyright: ignore
     except ImportError:
         raise TeirError(
             f"einsum: {','.join(inputs)}->{output} has {len(arrays)} operands; "
@@ -553,7 +553,7 @@ def _tree_plan(inputs: list[str], output: str, arrays: Sequence[np.ndarray],
         operands = [p(a) for p, a in zip(prepare, given)]
         result = out if direct else fresh()
         where = place(result)  # pyright: ignore[reportArgumentType]
-        einsum_tree.contract(terms, letters_out, operands, out=where, path=optimize,
+        contract(terms, letters_out, operands, out=where, path=optimize,
                              data_type=teir, threads=count)
         if relu:
             from teir_lowering.einsum_frontend import einsum as kernel_einsum

@@ -231,8 +231,7 @@ def _view(draw: st.DrawFn, shape: tuple[int, ...], dtype: type) -> np.ndarray:
     base_shape = [n * abs(s) + 1 for n, s in zip(shape, steps)]
     base = RNG.standard_normal([base_shape[k] for k in order]).astype(dtype)
     base = base.transpose(np.argsort(order))
-    return base[tuple(slice(None, None, s) if s > 0 else slice(None, None, s)
-                      for s in steps)][tuple(slice(0, n) for n in shape)]
+    return base[tuple(slice(None, None, s) for s in steps)][tuple(slice(0, n) for n in shape)]
 
 
 @st.composite
