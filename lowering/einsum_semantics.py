@@ -95,8 +95,8 @@ def einsum(subscripts: object, *operands: object, out: object = None,
     key = (spec, tuple((a.shape, a.strides, a.dtype) for a in arrays),
            None if target is None else (target.shape, target.strides, target.dtype),
            dtype, order, casting, relu,
-           optimize if len(arrays) <= 2 or isinstance(optimize, (bool, str)) else
-           repr(optimize))
+           None if len(arrays) <= 2 else
+           optimize if isinstance(optimize, (bool, str)) else repr(optimize))
     with _LOCK:
         run = _PLANS.get(key)
     if run is None:
@@ -446,7 +446,7 @@ def _plan(spec: str, arrays: Sequence[np.ndarray], target: np.ndarray | None,
     examples = [p(a) for p, a in zip(prepare, arrays)]
     sample_out = place(target if direct else fresh())  # pyright: ignore[reportArgumentType]
     steps = _steps([v.letters.translate(ascii_) for v in views], output.translate(ascii_),
-                   examples, sample_out, extents_ascii(extents, ascii_), compute, teir, relu,
+                   examples, sample_out, _renamed(extents, ascii_), compute, teir, relu,
                    threads, tune)
 
     def run(given: Sequence[np.ndarray], out: np.ndarray | None, count: int | None):
@@ -461,7 +461,8 @@ def _plan(spec: str, arrays: Sequence[np.ndarray], target: np.ndarray | None,
     return run
 
 
-def extents_ascii(extents: dict[str, int], table: dict[int, int]) -> dict[str, int]:
+def _renamed(extents: dict[str, int], table: dict[int, int]) -> dict[str, int]:
+    """`extents` under the letters of `table` (str.maketrans)."""
     return {x.translate(table): n for x, n in extents.items()}
 
 
