@@ -531,6 +531,8 @@ def _tree_plan(inputs: list[str], output: str, arrays: Sequence[np.ndarray],
                teir: str, optimize: object, relu: bool, threads: int | None,
                fresh: Callable[[], np.ndarray]) -> Run:
     """More than two operands: views as for two, then `einsum_tree.contract`."""
+    from teir_lowering.einsum_frontend import einsum as kernel_einsum
+
     try:
         from teir_lowering.einsum_tree import contract  # pyright: ignore
     except ImportError:
@@ -554,12 +556,14 @@ def _tree_plan(inputs: list[str], output: str, arrays: Sequence[np.ndarray],
         operands = [p(a) for p, a in zip(prepare, given)]
         result = out if direct else fresh()
         where = place(result)  # pyright: ignore[reportArgumentType]
-        contract(terms, letters_out, operands, out=where, path=optimize,
-                             data_type=teir, threads=count)
-        if relu:
-            from teir_lowering.einsum_frontend import einsum as kernel_einsum
-
-            kernel_einsum(f"{letters_out}->{letters_out}", where, out=where, relu=True,
+        if not relu:
+            contract(terms, letters_out, operands, out=where, path=optimize,
+                     data_type=teir, threads=count)
+        else:  # ReLU as a Copy kernel's (which reads and writes separate buffers)
+            product = np.empty(result.shape, compute)
+            contract(terms, letters_out, operands, out=product, path=optimize,
+                     data_type=teir, threads=count)
+            kernel_einsum(f"{letters_out}->{letters_out}", product, out=where, relu=True,
                           threads=count, dtype=teir)
         if out is not None and not direct:
             np.copyto(out, result, casting="unsafe")

@@ -346,3 +346,43 @@ def test_more_than_two_operands_wait_for_einsum_trees() -> None:
     else:
         with pytest.raises(TeirError, match="more than two operands: not supported yet"):
             einsum("ij,jk,kl->il", M, M, M)
+
+
+def test_more_than_two_operands_reach_the_tree_hook_as_promised(monkeypatch) -> None:
+    """The hook `einsum_tree.contract` gets what its interface promises: one ASCII
+    letter per dimension, no letter twice in a term, no ellipsis, non-negative
+    strides, arrays of the data type; numpy stands in for the tree here to check
+    that the views it gets (diagonals, broadcasts, flipped axes) mean the same."""
+    import sys
+    import types
+
+    from teir_lowering import einsum_semantics
+
+    calls = []
+
+    def contract(inputs, output, operands, *, out, path, data_type, threads):
+        calls.append((inputs, output, path, data_type))
+        for term, operand in zip(inputs, operands):
+            assert term.isascii() and term.isalpha() or term == ""
+            assert len(set(term)) == len(term) == operand.ndim
+            assert all(s >= 0 for s in operand.strides)
+            assert operand.dtype == out.dtype
+        assert all(s >= 0 for s in out.strides)
+        np.einsum(f"{','.join(inputs)}->{output}", *operands, out=out)
+        return out
+
+    monkeypatch.setitem(sys.modules, "teir_lowering.einsum_tree",
+                        types.SimpleNamespace(contract=contract))
+    monkeypatch.setattr(einsum_semantics, "_PLANS", {})
+    x = RNG.standard_normal((2, 4, 4))
+    cases = [
+        ("ij,jk,kl->il", [A[::-1], S[:, ::-1], B]),
+        ("ii,ij,j->", [S[::-1], RNG.standard_normal((4, 1)), A[0]]),
+        ("...ii,...ij,...j", [x, x[:1, :, :3], RNG.standard_normal(3).astype(np.float32)]),
+    ]
+    for subscripts, operands in cases:
+        _close(einsum(subscripts, *operands, optimize="greedy"), operands, subscripts)
+    out = np.zeros((4, 5))[::-1]
+    einsum("ij,jk,kl->il", S, S, B, out=out, relu=True, optimize="optimal")
+    np.testing.assert_allclose(out, np.maximum(S @ S @ B, 0), rtol=1e-12)
+    assert [call[2:] for call in calls] == [("greedy", "FP64")] * 3 + [("optimal", "FP64")]
