@@ -231,7 +231,8 @@ def _view(draw: st.DrawFn, shape: tuple[int, ...], dtype: type) -> np.ndarray:
     base_shape = [n * abs(s) + 1 for n, s in zip(shape, steps)]
     base = RNG.standard_normal([base_shape[k] for k in order]).astype(dtype)
     base = base.transpose(np.argsort(order))
-    return base[tuple(slice(None, None, s) for s in steps)][tuple(slice(0, n) for n in shape)]
+    stepped = base[(*(slice(None, None, s) for s in steps), Ellipsis)]
+    return stepped[(*(slice(0, n) for n in shape), Ellipsis)]  # 0-d: an array still
 
 
 @st.composite
@@ -272,15 +273,22 @@ def cases(draw: st.DrawFn) -> Case:
 
 @settings(max_examples=examples(200, 12), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(case=cases())
-def test_generated_expressions_match_numpy(case: Case) -> None:
+@given(case=cases(), data=st.data())
+def test_generated_expressions_match_numpy(case: Case, data: st.DataObject) -> None:
+    """Into a new array, or into an `out` view of any layout (half of the cases)."""
     try:
         expected = np.einsum(case.subscripts, *case.operands)
     except ValueError:
         with pytest.raises(ValueError):
             einsum(case.subscripts, *case.operands)
         return
-    got = einsum(case.subscripts, *case.operands)
+    if data.draw(st.booleans()):
+        got = einsum(case.subscripts, *case.operands)
+    else:
+        dtype = np.asarray(expected).dtype
+        out = data.draw(_view(np.shape(expected), dtype))
+        assert einsum(case.subscripts, *case.operands, out=out) is out
+        got = out
     assert np.shape(got) == np.shape(expected)
     _close(got, case.operands, case.subscripts)
 
