@@ -248,7 +248,8 @@ def _types(arrays: Sequence[np.ndarray], target: np.ndarray | None, dtype: objec
         teir = _TEIR_TYPES[compute.name]
     else:
         try:
-            compute = np.result_type(*arrays, *([] if target is None else [target]))
+            compute = np.result_type(*(a.dtype for a in arrays),
+                                     *([] if target is None else [target.dtype]))
         except TypeError:
             listing = ", ".join(str(a.dtype) for a in arrays)
             raise TypeError(
