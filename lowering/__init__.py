@@ -48,8 +48,8 @@ def compile_kernel(config: object, **options: object):
     return compile_(config, **options)  # pyright: ignore
 
 
-def einsum(subscripts: str, *operands: object, **options: object):
-    """See teir_lowering.einsum_frontend.einsum: np.einsum through a compiled TEIR kernel."""
-    from teir_lowering.einsum_frontend import einsum as einsum_
+def einsum(subscripts: object, *operands: object, **options: object):
+    """See teir_lowering.einsum_semantics.einsum: np.einsum on compiled TEIR kernels."""
+    from teir_lowering.einsum_semantics import einsum as einsum_
 
     return einsum_(subscripts, *operands, **options)  # pyright: ignore

@@ -1,19 +1,21 @@
-"""`teir_lowering.einsum`: `np.einsum` for the contractions and permutations TEIR covers.
+"""The kernel-level einsum under `teir_lowering.einsum` (einsum_semantics):
+canonical subscripts only, the contractions and permutations TEIR covers.
 
-    c = teir_lowering.einsum("trus,pqtu->pqrs", a, b)            # a new array
-    teir_lowering.einsum("abcd->dcba", x, out=y)                   # into y
-    teir_lowering.einsum("ij,jk->ik", a, b, relu=True, threads=1)  # relu(a @ b)
+    c = einsum("trus,pqtu->pqrs", a, b)            # a new array
+    einsum("abcd->dcba", x, out=y)                   # into y
+    einsum("ij,jk->ik", a, b, relu=True, threads=1)  # relu(a @ b)
 
 The record comes from `teir_dialect.einsum_config` (any strides numpy views
 have, non-contiguous included), teir-optimize schedules it (the
 auto-scheduler, or a schedule `teir-tune` stored for it), and the kernel runs
 on the arrays' memory in place. Kernels are cached per subscripts, shapes,
 strides, data types, ReLU flag and output layout, so a repeated call costs a
-dictionary lookup and the kernel's argument checks. What TEIR does not cover
+dictionary lookup and the kernel's argument checks. What it does not cover
 (more than two operands, repeated indices, broadcasting, ellipses, negative
-strides, implicit output) raises `TeirError` saying why; there is no silent
-fallback to numpy. An ndarray subclass is read through a plain view of its
-memory (`teir_dialect.arrays.plain_array`); a masked array is refused.
+strides, implicit output, a sum over one operand's index) raises `TeirError`;
+einsum_semantics reduces numpy's whole semantics to it. An ndarray subclass
+is read through a plain view of its memory (`teir_dialect.arrays.plain_array`);
+a masked array is refused.
 """
 
 from __future__ import annotations
