@@ -58,7 +58,7 @@ from teir_dialect.dialect import (
     id_text,
 )
 from teir_dialect.gemm import KERNEL_ATTR
-from teir_dialect.records import TeirError
+from teir_dialect.records import TeirError, Unsupported
 from teir_dialect.vocabulary import DataType, GuardKind, OperationKind, Role
 from teir_lowering.codegen.gemm_emitter import GemmEmitter
 from teir_lowering.codegen.gemm_plan import GemmShape
@@ -85,7 +85,7 @@ def stored_data_type(tensor: str, tensor_type: Attribute) -> DataType:
     """The data type a tensor's memref stores (f32: FP32, which TF32 shares); a
     TeirError for any other memref."""
     if not isinstance(tensor_type, MemRefType) or tensor_type.get_num_dims() != 1:
-        raise TeirError(
+        raise Unsupported(
             f"lowering: tensor {tensor} must be a 1-D memref of its element type, got "
             f"{tensor_type}; other memref shapes are not supported yet"
         )
@@ -133,7 +133,7 @@ class _Emitter:
     def elements(self, tensor: str, byte_count: int, what: str) -> int:
         width = self.width[tensor]
         if byte_count % width:
-            raise TeirError(
+            raise Unsupported(
                 f"lowering: {what} is {byte_count} bytes on {tensor}, not a multiple of "
                 f"its {width}-byte elements; byte-misaligned tiles are not supported yet"
             )

@@ -47,7 +47,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from teir_dialect import teir_context
 from teir_dialect.arrays import TensorSpec, check_arrays, tensor_specs
 from teir_dialect.dialect import ConfigOp
-from teir_dialect.records import TeirError, find_configs, load_module
+from teir_dialect.records import TeirError, Unsupported, find_configs, load_module
 from teir_lowering.convert_teir_to_scf import TeirToScfPass, stored_data_type
 from teir_lowering.ndarray_entry import ENTRY_SUFFIX, add_ndarray_entry, data_offset
 from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass, launches_threads
@@ -361,6 +361,8 @@ def _compile(module: ModuleOp, function: func.FuncOp, tensors: Sequence[TensorSp
             module.verify()
             stages["optimized"] = str(module)
         lower_to_llvm(module, ctx, stages)
+    except Unsupported:
+        raise  # its own kind: it names what TEIR does not compile
     except DiagnosticException as err:
         raise TeirError(f"lowering failed: {err}") from None
     parallel = launches_threads(module)

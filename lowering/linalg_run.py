@@ -50,7 +50,13 @@ from teir_dialect.arrays import plain_array
 from teir_dialect.dialect import ConfigOp
 from teir_dialect.interpreter import run_reference
 from teir_dialect.limits import recursion_room
-from teir_dialect.records import TeirError, config_to_json, parse_mlir, read_text
+from teir_dialect.records import (
+    TeirError,
+    Unsupported,
+    config_to_json,
+    parse_mlir,
+    read_text,
+)
 from teir_passes.convert_linalg_to_teir import REMARK, ConvertLinalgToTeirPass, base_of
 
 NUMPY_TYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
@@ -375,7 +381,7 @@ def evaluate_linalg(function: func.FuncOp, arrays: Sequence[np.ndarray]) -> None
         elif isinstance(op, func.ReturnOp) or is_side_effect_free(op):
             continue
         else:
-            raise TeirError(f"linalg reference: {op.name} is not supported")
+            raise Unsupported(f"linalg reference: {op.name} is not supported")
 
 
 def _memref(storage: dict[SSAValue, np.ndarray], value: SSAValue) -> np.ndarray:
@@ -406,7 +412,7 @@ def _maps(op: Operation) -> tuple[list[SSAValue], int, list[tuple[int, ...]], Bl
     dims = []
     for attr in op.get_indexing_maps():
         if not all(isinstance(e, AffineDimExpr) for e in attr.data.results):
-            raise TeirError(f"linalg reference: map {attr.data} is not supported")
+            raise Unsupported(f"linalg reference: map {attr.data} is not supported")
         dims.append(tuple(e.position for e in attr.data.results))  # pyright: ignore
     return list(op.operands), op.get_num_loops(), dims, op.body.block
 
@@ -463,7 +469,7 @@ def _apply(block: Block, values: Sequence[np.ndarray], scalars: dict[SSAValue, n
             continue
         evaluate = ARITH.get(type(op))
         if evaluate is None:
-            raise TeirError(f"linalg reference: {op.name} in a body is not supported")
+            raise Unsupported(f"linalg reference: {op.name} in a body is not supported")
         env[op.results[0]] = evaluate(*(env[operand] for operand in op.operands))
     raise TeirError("linalg reference: a body without linalg.yield")
 

@@ -24,9 +24,9 @@ __all__ = [
     "ScheduleOp",
 ]
 
-from teir_dialect.records import TeirError, from_json, to_json
+from teir_dialect.records import TeirError, Unsupported, from_json, to_json
 
-__all__ += ["TeirError", "from_json", "to_json"]
+__all__ += ["TeirError", "Unsupported", "from_json", "to_json"]
 
 from teir_dialect.context import teir_context
 

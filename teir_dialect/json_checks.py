@@ -16,7 +16,14 @@ JsonDict = dict[str, Any]
 
 
 class TeirError(VerifyException, ValueError):
-    """An ill-formed configuration; the message names the rule and the ids."""
+    """Bad input: an ill-formed configuration or call; the message names the rule
+    and the ids."""
+
+
+class Unsupported(TeirError):
+    """Well-formed input that TEIR does not compile: the message names what is
+    not supported. A TeirError, so callers that refuse bad input refuse it too;
+    internal bugs are neither (the tools report them as internal errors)."""
 
 
 # --------------------------------------------------------------------------

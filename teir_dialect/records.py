@@ -58,6 +58,7 @@ from teir_dialect.flat import flat_to_tree
 from teir_dialect.json_checks import (
     JsonDict,
     TeirError,
+    Unsupported,
     check_id,
     check_int_list,
     check_json_value,
@@ -646,6 +647,7 @@ def dumps(value: Any, indent: int = 0, width: int = 88) -> str:
 
 __all__ = [
     "TeirError",
+    "Unsupported",
     "config_to_json",
     "find_configs",
     "from_json",
