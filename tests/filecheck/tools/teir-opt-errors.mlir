@@ -114,7 +114,7 @@
 // PASS-NOT: Traceback
 // RUN: not teir-opt -p "teir-to-scf{bogus=1}" %s 2>&1 | filecheck %s --check-prefix=OPTION
 // OPTION-NOT: Traceback
-// OPTION: teir-opt: error: bad options for pass 'teir-to-scf': Provided arguments ["bogus"] not found in expected arguments ["microkernels"]
+// OPTION: teir-opt: error: unknown option 'bogus' of pass 'teir-to-scf' (its options: microkernels)
 // OPTION-NOT: Traceback
 // RUN: not teir-opt -p "teir-to-scf{microkernels=maybe}" %s 2>&1 | filecheck %s --check-prefix=OPTIONTYPE
 // OPTIONTYPE-NOT: Traceback
