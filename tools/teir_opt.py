@@ -36,7 +36,7 @@ from teir_dialect.records import (
 from teir_tools.cli import EXIT_BAD_INPUT, run_tool
 
 EMIT_TARGETS = {"mlir": "mlir", "json": "teir-json", "tree": "teir-tree",
-                "script": "teir-script"}
+                "script": "teir-script", "upstream": "mlir-upstream"}
 
 LLVM_PIPELINE = "teir-to-llvm"
 """The pass whose output `-t llvm` (xDSL's LLVM IR target) can translate."""
@@ -72,7 +72,8 @@ class TeirOptMain(xDSLOptMain):
             choices=sorted(EMIT_TARGETS),
             default=None,
             help="output form: mlir (default), json (tree-form records), "
-            "tree (schedule listings like the spec's)",
+            "tree (schedule listings like the spec's), upstream (MLIR for upstream "
+            "mlir-opt: the lane ops as arith/llvm vector compares and selects)",
         )
 
     def register_all_frontends(self) -> None:
