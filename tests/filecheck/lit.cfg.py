@@ -45,6 +45,10 @@ else:
         "(tests/filecheck/upstream) are UNSUPPORTED here; apt-get install mlir-19-tools"
     )
 
+mlir_lower = (
+    "mlir-opt-19 --convert-scf-to-cf --convert-vector-to-llvm --finalize-memref-to-llvm "
+    "--convert-arith-to-llvm --convert-func-to-llvm --reconcile-unrealized-casts"
+)
 examples = os.path.join(os.path.dirname(os.path.dirname(config.test_source_root)), "examples")
 config.substitutions.extend(
     [
@@ -52,8 +56,6 @@ config.substitutions.extend(
         ("%roundtrip", "teir-opt %s --split-input-file | teir-opt --split-input-file | filecheck %s"),
         ("%verify-diagnostics", "teir-opt %s --split-input-file --verify-diagnostics | filecheck %s"),
         ("%examples", examples),
-        ("%mlir-lower", "mlir-opt-19 --convert-scf-to-cf --convert-vector-to-llvm "
-         "--finalize-memref-to-llvm --convert-arith-to-llvm --convert-func-to-llvm "
-         "--reconcile-unrealized-casts"),
+        ("%mlir-lower", mlir_lower),
     ]
 )
