@@ -58,7 +58,7 @@ def test_tune_ends_its_bar_full_and_show_names_type_and_threads(
     assert teir_tune.main(["ij,jk->ik", "--extents", "i=8,j=8,k=8", "--dtype", "FP16",
                            "--budget", "0.3", "--threads", "1"]) == 0
     err = capsys.readouterr().err
-    assert "100%" in err.split("\r")[-1], err
+    assert "100%" in err.split("\r")[-1], err  # a bar appears once candidates run
     assert teir_tune.main(["--show"]) == 0
     out = capsys.readouterr().out
     assert "  ij,jk->ik i=8,j=8,k=8: FP16, 1 thread(s) on " in out, out
@@ -69,6 +69,16 @@ def _opt(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     err = capsys.readouterr().err
     assert "Traceback" not in err and "internal error" not in err
     return err
+
+
+def test_tune_of_bad_input_shows_no_bar(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text("{")
+    assert teir_tune.main([str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("teir-tune: error: ") and "tuning" not in err, err
 
 
 def test_a_misspelt_pass_gets_a_suggestion(capsys: pytest.CaptureFixture[str]) -> None:

@@ -76,6 +76,15 @@ class TeirOptMain(xDSLOptMain):
             "mlir-opt: the lane ops as arith/llvm vector compares and selects)",
         )
 
+    def register_all_dialects(self) -> None:
+        """xDSL's, with linalg's named contractions that xDSL lacks (linalg_ops)."""
+        from xdsl.universe import Universe
+
+        from teir_dialect.linalg_ops import linalg_dialect
+
+        for name, factory in Universe.get_multiverse().all_dialects.items():
+            self.ctx.register_dialect(name, linalg_dialect if name == "linalg" else factory)
+
     def register_all_frontends(self) -> None:
         super().register_all_frontends()
 

@@ -108,19 +108,26 @@ def tune(args: argparse.Namespace) -> int:
                 f"{index}=64" for index in dict.fromkeys(
                     c for c in args.config if c.isalpha()))
         )
-    bar = tqdm(total=args.budget, unit="s", desc="tuning", leave=True,
-               bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} s{postfix}")
+    bars: list[tqdm] = []  # made at the first candidate: bad input gets no bar
+
+    def bar() -> tqdm:
+        if not bars:
+            bars.append(tqdm(total=args.budget, unit="s", desc="tuning", leave=True,
+                             bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} s{postfix}"))
+        return bars[0]
 
     def progress(elapsed: float, best: float, candidates: int) -> None:
-        bar.n = min(elapsed, bar.total)
-        bar.set_postfix(best=f"{best * 1e6:.1f}us", candidates=candidates)
-        bar.refresh()
+        bar()
+        bars[0].n = min(elapsed, args.budget)
+        bars[0].set_postfix(best=f"{best * 1e6:.1f}us", candidates=candidates)
+        bars[0].refresh()
 
     entry = search(source, threads=args.threads, budget=args.budget, beam=args.beam,
                    label=label, progress=progress)
-    bar.n = bar.total  # done: the search ends early once no setting is new
-    bar.refresh()
-    bar.close()
+    done = bar()
+    done.n = done.total  # done: the search ends early once no setting is new
+    done.refresh()
+    done.close()
     print(f"best: {entry.seconds * 1e6:.1f} us, {entry.baseline / entry.seconds:.2f}x the "
           f"auto-scheduler's {entry.baseline * 1e6:.1f} us, on {entry.cpu}, "
           f"{entry.threads} thread(s); stored as {entry.key}")

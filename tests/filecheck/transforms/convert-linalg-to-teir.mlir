@@ -78,6 +78,57 @@ func.func @matmul(%A: memref<4x8xf32>, %B: memref<8x16xf32>, %C: memref<4x16xf32
 
 // -----
 
+// The named contractions xDSL 0.74 lacks (teir_dialect.linalg_ops), each one
+// Contraction with its fixed maps: batch axis d0 outermost, out's axes, then K.
+func.func @named(%A: memref<4x8xf32>, %At: memref<8x4xf32>, %B: memref<8x16xf32>, %Bt: memref<16x8xf32>, %C: memref<4x16xf32>, %x: memref<8xf32>, %y: memref<4xf32>, %z: memref<16xf32>, %s: memref<f32>, %bA: memref<2x4x8xf32>, %bB: memref<2x8x16xf32>, %bBt: memref<2x16x8xf32>, %bC: memref<2x4x16xf32>) {
+  linalg.batch_matmul ins(%bA, %bB : memref<2x4x8xf32>, memref<2x8x16xf32>) outs(%bC : memref<2x4x16xf32>)
+  linalg.batch_matmul_transpose_b ins(%bA, %bBt : memref<2x4x8xf32>, memref<2x16x8xf32>) outs(%bC : memref<2x4x16xf32>)
+  linalg.matmul_transpose_a ins(%At, %B : memref<8x4xf32>, memref<8x16xf32>) outs(%C : memref<4x16xf32>)
+  linalg.matmul_transpose_b ins(%A, %Bt : memref<4x8xf32>, memref<16x8xf32>) outs(%C : memref<4x16xf32>)
+  linalg.matvec ins(%A, %x : memref<4x8xf32>, memref<8xf32>) outs(%y : memref<4xf32>)
+  linalg.vecmat ins(%x, %B : memref<8xf32>, memref<8x16xf32>) outs(%z : memref<16xf32>)
+  linalg.dot ins(%x, %x : memref<8xf32>, memref<8xf32>) outs(%s : memref<f32>)
+  func.return
+}
+
+// CHECK-LABEL: func.func @named
+// CHECK:         teir.config(
+// CHECK-NEXT:    teir.axis d0 extent 2 strides [128, 512, 256] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d1 extent 4 strides [32, 0, 64] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d2 extent 16 strides [0, 4, 4] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d3 extent 8 strides [4, 64, 0] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.primitive contraction_scalar Contraction
+// CHECK:         teir.config(
+// CHECK-NEXT:    teir.axis d0 extent 2 strides [128, 512, 256] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d1 extent 4 strides [32, 0, 64] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d2 extent 16 strides [0, 32, 4] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d3 extent 8 strides [4, 4, 0] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.primitive contraction_scalar Contraction
+// CHECK:         teir.config(
+// CHECK-NEXT:    teir.axis d0 extent 4 strides [4, 0, 64] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d1 extent 16 strides [0, 4, 4] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d2 extent 8 strides [16, 64, 0] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.primitive contraction_scalar Contraction
+// CHECK:         teir.config(
+// CHECK-NEXT:    teir.axis d0 extent 4 strides [32, 0, 64] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d1 extent 16 strides [0, 32, 4] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d2 extent 8 strides [4, 4, 0] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.primitive contraction_scalar Contraction
+// CHECK:         teir.config(
+// CHECK-NEXT:    teir.axis d0 extent 4 strides [32, 0, 4] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d1 extent 8 strides [4, 4, 0] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.primitive contraction_scalar Contraction
+// CHECK:         teir.config(
+// CHECK-NEXT:    teir.axis d0 extent 16 strides [0, 4, 4] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d1 extent 8 strides [4, 64, 0] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.primitive contraction_scalar Contraction
+// CHECK:         teir.config(
+// CHECK-NEXT:    teir.axis d0 extent 8 strides [4, 4, 0] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.primitive contraction_scalar Contraction
+// CHECK-NOT:   linalg.
+
+// -----
+
 // A zero fill, a matmul and an in-place ReLU of one memref: one configuration.
 func.func @fill_matmul_relu(%A: memref<4x8xf32>, %B: memref<8x16xf32>, %C: memref<4x16xf32>) {
   %zero = arith.constant 0.0 : f32
