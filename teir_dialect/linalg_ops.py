@@ -1,5 +1,7 @@
-"""The linalg named contractions MLIR users write that xDSL 0.74 lacks, and
-`linalg.matmul` with MLIR's `indexing_maps = [...]` syntax.
+"""The linalg named contractions MLIR users write that xDSL 0.74 lacks,
+`linalg.matmul` with MLIR's `indexing_maps = [...]` syntax, and `memref.copy`
+in MLIR's custom form (`memref.copy %a, %b : T to T`, as one-shot bufferization
+prints it; xDSL 0.74 reads only the generic form).
 
     linalg.batch_matmul ins(%a, %b : ...) outs(%c : ...)
     linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, ...] ins(...) outs(...)
@@ -24,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, MemRefType, TensorType
 from xdsl.dialects.linalg import Linalg
 from xdsl.dialects.linalg.abstract_ops import NamedOperation
@@ -32,9 +35,16 @@ from xdsl.dialects.linalg.ops import MatmulOp as XdslMatmulOp
 from xdsl.dialects.linalg.ops import YieldOp
 from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
-from xdsl.irdl import irdl_op_definition, prop_def
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    traits_def,
+)
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
 
 
@@ -191,7 +201,38 @@ class MatmulOp(_MulAdd):
         _check_operands(self, maps)
 
 
+@irdl_op_definition
+class MemrefCopyOp(IRDLOperation):
+    """`memref.copy` with MLIR's custom form; xDSL's op otherwise."""
+
+    name = "memref.copy"
+
+    source = operand_def(MemRefType)
+    destination = operand_def(MemRefType)
+
+    traits = traits_def(MemoryWriteEffect(), MemoryReadEffect())
+
+    assembly_format = (
+        "$source `,` $destination attr-dict `:` type($source) `to` type($destination)"
+    )
+
+    def __init__(self, source: SSAValue, destination: SSAValue):
+        super().__init__(operands=[source, destination])
+
+    verify_ = memref.CopyOp.verify_
+
+
+def memref_dialect() -> Dialect:
+    """xDSL's memref with MLIR's custom form of memref.copy."""
+    ops = [op for op in memref.MemRef.operations if op.name != MemrefCopyOp.name]
+    return Dialect("memref", [*ops, MemrefCopyOp], list(memref.MemRef.attributes))
+
+
 def linalg_dialect() -> Dialect:
     """xDSL's linalg with the named contractions above and MLIR's matmul syntax."""
     ops = [op for op in Linalg.operations if op.name != MatmulOp.name]
     return Dialect("linalg", [*ops, MatmulOp, *NAMED_CONTRACTIONS], list(Linalg.attributes))
+
+
+DIALECTS = {"linalg": linalg_dialect, "memref": memref_dialect}
+"""The dialects TEIR's tools register in place of xDSL's of the same name."""

@@ -86,3 +86,39 @@ def test_bad_named_ops_are_diagnostics(text: str, message: str) -> None:
     with pytest.raises(TeirError) as info:
         prepare_linalg(f"func.func @f(%A: memref<4x4xf32>) {{\n  {text}\n  func.return\n}}\n")
     assert message in str(info.value)
+
+
+BUFFERIZED = """
+func.func @mm(%arg0: memref<16x8xf32>, %arg1: memref<8x32xf32>, %arg2: memref<16x32xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %alloc = memref.alloc() {alignment = 64 : i64} : memref<16x32xf32>
+  linalg.fill ins(%cst : f32) outs(%alloc : memref<16x32xf32>)
+  linalg.matmul ins(%arg0, %arg1 : memref<16x8xf32>, memref<8x32xf32>) outs(%alloc : memref<16x32xf32>)
+  memref.copy %alloc, %arg2 : memref<16x32xf32> to memref<16x32xf32>
+  memref.dealloc %alloc : memref<16x32xf32>
+  return
+}
+"""
+"""What mlir-opt --one-shot-bufferize ... --buffer-results-to-out-params leaves of a
+matmul on tensors (a temporary, then a copy into the out-parameter)."""
+
+
+def test_bufferized_ir_with_a_temporary_and_a_copy_runs() -> None:
+    program = prepare_linalg(BUFFERIZED)
+    assert [len(step.arguments) for step in program.steps] == [3, 2]  # matmul, copy
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((16, 8)), rng.standard_normal((8, 32))
+    arrays = [a.astype(np.float32), b.astype(np.float32), np.full((16, 32), 7, np.float32)]
+    program.run(arrays)
+    np.testing.assert_allclose(arrays[2], a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_a_function_returning_its_result_is_refused_with_the_route() -> None:
+    text = BUFFERIZED.replace(", %arg2: memref<16x32xf32>) {", ") -> memref<16x32xf32> {")
+    text = text.replace("  memref.copy %alloc, %arg2 : memref<16x32xf32> to memref<16x32xf32>\n",
+                        "").replace("  memref.dealloc %alloc : memref<16x32xf32>\n  return",
+                                    "  return %alloc : memref<16x32xf32>")
+    with pytest.raises(TeirError) as info:
+        prepare_linalg(text)
+    assert ("the function returns values; runs take results as out-parameters (after "
+            "one-shot bufferization: mlir-opt --buffer-results-to-out-params)") in str(info.value)

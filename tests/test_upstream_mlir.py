@@ -109,3 +109,67 @@ def test_upstream_lowerings_compute_the_bytes_of_teirs_kernel(path: Path) -> Non
         *(a.ctypes.data for a in arrays))
     assert arrays[-1].tobytes() == expected[-1].tobytes()
     del engine
+
+
+NAMED = """
+func.func @named(%A: memref<4x8xf32>, %Bt: memref<16x8xf32>, %C: memref<4x16xf32>, %x: memref<8xf32>, %y: memref<4xf32>, %s: memref<f32>, %bA: memref<2x4x8xf32>, %bB: memref<2x8x16xf32>, %bC: memref<2x4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%C : memref<4x16xf32>)
+  linalg.matmul_transpose_b ins(%A, %Bt : memref<4x8xf32>, memref<16x8xf32>) outs(%C : memref<4x16xf32>)
+  linalg.matvec ins(%A, %x : memref<4x8xf32>, memref<8xf32>) outs(%y : memref<4xf32>)
+  linalg.dot ins(%x, %x : memref<8xf32>, memref<8xf32>) outs(%s : memref<f32>)
+  linalg.batch_matmul ins(%bA, %bB : memref<2x4x8xf32>, memref<2x8x16xf32>) outs(%bC : memref<2x4x16xf32>)
+  return
+}
+"""
+SHAPES = [(4, 8), (16, 8), (4, 16), (8,), (4,), (), (2, 4, 8), (2, 8, 16), (2, 4, 16)]
+GENERALIZE = ("--linalg-generalize-named-ops",)
+PRINTED = {  # how mlir-opt prints linalg: custom, generic, named ops generalized
+    "custom": (), "generic": ("--mlir-print-op-generic",), "generalized": GENERALIZE,
+    "generalized-generic": (*GENERALIZE, "--mlir-print-op-generic"),
+}
+
+
+@pytest.mark.parametrize("form", PRINTED)
+def test_linalg_printed_by_mlir_opt_converts_and_runs(form: str) -> None:
+    from teir_lowering.linalg_run import prepare_linalg
+
+    text = _run(["mlir-opt-19", *PRINTED[form]], NAMED)
+    assert ("linalg.generic" in text) == ("generalized" in form)
+    program = prepare_linalg(text)
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal(shape).astype(np.float32) for shape in SHAPES]
+    result = [a.copy() for a in arrays]
+    program.run(result)
+    a, bt, _, x, y, s, ba, bb, bc = (v.astype(np.float64) for v in arrays)
+    expected = {2: a @ bt.T, 4: y + a @ x, 5: s + x @ x, 8: bc + ba @ bb}
+    for index, want in expected.items():
+        np.testing.assert_allclose(result[index], want, rtol=1e-5, atol=1e-5)
+
+
+TENSORS = """
+func.func @mm_relu(%A: tensor<16x8xf32>, %B: tensor<8x32xf32>) -> tensor<16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<16x32xf32>
+  %filled = linalg.fill ins(%zero : f32) outs(%empty : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %C = linalg.matmul ins(%A, %B : tensor<16x8xf32>, tensor<8x32xf32>) outs(%filled : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %C : tensor<16x32xf32>
+}
+"""
+BUFFERIZE = (
+    "--one-shot-bufferize=bufferize-function-boundaries "
+    + "function-boundary-type-conversion=identity-layout-map",
+    "--buffer-results-to-out-params",
+)
+
+
+def test_the_upstream_tensor_route_runs() -> None:
+    """linalg on tensors: bufferized by mlir-opt (results as out-parameters), then TEIR."""
+    from teir_lowering.linalg_run import prepare_linalg
+
+    program = prepare_linalg(_run(["mlir-opt-19", *BUFFERIZE], TENSORS))
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in ((16, 8), (8, 32), (16, 32))]
+    expected = arrays[0].astype(np.float64) @ arrays[1]
+    program.run(arrays)
+    np.testing.assert_allclose(arrays[2], expected, rtol=1e-5, atol=1e-5)

@@ -77,13 +77,14 @@ class TeirOptMain(xDSLOptMain):
         )
 
     def register_all_dialects(self) -> None:
-        """xDSL's, with linalg's named contractions that xDSL lacks (linalg_ops)."""
+        """xDSL's, with linalg's named contractions that xDSL lacks and memref.copy's
+        custom form (teir_dialect.linalg_ops)."""
         from xdsl.universe import Universe
 
-        from teir_dialect.linalg_ops import linalg_dialect
+        from teir_dialect.linalg_ops import DIALECTS
 
         for name, factory in Universe.get_multiverse().all_dialects.items():
-            self.ctx.register_dialect(name, linalg_dialect if name == "linalg" else factory)
+            self.ctx.register_dialect(name, DIALECTS.get(name, factory))
 
     def register_all_frontends(self) -> None:
         super().register_all_frontends()

@@ -290,6 +290,7 @@ def linalg_numpy(program: LinalgProgram,
     from teir_lowering.numpy_peer import numpy_peer
 
     calls, texts = [], []
+    buffers = [*arrays, *(np.zeros(t.elements, t.dtype) for t in program.temporaries)]
     for step, config in zip(program.steps, find_configs(program.converted)):
         peer = numpy_peer(config)
         if peer is None:
@@ -297,7 +298,7 @@ def linalg_numpy(program: LinalgProgram,
                     "at a time; a configuration has no numpy peer)")
             return text, lambda: program.reference(arrays)
         texts.append(peer[0])
-        calls.append(peer[1].bind([arrays[i].reshape(-1) for i in step.arguments]))
+        calls.append(peer[1].bind([buffers[i].reshape(-1) for i in step.arguments]))
     return "; ".join(texts), lambda: [call() for call in calls]
 
 

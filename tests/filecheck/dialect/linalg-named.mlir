@@ -2,7 +2,7 @@
 // RUN: %roundtrip-generic
 
 // linalg's named contractions that xDSL 0.74 lacks (teir_dialect.linalg_ops)
-// parse and print as MLIR writes them; linalg.matmul reads MLIR's
+// and memref.copy's custom form parse and print as MLIR writes them; linalg.matmul reads MLIR's
 // `indexing_maps = [...]` keyword form and prints it when the maps are not
 // the default ones (xDSL's printer dropped them, losing the transposition).
 
@@ -29,3 +29,14 @@ func.func @matmul_maps(%At: memref<8x4xf32>, %B: memref<8x16xf32>, %C: memref<4x
 // CHECK-LABEL: func.func @matmul_maps
 // CHECK-NEXT:    linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%At, %B
 // CHECK-NEXT:    linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%At, %B
+
+// -----
+
+// memref.copy in MLIR's custom form (one-shot bufferization prints it).
+func.func @copy(%a: memref<4x16xf32>, %b: memref<4x16xf32>) {
+  memref.copy %a, %b : memref<4x16xf32> to memref<4x16xf32>
+  func.return
+}
+
+// CHECK-LABEL: func.func @copy
+// CHECK-NEXT:    memref.copy %a, %b : memref<4x16xf32> to memref<4x16xf32>

@@ -597,3 +597,61 @@ func.func @two_outputs(%X: memref<4xf32>, %Y: memref<4xf32>, %Z: memref<4xf32>) 
 // CHECK-NOT:   teir.config
 // REMARK-LABEL: sym_name = "two_outputs"
 // REMARK:       teir.not_converted = "2 outputs; TEIR writes one tensor
+
+// -----
+
+// memref.copy in MLIR's custom form, as one-shot bufferization copies a
+// temporary into an out-parameter: a Copy; the temporary stays a memref.alloc.
+func.func @bufferized(%A: memref<4x8xf32>, %B: memref<8x16xf32>, %C: memref<4x16xf32>) {
+  %alloc = memref.alloc() {alignment = 64 : i64} : memref<4x16xf32>
+  linalg.matmul ins(%A, %B : memref<4x8xf32>, memref<8x16xf32>) outs(%alloc : memref<4x16xf32>)
+  memref.copy %alloc, %C : memref<4x16xf32> to memref<4x16xf32>
+  memref.dealloc %alloc : memref<4x16xf32>
+  func.return
+}
+
+// CHECK-LABEL: func.func @bufferized
+// CHECK-NEXT:    %alloc = memref.alloc() {alignment = 64 : i64} : memref<4x16xf32>
+// CHECK:         %[[T:.*]] = memref.reinterpret_cast %alloc to offset: [0], sizes: [64], strides: [1]
+// CHECK:         teir.config(%{{.*}}, %{{.*}}, %[[T]])
+// CHECK:         teir.primitive contraction_scalar Contraction
+// CHECK:         %[[S:.*]] = memref.reinterpret_cast %alloc to offset: [0], sizes: [64], strides: [1]
+// CHECK-NEXT:    %[[D:.*]] = memref.reinterpret_cast %C to offset: [0], sizes: [64], strides: [1]
+// CHECK-NEXT:    teir.config(%[[S]], %[[D]]) : (memref<64xf32>, memref<64xf32>) {
+// CHECK-NEXT:      teir.axis d0 extent 4 strides [64, 64] offsets [0, 0]
+// CHECK-NEXT:      teir.axis d1 extent 16 strides [4, 4] offsets [0, 0]
+// CHECK-NEXT:      teir.primitive copy_scalar Copy
+// CHECK:         memref.dealloc %alloc : memref<4x16xf32>
+// CHECK-NOT:   memref.copy
+
+// -----
+
+// memref.copy of a dynamic shape stays, with its reason.
+func.func @copy_dynamic(%a: memref<?xf32>, %b: memref<?xf32>) {
+  memref.copy %a, %b : memref<?xf32> to memref<?xf32>
+  func.return
+}
+
+// CHECK-LABEL: func.func @copy_dynamic
+// CHECK-NOT:   teir.config
+// REMARK-LABEL: sym_name = "copy_dynamic"
+// REMARK:       "memref.copy"(%a, %b) {teir.not_converted = "dynamic shape in memref<?xf32>"}
+
+// -----
+
+// linalg.fill as `mlir-opt --linalg-generalize-named-ops` prints it: a generic
+// yielding its scalar input, +0.0, joins the contraction after it as Zero.
+func.func @generalized_fill(%A: memref<4x8xf32>, %B: memref<8x16xf32>, %C: memref<4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> ()>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%zero : f32) outs(%C : memref<4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.matmul ins(%A, %B : memref<4x8xf32>, memref<8x16xf32>) outs(%C : memref<4x16xf32>)
+  func.return
+}
+
+// CHECK-LABEL: func.func @generalized_fill
+// CHECK:         teir.primitive zero_scalar Zero
+// CHECK-NEXT:    teir.primitive contraction_scalar Contraction
+// CHECK-NOT:   linalg.
