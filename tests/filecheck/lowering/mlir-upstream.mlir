@@ -28,3 +28,10 @@ func.func @quiet_nan(%x: vector<4xf64>, %q: vector<4xi64>, %b: vector<4xi64>) ->
 // CHECK-NEXT:    %nan = llvm.fcmp "uno" %x, %x : vector<4xf64>
 // CHECK-NEXT:    %r = llvm.select %nan, %q, %b : vector<4xi1>, vector<4xi64>
 // CHECK-NEXT:    func.return %r : vector<4xi64>
+
+// The generic form names the MLIR ops with their properties.
+// RUN: teir-opt %s --split-input-file -t 'mlir-upstream{generic=true}' | filecheck %s --check-prefix=GENERIC
+// GENERIC: %neg = "arith.cmpf"(%x, %z) <{predicate = 4 : i64}> : (vector<8xf32>, vector<8xf32>) -> vector<8xi1>
+// GENERIC: %r = "arith.select"(%neg, %z, %x) : (vector<8xi1>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// GENERIC: %nan = "llvm.fcmp"(%x, %x) <{predicate = 14 : i64}> : (vector<4xf64>, vector<4xf64>) -> vector<4xi1>
+// GENERIC: %r = "llvm.select"(%nan, %q, %b) : (vector<4xi1>, vector<4xi64>, vector<4xi64>) -> vector<4xi64>
