@@ -95,6 +95,21 @@ class _Contraction(_MulAdd):
 
     MAPS: ClassVar[tuple[AffineMap, ...]]
 
+    @classmethod
+    def parse(cls, parser: Parser) -> _Contraction:
+        """MLIR's form; `indexing_maps = [...]` (MLIR 20) only with the op's own maps."""
+        start = parser.pos
+        if parser.parse_optional_characters("indexing_maps") is not None:
+            parser.parse_punctuation("=")
+            maps = parser.parse_attribute()
+            if maps != ArrayAttr(AffineMapAttr(m) for m in cls.MAPS):
+                parser.raise_error(
+                    f"{cls.name}: TEIR reads this op with its default indexing_maps only; "
+                    "write other maps as a linalg.generic (mlir-opt "
+                    "--linalg-generalize-named-ops)", start, parser.pos,
+                )
+        return super().parse(parser)  # pyright: ignore[reportReturnType]
+
     def get_default_indexing_maps(self) -> Sequence[AffineMap]:
         return self.MAPS
 

@@ -23,3 +23,11 @@ func.func @dot_operands(%x: memref<8xf32>, %s: memref<f32>) {
   func.return
 }
 // CHECK: linalg.dot takes 2 ins and 1 outs, got 1 ins and 1 outs
+
+// -----
+
+func.func @batch_matmul_maps(%A: memref<2x4x8xf32>, %B: memref<2x16x8xf32>, %C: memref<2x4x16xf32>) {
+  linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>] ins(%A, %B : memref<2x4x8xf32>, memref<2x16x8xf32>) outs(%C : memref<2x4x16xf32>)
+  func.return
+}
+// CHECK: linalg.batch_matmul: TEIR reads this op with its default indexing_maps only; write other maps as a linalg.generic (mlir-opt --linalg-generalize-named-ops)

@@ -40,3 +40,14 @@ func.func @copy(%a: memref<4x16xf32>, %b: memref<4x16xf32>) {
 
 // CHECK-LABEL: func.func @copy
 // CHECK-NEXT:    memref.copy %a, %b : memref<4x16xf32> to memref<4x16xf32>
+
+// -----
+
+// A named op's own maps written out (MLIR 20's form) read as the op.
+func.func @batch_matmul_maps(%A: memref<2x4x8xf32>, %B: memref<2x8x16xf32>, %C: memref<2x4x16xf32>) {
+  linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, k, n)>, affine_map<(b, m, n, k) -> (b, m, n)>] ins(%A, %B : memref<2x4x8xf32>, memref<2x8x16xf32>) outs(%C : memref<2x4x16xf32>)
+  func.return
+}
+
+// CHECK-LABEL: func.func @batch_matmul_maps
+// CHECK-NEXT:    linalg.batch_matmul ins(%A, %B : memref<2x4x8xf32>, memref<2x8x16xf32>) outs(%C : memref<2x4x16xf32>)
