@@ -147,7 +147,10 @@ def layout_of(value: SSAValue) -> Layout:
     typ = value.type
     if isinstance(typ, TensorType):
         raise NotConvertible(
-            "tensor semantics: convert-linalg-to-teir works on memrefs (bufferize first)"
+            "tensor semantics: convert-linalg-to-teir works on memrefs (bufferize first: "
+            "mlir-opt --one-shot-bufferize='bufferize-function-boundaries "
+            "function-boundary-type-conversion=identity-layout-map' "
+            "--buffer-results-to-out-params)"
         )
     if not isinstance(typ, MemRefType):
         raise NotConvertible(f"operand of type {typ} is not a memref")

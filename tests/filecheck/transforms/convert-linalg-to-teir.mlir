@@ -411,7 +411,7 @@ func.func @tensors(%A: tensor<4x8xf32>, %B: tensor<8x16xf32>, %C: tensor<4x16xf3
 // CHECK-LABEL: func.func @tensors
 // CHECK-NOT:   teir.config
 // REMARK-LABEL: sym_name = "tensors"
-// REMARK:       teir.not_converted = "tensor semantics: convert-linalg-to-teir works on memrefs (bufferize first)
+// REMARK:       teir.not_converted = "tensor semantics: convert-linalg-to-teir works on memrefs (bufferize first: mlir-opt --one-shot-bufferize='bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map' --buffer-results-to-out-params)
 
 // -----
 
