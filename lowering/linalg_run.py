@@ -57,7 +57,12 @@ from teir_dialect.records import (
     parse_mlir,
     read_text,
 )
-from teir_passes.convert_linalg_to_teir import REMARK, ConvertLinalgToTeirPass, base_of
+from teir_passes.convert_linalg_to_teir import (
+    MEMREF_COPY,
+    REMARK,
+    ConvertLinalgToTeirPass,
+    base_of,
+)
 
 NUMPY_TYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
 
@@ -215,6 +220,7 @@ class LinalgProgram:
     steps: tuple[Step, ...]
     original: func.FuncOp  # the linalg function, for the reference
     converted: ModuleOp = field(repr=False)
+    temporaries: tuple[Argument, ...] = ()  # memref.alloc's, numbered after the arguments
 
     def random_arrays(self, seed: int = 0) -> list[np.ndarray]:
         """Normal random data: the memref's shape when dense, else a flat buffer."""
@@ -228,6 +234,7 @@ class LinalgProgram:
     def run(self, arrays: Sequence[np.ndarray]) -> None:
         """Execute the configurations in place on the arrays (one per argument)."""
         checked = self._check(arrays)
+        checked += [np.zeros(t.elements, t.dtype) for t in self.temporaries]
         for step in self.steps:
             step.run([checked[i].reshape(-1) for i in step.arguments])
 
@@ -264,31 +271,51 @@ def prepare_linalg(
     function = find_function(converted, None)
     entry = function.body.block
     arguments = tuple(_argument(arg) for arg in entry.args)
+    allocations = [op for op in entry.ops if isinstance(op, ALLOCATIONS)]
+    temporaries = tuple(_memref_spec(f"memref.alloc #{i}", op.memref.type)
+                        for i, op in enumerate(allocations))
     for op in entry.ops:
+        if isinstance(op, func.ReturnOp) and op.operands:
+            raise TeirError(
+                "linalg run: the function returns values; runs take results as "
+                "out-parameters (after one-shot bufferization: mlir-opt "
+                "--buffer-results-to-out-params)"
+            )
+        if isinstance(op, (*ALLOCATIONS, memref.DeallocOp)):
+            continue
         if not (isinstance(op, ConfigOp | func.ReturnOp) or is_side_effect_free(op)):
             reason = op.attributes.get(REMARK)
             raise TeirError(
                 f"linalg run: {op.name} was not converted to TEIR"
                 + (f": {reason.data}" if reason is not None else "")  # pyright: ignore
             )
+    buffers: dict[SSAValue, int] = {arg: arg.index for arg in entry.args}
+    buffers |= {op.memref: len(arguments) + i for i, op in enumerate(allocations)}
     steps = tuple(
-        _step(op, entry, interpret, threads) for op in entry.ops if isinstance(op, ConfigOp)
+        _step(op, buffers, interpret, threads) for op in entry.ops if isinstance(op, ConfigOp)
     )
-    return LinalgProgram(function.sym_name.data, arguments, steps, original, converted)
+    return LinalgProgram(function.sym_name.data, arguments, steps, original, converted,
+                         temporaries)
 
 
-def _step(config: ConfigOp, entry: Block, interpret: bool, threads: int | None) -> Step:
+ALLOCATIONS = (memref.AllocOp, memref.AllocaOp)
+"""Temporaries a run allocates (zeroed) for each call, as one-shot bufferization
+leaves them; their deallocations are no-ops."""
+
+
+def _step(config: ConfigOp, buffers: dict[SSAValue, int], interpret: bool,
+          threads: int | None) -> Step:
     indices = []
     for tensor in config.tensors:
         value: SSAValue = tensor
         if isinstance(value.owner, memref.ReinterpretCastOp):
             value = value.owner.source
-        if not (isinstance(value, BlockArgument) and value.block is entry):
+        if value not in buffers:
             raise TeirError(
-                "linalg run: a configuration's tensor is not a function argument (or "
-                "its 1-D view); runs take functions on their memref arguments"
+                "linalg run: a configuration's tensor is not a function argument or a "
+                "memref.alloc of the function's body (or its 1-D view)"
             )
-        indices.append(value.index)
+        indices.append(buffers[value])
     record = config_to_json(config)
     if interpret:
         def runner(arrays: Sequence[np.ndarray]) -> None:
@@ -376,6 +403,13 @@ def evaluate_linalg(function: func.FuncOp, arrays: Sequence[np.ndarray]) -> None
         elif isinstance(op, FillOp):
             out = _memref(storage, op.outputs[0])
             out[...] = _scalar(scalars, op.inputs[0]).astype(out.dtype)
+        elif isinstance(op, ALLOCATIONS):
+            spec = _memref_spec("memref.alloc", op.memref.type)
+            storage[op.memref] = np.zeros(spec.elements, spec.dtype)
+        elif isinstance(op, MEMREF_COPY):
+            np.copyto(_memref(storage, op.destination), _memref(storage, op.source))
+        elif isinstance(op, memref.DeallocOp):
+            continue
         elif isinstance(op, LinalgStructuredOperation | BroadcastOp):
             _evaluate_structured(op, storage, scalars)
         elif isinstance(op, func.ReturnOp) or is_side_effect_free(op):

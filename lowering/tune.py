@@ -137,8 +137,10 @@ def tune(source: object, *, threads: int | None = None, budget: float = 60.0,
         if not fresh:
             break
         frontier = sorted([*frontier, *fresh], key=lambda c: c.seconds)[:beam]
+    primitives = configs[0].primitives
+    data_type = primitives[0].data_type.value if primitives else "?"
     return schedule_cache.store(ir, threads, best.script, best.seconds, baseline_seconds,
-                                label or "configuration")
+                                label or "configuration", data_type)
 
 
 def _check_against_reference(config: ConfigOp, arrays: list[np.ndarray],

@@ -8,8 +8,10 @@ layouts, one float element type f16/bf16/f32/f64 throughout):
   `linalg.generic` and `linalg.matmul` (also with its `indexing_maps`, the
   transposed forms xDSL parses) -> Contraction;
 * a body that yields its input (`linalg.copy`, `linalg.transpose`,
-  `linalg.broadcast`, copy-like `linalg.generic`) -> Copy;
-* `linalg.fill` with +0.0 -> Zero;
+  `linalg.broadcast`, copy-like `linalg.generic`) -> Copy; so does `memref.copy`
+  (one-shot bufferization copies a temporary into an out-parameter with it);
+* `linalg.fill` with +0.0 (or the generic that `--linalg-generalize-named-ops`
+  makes of it) -> Zero;
 * `arith.maximumf(x, +0.0)` in a `linalg.generic`, or `linalg.max` against a
   buffer that a `linalg.fill` with +0.0 last wrote -> ReLU (in place on out
   when it reads and writes the same buffer);
@@ -68,7 +70,14 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
-from xdsl.dialects.linalg.ops import BroadcastOp, FillOp, IndexOp, MaxOp, YieldOp
+from xdsl.dialects.linalg.ops import (
+    BroadcastOp,
+    FillOp,
+    GenericOp,
+    IndexOp,
+    MaxOp,
+    YieldOp,
+)
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr
 from xdsl.passes import ModulePass
@@ -83,6 +92,7 @@ from xdsl.traits import is_side_effect_free
 
 from teir_dialect.builders import Dimension, build_config, build_record
 from teir_dialect.dialect import ConfigOp
+from teir_dialect.linalg_ops import MemrefCopyOp
 from teir_dialect.records import TeirError
 from teir_dialect.vocabulary import DataType, OperationKind
 
@@ -104,6 +114,9 @@ DATA_TYPES: dict[type[Attribute], DataType] = {
 }
 
 STRUCTURED = (LinalgStructuredOperation, BroadcastOp)
+
+MEMREF_COPY = (memref.CopyOp, MemrefCopyOp)
+"""xDSL's memref.copy (generic form) and TEIR's (teir_dialect.linalg_ops)."""
 
 
 class NotConvertible(Exception):
@@ -134,7 +147,10 @@ def layout_of(value: SSAValue) -> Layout:
     typ = value.type
     if isinstance(typ, TensorType):
         raise NotConvertible(
-            "tensor semantics: convert-linalg-to-teir works on memrefs (bufferize first)"
+            "tensor semantics: convert-linalg-to-teir works on memrefs (bufferize first: "
+            "mlir-opt --one-shot-bufferize='bufferize-function-boundaries "
+            "function-boundary-type-conversion=identity-layout-map' "
+            "--buffer-results-to-out-params)"
         )
     if not isinstance(typ, MemRefType):
         raise NotConvertible(f"operand of type {typ} is not a memref")
@@ -218,6 +234,8 @@ def _written(op: Operation) -> list[SSAValue] | None:
         return [op.tensors[-1]]
     if isinstance(op, memref.StoreOp):
         return [op.memref]
+    if isinstance(op, MEMREF_COPY):
+        return [op.destination]
     return None
 
 
@@ -389,7 +407,7 @@ def zero_filled(value: SSAValue, before: Operation) -> bool:
     linalg.fill with +0.0 of `value` itself."""
     op = before.prev_op
     while op is not None:
-        if isinstance(op, FillOp) and op.outputs[0] is value:
+        if isinstance(op, FillOp | GenericOp) and is_fill(op) and op.outputs[0] is value:
             return _is_positive_zero(op.inputs[0])
         written = _written(op)
         if written is None or any(may_alias(w, value) for w in written):
@@ -398,7 +416,23 @@ def zero_filled(value: SSAValue, before: Operation) -> bool:
     return False
 
 
-def _fill_plan(op: FillOp) -> Plan:
+def is_fill(op: Operation | None) -> bool:
+    """linalg.fill, or the linalg.generic that `mlir-opt --linalg-generalize-named-ops`
+    makes of it: one scalar input yielded to every element of one output."""
+    if isinstance(op, FillOp):
+        return True
+    if not isinstance(op, GenericOp) or len(op.inputs) != 1 or len(op.outputs) != 1:
+        return False
+    if isinstance(op.inputs[0].type, MemRefType | TensorType):
+        return False
+    ops, result = _body_ops(op.body.block)
+    out_map = op.get_indexing_maps().data[-1].data
+    loops = [e.position for e in out_map.results if isinstance(e, AffineDimExpr)]
+    return (not ops and result is op.body.block.args[0]
+            and sorted(loops) == list(range(op.get_num_loops())))
+
+
+def _fill_plan(op: FillOp | GenericOp) -> Plan:
     if len(op.outputs) != 1:
         raise NotConvertible("a fill of several outputs")
     out = layout_of(op.outputs[0])
@@ -427,9 +461,20 @@ def plan_of(op: Operation) -> Plan:
     return plan
 
 
+def _copy_plan(op: memref.CopyOp | MemrefCopyOp) -> Plan:
+    source, target = layout_of(op.source), layout_of(op.destination)
+    data_type = _data_type([op.source, op.destination], None)
+    dims = tuple(range(len(target.shape)))
+    operands = (Operand(source, dims), Operand(target, dims))
+    _check_no_alias(operands[:1], operands[1])
+    return Plan((COPY,), target.shape, operands, data_type)
+
+
 def _plan(op: Operation) -> Plan:
-    if isinstance(op, FillOp):
+    if isinstance(op, FillOp | GenericOp) and is_fill(op):
         return _fill_plan(op)
+    if isinstance(op, MEMREF_COPY):
+        return _copy_plan(op)
     if not isinstance(op, STRUCTURED):
         raise NotConvertible(f"{op.name} has no TEIR counterpart")
     structure = _structure(op)
@@ -538,7 +583,8 @@ def fill_before(op: Operation, plan: Plan) -> Operation | None:
     """A zero fill of the contraction's output memref just before it."""
     previous = _neighbour(op, forward=False)
     if (
-        isinstance(previous, FillOp)
+        isinstance(previous, FillOp | GenericOp)
+        and is_fill(previous)
         and previous.outputs[0] is plan.out.layout.value
         and try_plan(previous) is not None
     ):
@@ -622,7 +668,7 @@ class ConvertElementwise(RewritePattern):
     """A copy, zero fill or ReLU that no neighbouring contraction takes in."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, (*STRUCTURED, FillOp)):
+        if not isinstance(op, (*STRUCTURED, FillOp, *MEMREF_COPY)):
             return
         plan = try_plan(op)
         if plan is None or plan.kinds == (CONTRACTION,) or absorbed(op):
@@ -634,7 +680,9 @@ class RemarkUnconverted(RewritePattern):
     """Names, on a linalg op no pattern converts, why not."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not op.name.startswith("linalg.") or isinstance(op, YieldOp | IndexOp):
+        if not (op.name.startswith("linalg.") or isinstance(op, MEMREF_COPY)) or isinstance(
+            op, YieldOp | IndexOp
+        ):
             return
         if REMARK in op.attributes:
             return

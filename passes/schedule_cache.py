@@ -40,6 +40,7 @@ class Entry:
     baseline: float  # the auto-scheduler's, measured in the same run
     label: str  # what was tuned (a file name or an einsum), for `teir-tune --show`
     when: float
+    data_type: str = "?"  # of its primitives, for `teir-tune --show` ("?": an older entry)
 
 
 def cache_dir() -> Path:
@@ -67,21 +68,22 @@ def lookup(ir: str, threads: int) -> Entry | None:
 def _read(path: Path) -> Entry | None:
     """The entry in `path`, or None: none, or one this version cannot read."""
     data = cache_files.read_json(path, LIMIT)
-    if not isinstance(data, dict) or data.keys() != Entry.__dataclass_fields__.keys():
+    fields = Entry.__dataclass_fields__.keys()
+    if not isinstance(data, dict) or data.keys() not in (fields, fields - {"data_type"}):
         return None
     entry = Entry(**data)
     number = (int, float)
     types = {"key": str, "cpu": str, "threads": int, "script": list, "seconds": number,
-             "baseline": number, "label": str, "when": number}
+             "baseline": number, "label": str, "when": number, "data_type": str}
     if not all(isinstance(getattr(entry, field), kind) for field, kind in types.items()):
         return None
     return entry
 
 
 def store(ir: str, threads: int, script: list[dict], seconds: float, baseline: float,
-          label: str) -> Entry:
+          label: str, data_type: str = "?") -> Entry:
     entry = Entry(key(ir, threads), cpu_model(), threads, script, seconds, baseline, label,
-                  time.time())
+                  time.time(), data_type)
     cache_files.write(cache_dir(), f"{entry.key}.json",
                       json.dumps(asdict(entry), indent=1).encode())
     return entry

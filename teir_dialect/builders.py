@@ -76,12 +76,13 @@ def data_type_of(value: object) -> DataType:
         dtype = None if value is None else np.dtype(value)  # pyright: ignore
     except (TypeError, ValueError):
         dtype = None
-    for data_type in (DataType.FP16, DataType.FP32, DataType.FP64):
-        if dtype is not None and dtype == np.dtype(data_type.numpy_name):
+    # BF16 by its usual dtype only: uint16 arrays hold its bits but say nothing of it
+    for data_type in (DataType.FP16, DataType.BF16, DataType.FP32, DataType.FP64):
+        if dtype is not None and dtype == data_type.numpy_dtypes[0]:
             return data_type
     raise TeirError(
         f"data type: {value!r} is not a TEIR data type; expected {spelled(DataType)} "
-        "or a numpy float16/float32/float64 dtype"
+        "or a numpy float16/float32/float64 or ml_dtypes.bfloat16 dtype"
     )
 
 

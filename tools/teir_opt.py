@@ -12,9 +12,11 @@ and exit code 3 (set TEIR_DEBUG=1 to see its traceback).
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import fields
 from io import BytesIO
 from pathlib import Path
 from typing import IO
@@ -34,7 +36,7 @@ from teir_dialect.records import (
 from teir_tools.cli import EXIT_BAD_INPUT, run_tool
 
 EMIT_TARGETS = {"mlir": "mlir", "json": "teir-json", "tree": "teir-tree",
-                "script": "teir-script"}
+                "script": "teir-script", "upstream": "mlir-upstream"}
 
 LLVM_PIPELINE = "teir-to-llvm"
 """The pass whose output `-t llvm` (xDSL's LLVM IR target) can translate."""
@@ -70,8 +72,19 @@ class TeirOptMain(xDSLOptMain):
             choices=sorted(EMIT_TARGETS),
             default=None,
             help="output form: mlir (default), json (tree-form records), "
-            "tree (schedule listings like the spec's)",
+            "tree (schedule listings like the spec's), upstream (MLIR for upstream "
+            "mlir-opt: the lane ops as arith/llvm vector compares and selects)",
         )
+
+    def register_all_dialects(self) -> None:
+        """xDSL's, with linalg's named contractions that xDSL lacks and memref.copy's
+        custom form (teir_dialect.linalg_ops)."""
+        from xdsl.universe import Universe
+
+        from teir_dialect.linalg_ops import DIALECTS
+
+        for name, factory in Universe.get_multiverse().all_dialects.items():
+            self.ctx.register_dialect(name, DIALECTS.get(name, factory))
 
     def register_all_frontends(self) -> None:
         super().register_all_frontends()
@@ -101,9 +114,18 @@ class TeirOptMain(xDSLOptMain):
             factory = self.available_passes.get(pass_spec.name)
             if factory is None:
                 raise OptError(
-                    f"unknown pass '{pass_spec.name}' in -p '{spec}' "
-                    "(teir-opt --help lists the passes)"
+                    f"unknown pass '{pass_spec.name}' in -p '{spec}'"
+                    + _did_you_mean(pass_spec.name, self.available_passes)
+                    + " (teir-opt --help lists the passes)"
                 )
+            known = [field.name for field in fields(factory())]
+            for option in pass_spec.normalize_parameter_names().parameters:
+                if option not in known:
+                    raise OptError(
+                        f"unknown option '{option}' of pass '{pass_spec.name}'"
+                        + _did_you_mean(option, known)
+                        + f" (its options: {', '.join(known) or 'none'})"
+                    )
             try:
                 factory().from_pass_spec(pass_spec)
             except (ValueError, TypeError) as err:
@@ -143,6 +165,11 @@ class TeirOptMain(xDSLOptMain):
         if not text.strip():
             expected = "a JSON record" if form == "json" else "MLIR"
             raise OptError(f"{name} is empty; expected {expected}")
+        if path is None and self.args.frontend is None and text.lstrip()[:1] in ("{", "["):
+            raise OptError(
+                f"stdin starts with '{text.lstrip()[0]}', like a JSON record, but is read "
+                "as MLIR: pass -f json to read a record from stdin"
+            )
         return BytesIO(data), extension
 
     def prepare_output(self) -> IO[str]:
@@ -184,6 +211,11 @@ def _check_llvm_dialect(module: ModuleOp) -> None:
             f"{shown}; lower it first with -p {LLVM_PIPELINE} "
             f"(teir-opt FILE -p {LLVM_PIPELINE} -t llvm)"
         )
+
+
+def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f": did you mean '{close[0]}'?" if close else ""
 
 
 def _os_reason(err: OSError) -> str:

@@ -46,6 +46,7 @@ from teir_tools.examples import examples, find_example
 
 if TYPE_CHECKING:
     from teir_lowering.kernel import Kernel, TensorSpec
+    from teir_lowering.linalg_run import LinalgProgram
     from teir_lowering.numpy_peer import NumpyPeer
 
 
@@ -265,6 +266,10 @@ def run_linalg_program(args: argparse.Namespace, path: str) -> int:
         timed = [a.copy() for a in arrays]
         seconds = median_time(lambda: program.run(timed), args.repeat)
         print(f"  teir   {seconds * 1e6:10.1f} us")
+        peers = [a.copy() for a in arrays]
+        described, call = linalg_numpy(program, peers)
+        seconds = median_time(call, args.repeat)
+        print(f"  numpy  {seconds * 1e6:10.1f} us  {described}")
     if args.check:
         result = [a.copy() for a in arrays]
         program.run(result)
@@ -275,6 +280,26 @@ def run_linalg_program(args: argparse.Namespace, path: str) -> int:
             failed |= _compare(f"numpy on the linalg ops ({argument.name})", got, want,
                                np.asarray(bound))
     return 1 if failed else 0
+
+
+def linalg_numpy(program: LinalgProgram,
+                 arrays: Sequence[np.ndarray]) -> tuple[str, Callable[[], object]]:
+    """(description, call) of numpy computing the linalg function on `arrays`: the numpy
+    peer of each converted configuration in order, or, when one has none, the reference
+    evaluator (numpy per linalg op, reductions one index at a time)."""
+    from teir_lowering.numpy_peer import numpy_peer
+
+    calls, texts = [], []
+    buffers = [*arrays, *(np.zeros(t.elements, t.dtype) for t in program.temporaries)]
+    for step, config in zip(program.steps, find_configs(program.converted)):
+        peer = numpy_peer(config)
+        if peer is None:
+            text = ("the reference evaluator (numpy per linalg op, reductions one index "
+                    "at a time; a configuration has no numpy peer)")
+            return text, lambda: program.reference(arrays)
+        texts.append(peer[0])
+        calls.append(peer[1].bind([buffers[i].reshape(-1) for i in step.arguments]))
+    return "; ".join(texts), lambda: [call() for call in calls]
 
 
 def list_examples() -> int:
@@ -472,6 +497,7 @@ def check(args: argparse.Namespace, config: ConfigOp, kernel: Kernel,
     the interpreter (which rounds as the format does too) twice that.
     """
     from teir_dialect.interpreter import run_reference
+    from teir_lowering.numpy_peer import out_aliases_itself
 
     primitives = config.primitives
     data_type = DataType(primitives[0].data_type) if primitives else DataType.FP32
@@ -500,6 +526,10 @@ def check(args: argparse.Namespace, config: ConfigOp, kernel: Kernel,
             f"  reference interpreter not run ({size:.2g} element operations; "
             "--reference=always forces it)"
         )
+    if peer is None and out_aliases_itself(config):
+        print("  numpy not compared: out's strides address some element from several "
+              "index tuples, which the kernel updates once per tuple and a numpy view "
+              "once")
     if peer is not None and exact is not None and magnitude is not None:
         bound = error_bound(data_type, stores, terms, magnitude)
         failed |= _compare(f"numpy ({peer[0]}) in float64", result[-1], exact, bound)

@@ -16,6 +16,7 @@ tune=True)` use it from then on. Exit code 1 on bad input, with a diagnostic;
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -52,7 +53,7 @@ def show() -> int:
     print(f"{len(entries)} tuned schedule(s) in {schedule_cache.cache_dir()}")
     for entry in entries:
         gain = entry.baseline / entry.seconds if entry.seconds else float("nan")
-        print(f"  {entry.label}: {entry.threads} thread(s) on {entry.cpu}, "
+        print(f"  {entry.label}: {entry.data_type}, {entry.threads} thread(s) on {entry.cpu}, "
               f"{entry.seconds * 1e6:.1f} us ({gain:.2f}x the auto-scheduler), "
               f"{len(entry.script)} steps")
         for step in entry.script:
@@ -100,16 +101,33 @@ def tune(args: argparse.Namespace) -> int:
     if args.extents is not None:
         source = einsum_record(args.config, _extents(args.extents), args.dtype)
         label = f"{args.config} {args.extents}"
-    bar = tqdm(total=round(args.budget), unit="s", desc="tuning", leave=True)
+    elif "->" in args.config and not os.path.exists(args.config):
+        raise TeirError(
+            f"'{args.config}' is an einsum: give the extents of its indices with "
+            "--extents, e.g. --extents " + ",".join(
+                f"{index}=64" for index in dict.fromkeys(
+                    c for c in args.config if c.isalpha()))
+        )
+    bars: list[tqdm] = []  # made at the first candidate: bad input gets no bar
+
+    def bar() -> tqdm:
+        if not bars:
+            bars.append(tqdm(total=args.budget, unit="s", desc="tuning", leave=True,
+                             bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} s{postfix}"))
+        return bars[0]
 
     def progress(elapsed: float, best: float, candidates: int) -> None:
-        bar.n = min(round(elapsed), bar.total)
-        bar.set_postfix(best=f"{best * 1e6:.1f}us", candidates=candidates)
-        bar.refresh()
+        bar()
+        bars[0].n = min(elapsed, args.budget)
+        bars[0].set_postfix(best=f"{best * 1e6:.1f}us", candidates=candidates)
+        bars[0].refresh()
 
     entry = search(source, threads=args.threads, budget=args.budget, beam=args.beam,
                    label=label, progress=progress)
-    bar.close()
+    done = bar()
+    done.n = done.total  # done: the search ends early once no setting is new
+    done.refresh()
+    done.close()
     print(f"best: {entry.seconds * 1e6:.1f} us, {entry.baseline / entry.seconds:.2f}x the "
           f"auto-scheduler's {entry.baseline * 1e6:.1f} us, on {entry.cpu}, "
           f"{entry.threads} thread(s); stored as {entry.key}")

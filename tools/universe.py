@@ -2,7 +2,8 @@
 
 `pyproject.toml` names `TEIR_UNIVERSE` under the `xdsl.universe` entry point,
 so plain `xdsl-opt` parses teir IR and the lowering's lane ops, runs every
-`teir-` pass and prints the `teir-json`/`teir-tree` targets. It lives in teir_tools, the top layer,
+`teir-` pass and prints the `teir-json`/`teir-tree` targets and `mlir-upstream`
+(the lowered IR as upstream mlir-opt reads it). It lives in teir_tools, the top layer,
 because it names the passes of teir_passes and teir_lowering; the dialect
 layer below must not import them.
 """
@@ -44,6 +45,12 @@ def _script_target() -> type[Target]:
     return ScriptTarget
 
 
+def _upstream_target() -> type[Target]:
+    from teir_lowering.llvm.upstream import UpstreamTarget
+
+    return UpstreamTarget
+
+
 def _tree_target() -> type[Target]:
     from teir_dialect.targets import TreeTarget
 
@@ -62,5 +69,6 @@ TEIR_UNIVERSE = Universe(
         "teir-json": _json_target,
         "teir-tree": _tree_target,
         "teir-script": _script_target,
+        "mlir-upstream": _upstream_target,
     },
 )

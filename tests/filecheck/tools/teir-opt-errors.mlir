@@ -14,14 +14,15 @@
 // PARSE-NOT: Traceback
 
 // Text on which xDSL's parser raises plain exceptions (IndexError inside its
-// linalg parser) or would recurse past Python's limit: parse errors at their
-// place (--parsing-diagnostics prints each and goes on to the next chunk).
+// linalg parser, which TEIR's linalg.matmul now diagnoses) or would recurse past
+// Python's limit: parse errors at their place (--parsing-diagnostics prints each
+// and goes on to the next chunk).
 // RUN: teir-opt %S/Inputs/bad-parse.mlir --split-input-file --parsing-diagnostics 2>&1 | filecheck %s --check-prefix=XDSLPARSE
 // XDSLPARSE-NOT: Traceback
 // XDSLPARSE:      bad-parse.mlir:4:17
-// XDSLPARSE:      parse error: xDSL's parser failed here (IndexError: list index out of range)
-// XDSLPARSE:      bad-parse.mlir:9:65
-// XDSLPARSE:      parse error: xDSL's parser failed here (IndexError: tuple index out of range)
+// XDSLPARSE:      linalg.matmul: indexing_maps must be a list of three affine maps (a, b, out)
+// XDSLPARSE:      bad-parse.mlir:9:67
+// XDSLPARSE:      Expected '=' after operation result list
 // XDSLPARSE:      bad-parse.mlir:15:24
 // XDSLPARSE:      integer range: an extent must fit in 64 bits
 // XDSLPARSE:      bad-parse.mlir:22:15
@@ -114,7 +115,7 @@
 // PASS-NOT: Traceback
 // RUN: not teir-opt -p "teir-to-scf{bogus=1}" %s 2>&1 | filecheck %s --check-prefix=OPTION
 // OPTION-NOT: Traceback
-// OPTION: teir-opt: error: bad options for pass 'teir-to-scf': Provided arguments ["bogus"] not found in expected arguments ["microkernels"]
+// OPTION: teir-opt: error: unknown option 'bogus' of pass 'teir-to-scf' (its options: microkernels)
 // OPTION-NOT: Traceback
 // RUN: not teir-opt -p "teir-to-scf{microkernels=maybe}" %s 2>&1 | filecheck %s --check-prefix=OPTIONTYPE
 // OPTIONTYPE-NOT: Traceback

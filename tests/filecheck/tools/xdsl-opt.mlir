@@ -3,6 +3,10 @@
 // RUN: xdsl-opt %s -p teir-drop-unit-iterations | filecheck %s
 // RUN: xdsl-opt %s -p teir-to-scf | filecheck %s --check-prefix=SCF
 // RUN: xdsl-opt %s -t teir-tree | filecheck %s --check-prefix=TREE
+// xDSL 0.74's universe has no frontends, so xdsl-opt reads no JSON record;
+// teir-opt turns one into MLIR for it.
+// RUN: teir-opt %examples/spec/tree/10_2_1_minimal.json | xdsl-opt -p teir-optimize -t teir-tree | filecheck %s --check-prefix=JSON
+// JSON: op -> copy_x
 
 // CHECK:      teir.schedule {
 // CHECK-NEXT:   teir.invoke copy -> copy_scalar

@@ -78,6 +78,57 @@ func.func @matmul(%A: memref<4x8xf32>, %B: memref<8x16xf32>, %C: memref<4x16xf32
 
 // -----
 
+// The named contractions xDSL 0.74 lacks (teir_dialect.linalg_ops), each one
+// Contraction with its fixed maps: batch axis d0 outermost, out's axes, then K.
+func.func @named(%A: memref<4x8xf32>, %At: memref<8x4xf32>, %B: memref<8x16xf32>, %Bt: memref<16x8xf32>, %C: memref<4x16xf32>, %x: memref<8xf32>, %y: memref<4xf32>, %z: memref<16xf32>, %s: memref<f32>, %bA: memref<2x4x8xf32>, %bB: memref<2x8x16xf32>, %bBt: memref<2x16x8xf32>, %bC: memref<2x4x16xf32>) {
+  linalg.batch_matmul ins(%bA, %bB : memref<2x4x8xf32>, memref<2x8x16xf32>) outs(%bC : memref<2x4x16xf32>)
+  linalg.batch_matmul_transpose_b ins(%bA, %bBt : memref<2x4x8xf32>, memref<2x16x8xf32>) outs(%bC : memref<2x4x16xf32>)
+  linalg.matmul_transpose_a ins(%At, %B : memref<8x4xf32>, memref<8x16xf32>) outs(%C : memref<4x16xf32>)
+  linalg.matmul_transpose_b ins(%A, %Bt : memref<4x8xf32>, memref<16x8xf32>) outs(%C : memref<4x16xf32>)
+  linalg.matvec ins(%A, %x : memref<4x8xf32>, memref<8xf32>) outs(%y : memref<4xf32>)
+  linalg.vecmat ins(%x, %B : memref<8xf32>, memref<8x16xf32>) outs(%z : memref<16xf32>)
+  linalg.dot ins(%x, %x : memref<8xf32>, memref<8xf32>) outs(%s : memref<f32>)
+  func.return
+}
+
+// CHECK-LABEL: func.func @named
+// CHECK:         teir.config(
+// CHECK-NEXT:    teir.axis d0 extent 2 strides [128, 512, 256] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d1 extent 4 strides [32, 0, 64] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d2 extent 16 strides [0, 4, 4] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d3 extent 8 strides [4, 64, 0] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.primitive contraction_scalar Contraction
+// CHECK:         teir.config(
+// CHECK-NEXT:    teir.axis d0 extent 2 strides [128, 512, 256] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d1 extent 4 strides [32, 0, 64] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d2 extent 16 strides [0, 32, 4] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d3 extent 8 strides [4, 4, 0] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.primitive contraction_scalar Contraction
+// CHECK:         teir.config(
+// CHECK-NEXT:    teir.axis d0 extent 4 strides [4, 0, 64] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d1 extent 16 strides [0, 4, 4] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d2 extent 8 strides [16, 64, 0] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.primitive contraction_scalar Contraction
+// CHECK:         teir.config(
+// CHECK-NEXT:    teir.axis d0 extent 4 strides [32, 0, 64] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d1 extent 16 strides [0, 32, 4] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d2 extent 8 strides [4, 4, 0] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.primitive contraction_scalar Contraction
+// CHECK:         teir.config(
+// CHECK-NEXT:    teir.axis d0 extent 4 strides [32, 0, 4] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d1 extent 8 strides [4, 4, 0] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.primitive contraction_scalar Contraction
+// CHECK:         teir.config(
+// CHECK-NEXT:    teir.axis d0 extent 16 strides [0, 4, 4] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.axis d1 extent 8 strides [4, 64, 0] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.primitive contraction_scalar Contraction
+// CHECK:         teir.config(
+// CHECK-NEXT:    teir.axis d0 extent 8 strides [4, 4, 0] offsets [0, 0, 0]
+// CHECK-NEXT:    teir.primitive contraction_scalar Contraction
+// CHECK-NOT:   linalg.
+
+// -----
+
 // A zero fill, a matmul and an in-place ReLU of one memref: one configuration.
 func.func @fill_matmul_relu(%A: memref<4x8xf32>, %B: memref<8x16xf32>, %C: memref<4x16xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -360,7 +411,7 @@ func.func @tensors(%A: tensor<4x8xf32>, %B: tensor<8x16xf32>, %C: tensor<4x16xf3
 // CHECK-LABEL: func.func @tensors
 // CHECK-NOT:   teir.config
 // REMARK-LABEL: sym_name = "tensors"
-// REMARK:       teir.not_converted = "tensor semantics: convert-linalg-to-teir works on memrefs (bufferize first)
+// REMARK:       teir.not_converted = "tensor semantics: convert-linalg-to-teir works on memrefs (bufferize first: mlir-opt --one-shot-bufferize='bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map' --buffer-results-to-out-params)
 
 // -----
 
@@ -546,3 +597,61 @@ func.func @two_outputs(%X: memref<4xf32>, %Y: memref<4xf32>, %Z: memref<4xf32>) 
 // CHECK-NOT:   teir.config
 // REMARK-LABEL: sym_name = "two_outputs"
 // REMARK:       teir.not_converted = "2 outputs; TEIR writes one tensor
+
+// -----
+
+// memref.copy in MLIR's custom form, as one-shot bufferization copies a
+// temporary into an out-parameter: a Copy; the temporary stays a memref.alloc.
+func.func @bufferized(%A: memref<4x8xf32>, %B: memref<8x16xf32>, %C: memref<4x16xf32>) {
+  %alloc = memref.alloc() {alignment = 64 : i64} : memref<4x16xf32>
+  linalg.matmul ins(%A, %B : memref<4x8xf32>, memref<8x16xf32>) outs(%alloc : memref<4x16xf32>)
+  memref.copy %alloc, %C : memref<4x16xf32> to memref<4x16xf32>
+  memref.dealloc %alloc : memref<4x16xf32>
+  func.return
+}
+
+// CHECK-LABEL: func.func @bufferized
+// CHECK-NEXT:    %alloc = memref.alloc() {alignment = 64 : i64} : memref<4x16xf32>
+// CHECK:         %[[T:.*]] = memref.reinterpret_cast %alloc to offset: [0], sizes: [64], strides: [1]
+// CHECK:         teir.config(%{{.*}}, %{{.*}}, %[[T]])
+// CHECK:         teir.primitive contraction_scalar Contraction
+// CHECK:         %[[S:.*]] = memref.reinterpret_cast %alloc to offset: [0], sizes: [64], strides: [1]
+// CHECK-NEXT:    %[[D:.*]] = memref.reinterpret_cast %C to offset: [0], sizes: [64], strides: [1]
+// CHECK-NEXT:    teir.config(%[[S]], %[[D]]) : (memref<64xf32>, memref<64xf32>) {
+// CHECK-NEXT:      teir.axis d0 extent 4 strides [64, 64] offsets [0, 0]
+// CHECK-NEXT:      teir.axis d1 extent 16 strides [4, 4] offsets [0, 0]
+// CHECK-NEXT:      teir.primitive copy_scalar Copy
+// CHECK:         memref.dealloc %alloc : memref<4x16xf32>
+// CHECK-NOT:   memref.copy
+
+// -----
+
+// memref.copy of a dynamic shape stays, with its reason.
+func.func @copy_dynamic(%a: memref<?xf32>, %b: memref<?xf32>) {
+  memref.copy %a, %b : memref<?xf32> to memref<?xf32>
+  func.return
+}
+
+// CHECK-LABEL: func.func @copy_dynamic
+// CHECK-NOT:   teir.config
+// REMARK-LABEL: sym_name = "copy_dynamic"
+// REMARK:       "memref.copy"(%a, %b) {teir.not_converted = "dynamic shape in memref<?xf32>"}
+
+// -----
+
+// linalg.fill as `mlir-opt --linalg-generalize-named-ops` prints it: a generic
+// yielding its scalar input, +0.0, joins the contraction after it as Zero.
+func.func @generalized_fill(%A: memref<4x8xf32>, %B: memref<8x16xf32>, %C: memref<4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> ()>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%zero : f32) outs(%C : memref<4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.matmul ins(%A, %B : memref<4x8xf32>, memref<8x16xf32>) outs(%C : memref<4x16xf32>)
+  func.return
+}
+
+// CHECK-LABEL: func.func @generalized_fill
+// CHECK:         teir.primitive zero_scalar Zero
+// CHECK-NEXT:    teir.primitive contraction_scalar Contraction
+// CHECK-NOT:   linalg.

@@ -1,0 +1,91 @@
+"""The `mlir-upstream` target: TEIR's lowered IR as upstream MLIR reads it.
+
+The lowering holds `teir_lane` ops (teir_lowering.llvm.lane) where xDSL 0.74's
+`arith.cmpf`/`arith.select` and `llvm.fcmp`/`llvm.select` take scalars only;
+upstream MLIR has them as those ops' vector forms. This target prints them under
+MLIR's names and custom syntax and everything else as the `mlir` target does,
+so that `mlir-opt` parses and verifies TEIR's scf-level and llvm-level output:
+
+    teir-opt rec.json -p teir-optimize,teir-to-scf -t mlir-upstream | mlir-opt-19
+
+`-t 'mlir-upstream{generic=true}'` prints MLIR's generic form, which mlir-opt
+reads at the scf level. At the llvm level it does not: xDSL 0.74 prints the
+properties of some of its own llvm ops as MLIR does not read them
+(`llvm.mul`/`llvm.sub`'s `overflowFlags = 0 : i32` where MLIR wants
+`#llvm.overflow<none>`; the issue also saw `vector.shuffle`'s `mask` and
+`llvm.trunc`'s properties), so use the custom form there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import IO, ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.printer import Printer
+from xdsl.utils.target import Target
+
+from teir_lowering.llvm.lane import (
+    LaneCmpfOp,
+    LaneCompare,
+    LaneFCmpOp,
+    LaneLLVMSelectOp,
+    LaneSelect,
+    LaneSelectOp,
+)
+
+UPSTREAM_NAMES: dict[type[Operation], str] = {
+    LaneCmpfOp: "arith.cmpf",
+    LaneSelectOp: "arith.select",
+    LaneFCmpOp: "llvm.fcmp",
+    LaneLLVMSelectOp: "llvm.select",
+}
+"""The MLIR op each lane op stands for; their operands and properties are MLIR's."""
+
+
+class UpstreamPrinter(Printer):
+    """Prints the lane ops as the MLIR ops they stand for."""
+
+    def print_op(self, op: Operation) -> None:
+        name = UPSTREAM_NAMES.get(type(op))
+        if name is None:
+            super().print_op(op)
+            return
+        self.print_list(op.results, self.print_ssa_value)
+        self.print_string(" = ")
+        if self.print_generic_format:
+            self.print_string(f'"{name}"')
+            self.print_op_with_default_format(op)
+            return
+        self.print_string(name)
+        if isinstance(op, LaneCompare):
+            predicate = op.predicate_name
+            self.print_string(f" {predicate}, " if isinstance(op, LaneCmpfOp)
+                              else f' "{predicate}" ')
+            self.print_list((op.lhs, op.rhs), self.print_ssa_value)
+            self.print_op_attributes(op.attributes)
+            self.print_string(" : ")
+            self.print_attribute(op.lhs.type)
+            return
+        assert isinstance(op, LaneSelect)
+        self.print_string(" ")
+        self.print_list((op.cond, op.lhs, op.rhs), self.print_ssa_value)
+        self.print_op_attributes(op.attributes)
+        self.print_string(" : ")
+        self.print_list((op.cond.type, op.lhs.type), self.print_attribute)
+
+
+@dataclass(frozen=True)
+class UpstreamTarget(Target):
+    """MLIR text for upstream MLIR tools (see the module docstring)."""
+
+    name: ClassVar[str] = "mlir-upstream"
+
+    generic: bool = False
+    """MLIR's generic form (-t 'mlir-upstream{generic=true}')."""
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        UpstreamPrinter(stream=output, print_generic_format=self.generic).print_op(module)
+        output.write("\n")
