@@ -133,10 +133,14 @@ def test_plan_is_cached_per_layout(monkeypatch):
     (["ai", "bj", "ck", "ijk"], "abc", {"a": 9, "b": 8, "c": 7, "i": 4, "j": 5, "k": 6}),
     (["ij", "jk", "kl", "lm"], "im", {"i": 9, "j": 8, "k": 7, "l": 6, "m": 5}),
     (["bij", "bjk", "bkl"], "bil", {"b": 3, "i": 9, "j": 8, "k": 7, "l": 6}),
+    # Alphabetical orders for the intermediates would need transposes here:
+    (["bc", "cga", "fab", "cd"], "dgf", {"a": 8, "b": 6, "c": 6, "d": 7, "f": 9, "g": 6}),
+    (["aed", "dcf", "gad", "af"], "egc", {"a": 7, "c": 9, "d": 5, "e": 6, "f": 9, "g": 9}),
 ])
 def test_intermediates_need_no_transpose(inputs, output, extents):
     """Each intermediate's index order lets both the step that makes it and the
-    one that reads it run as a GEMM in place (einsum_ir's layouts)."""
+    one that reads it run as a GEMM in place (einsum_ir's layouts), where the
+    inputs' and the output's orders allow it."""
     operands = [np.empty([extents[x] for x in term]) for term in inputs]
     plan = plan_for(inputs, output, operands, path="optimal")
     for step in plan.steps:
