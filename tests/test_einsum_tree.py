@@ -34,6 +34,21 @@ def _expected(inputs, output, operands):
                      *(op.astype(np.float64) for op in operands))
 
 
+def _view(array: np.ndarray, kind: str) -> np.ndarray:
+    """`array`'s values in a layout of `kind`: C-contiguous, transposed (the
+    strides of a transposed copy) or strided (every other element of a larger
+    array along the first axis)."""
+    if array.ndim == 0:
+        return array
+    if kind == "transposed":
+        return np.ascontiguousarray(array.T).T
+    if kind == "strided":
+        wider = np.zeros((2 * array.shape[0], *array.shape[1:]), array.dtype)
+        wider[::2] = array
+        return wider[::2]
+    return array
+
+
 @st.composite
 def expressions(draw):
     """3 to 6 terms over letters a-f, each letter at most once per term, extents
@@ -51,10 +66,13 @@ def expressions(draw):
 @settings(max_examples=examples(40, 3), deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(expression=expressions(), dtype=st.sampled_from([np.float32, np.float64]),
-       path=st.sampled_from([None, "greedy", "optimal"]))
-def test_tree_matches_numpy(expression, dtype, path):
+       path=st.sampled_from([None, "greedy", "optimal"]),
+       views=st.lists(st.sampled_from(["c", "transposed", "strided"]), min_size=6,
+                      max_size=6))
+def test_tree_matches_numpy(expression, dtype, path, views):
     inputs, output, extents = expression
-    operands = _operands(inputs, extents, dtype)
+    operands = [_view(op, kind)
+                for op, kind in zip(_operands(inputs, extents, dtype), views)]
     result = contract(inputs, output, operands, path=path, threads=1)
     assert result.shape == tuple(extents[x] for x in output)
     assert result.dtype == dtype
