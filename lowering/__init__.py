@@ -53,3 +53,10 @@ def einsum(subscripts: object, *operands: object, **options: object):
     from teir_lowering.einsum_semantics import einsum as einsum_
 
     return einsum_(subscripts, *operands, **options)  # pyright: ignore
+
+
+def tensordot(a: object, b: object, axes: object = 2, **options: object):
+    """See teir_lowering.einsum_tree.tensordot: np.tensordot as one TEIR contraction."""
+    from teir_lowering.einsum_tree import tensordot as tensordot_
+
+    return tensordot_(a, b, axes, **options)  # pyright: ignore

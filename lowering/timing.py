@@ -66,6 +66,7 @@ def interleaved(
     max_batch: int = 10_000,
     settle: float = 0.0,
     once: Mapping[str, float] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> dict[str, list[float]]:
     """Seconds per call of each function, one sample per round.
 
@@ -82,6 +83,10 @@ def interleaved(
     workers for about 2^28 cycles, libgomp's for its spin count), which takes a
     core from whatever runs next in the round (a 2-thread kernel ran at 0.45x of
     its speed right after np.matmul).
+
+    `clock` reads each sample's time, as in `median_time`: `time.thread_time`
+    leaves out what other processes take from calls that run on the calling
+    thread only (one-thread kernels and BLAS on a loaded machine).
     """
     names = list(functions)
     batches: dict[str, int] = {}
@@ -102,10 +107,10 @@ def interleaved(
             function, count = functions[name], batches[name]
             if settle:
                 time.sleep(settle)
-            start = time.perf_counter()
+            start = clock()
             for _ in range(count):
                 function()
-            samples[name].append((time.perf_counter() - start) / count)
+            samples[name].append((clock() - start) / count)
         if round_number >= 2 and time.perf_counter() > deadline:
             break
     return samples

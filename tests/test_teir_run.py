@@ -474,6 +474,17 @@ def test_interleaved_rounds_rotate_and_reuse_a_timed_call() -> None:
     assert median_ratio([2.0, 9.0, 4.0], [1.0, 1.0, 2.0]) == 2.0
 
 
+def test_interleaved_reads_the_given_clock() -> None:
+    """Samples come from `clock` (e.g. time.thread_time on a loaded host), not the
+    wall clock: a clock that advances by 5 per reading gives 5 per sample."""
+    from teir_lowering.timing import interleaved
+
+    ticks = iter(range(0, 10_000, 5))
+    samples = interleaved({"a": lambda: None, "b": lambda: None}, 3, batch_seconds=0.0,
+                          clock=lambda: float(next(ticks)))
+    assert samples == {"a": [5.0] * 3, "b": [5.0] * 3}
+
+
 def test_steering_variables_are_blas_openmp_and_numpy_dispatch_ones() -> None:
     from teir_lowering.blas import steering_variables
 

@@ -1,0 +1,112 @@
+"""teir_lowering.dask: da.einsum / da.tensordot on chunked arrays run TEIR
+kernels per chunk and equal numpy, on the threaded scheduler and on a local
+cluster of two worker processes (plus one that joins after `register`).
+"""
+
+from __future__ import annotations
+
+import dask
+import dask.array as da
+import numpy as np
+import pytest
+from dask.array.dispatch import einsum_lookup, tensordot_lookup
+from distributed import Client, LocalCluster
+
+import teir_lowering.dask as teir_dask
+
+RNG = np.random.default_rng(5)
+
+
+@pytest.fixture
+def registered():
+    """TEIR's chunk functions in this process's dispatch tables, numpy's back after."""
+    saved = {table: dict(table._lookup) for table in (einsum_lookup, tensordot_lookup)}
+    teir_dask.register()
+    yield
+    for table, lookup in saved.items():
+        table._lookup.clear()
+        table._lookup.update(lookup)
+
+
+def _chunked(shape, chunks, dtype=np.float64):
+    array = RNG.standard_normal(shape).astype(dtype)
+    return array, da.from_array(array, chunks=chunks)
+
+
+def test_threaded_scheduler(registered):
+    a, x = _chunked((12, 10), (6, 5))
+    b, y = _chunked((10, 8), (5, 4))
+    c, z = _chunked((8, 6), (4, 3))
+    before = teir_dask.calls()
+    with dask.config.set(scheduler="threads", num_workers=2):
+        chain = da.einsum("ij,jk,kl->il", x, y, z, optimize="greedy").compute()
+        pair = da.einsum("ij,jk->ki", x, y).compute()
+        summed = da.einsum("ij->j", x).compute()
+        dot = da.tensordot(x, y, axes=([1], [0])).compute()
+    np.testing.assert_allclose(chain, np.einsum("ij,jk,kl->il", a, b, c), rtol=1e-10)
+    np.testing.assert_allclose(pair, np.einsum("ij,jk->ki", a, b), rtol=1e-10)
+    np.testing.assert_allclose(summed, a.sum(axis=0), rtol=1e-10)
+    np.testing.assert_allclose(dot, np.tensordot(a, b, axes=([1], [0])), rtol=1e-10)
+    after = teir_dask.calls()
+    # x has 2x2 chunks, y 2x2: a pair has 2*2*2 blocks (the contraction split in
+    # two); dask also calls the chunk function on empty arrays for the result's meta.
+    assert after.get("einsum", 0) - before.get("einsum", 0) >= 8 + 8 + 4
+    assert after.get("tensordot", 0) - before.get("tensordot", 0) >= 8
+
+
+def test_float32_chunks(registered):
+    a, x = _chunked((8, 6, 4), (4, 3, 4), np.float32)
+    b, y = _chunked((4, 6), (4, 3), np.float32)
+    result = da.einsum("abc,cb->a", x, y).compute(scheduler="threads")
+    assert result.dtype == np.float32
+    np.testing.assert_allclose(result, np.einsum("abc,cb->a", a, b), rtol=1e-5)
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda x, y: da.einsum("ij,jk->ik", x, y.astype(np.float32)), "dtypes"),
+    (lambda x, y: da.einsum("ij,jk->ik", x, y, dtype=np.float32), "convert"),
+    (lambda x, y: da.einsum("ij,jk->ik", x.astype(np.int64), y.astype(np.int64)),
+     "int64"),
+])
+def test_unsupported_chunks_raise(registered, make, match):
+    """No fallback to numpy: TEIR's chunk function refuses what it cannot do."""
+    _, x = _chunked((4, 4), (2, 2))
+    _, y = _chunked((4, 4), (2, 2))
+    with pytest.raises(TypeError, match=match):
+        make(x, y).compute(scheduler="sync")
+
+
+def _registered_here() -> bool:
+    return (einsum_lookup.dispatch(np.ndarray) is teir_dask.chunk_einsum
+            and tensordot_lookup.dispatch(np.ndarray) is teir_dask.chunk_tensordot)
+
+
+def _one_chunk_einsum() -> int:
+    array = np.arange(12.0).reshape(3, 4)
+    einsum_lookup.dispatch(np.ndarray)("ij,kj->ik", array, array)
+    return teir_dask.calls().get("einsum", 0)
+
+
+def test_local_cluster_with_a_late_worker(registered):
+    """Two worker processes run the chunks through TEIR; a third started after
+    `register` gets the plugin too."""
+    a, x = _chunked((16, 12), (4, 12))
+    b, y = _chunked((12, 10), (12, 5))
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None, silence_logs=40) as cluster, \
+            Client(cluster) as client:
+        teir_dask.register(client)
+        assert all(client.run(_registered_here).values())
+        result = da.einsum("ij,jk->ik", x, y).compute()
+        np.testing.assert_allclose(result, a @ b, rtol=1e-10)
+        dot = da.tensordot(x, y, axes=1).compute()
+        np.testing.assert_allclose(dot, a @ b, rtol=1e-10)
+        counts = client.run(teir_dask.calls)
+        assert sum(c.get("einsum", 0) for c in counts.values()) == 8
+        assert sum(c.get("tensordot", 0) for c in counts.values()) == 8
+        first = set(client.scheduler_info()["workers"])
+        cluster.scale(3)
+        client.wait_for_workers(3, timeout=60)
+        (late,) = set(client.scheduler_info()["workers"]) - first
+        assert client.run(_registered_here, workers=[late])[late]
+        assert client.submit(_one_chunk_einsum, workers=[late], pure=False).result() == 1
