@@ -534,13 +534,7 @@ def _tree_plan(inputs: list[str], output: str, arrays: Sequence[np.ndarray],
     """More than two operands: views as for two, then `einsum_tree.contract`."""
     from teir_lowering.einsum_frontend import einsum as kernel_einsum
 
-    try:
-        from teir_lowering.einsum_tree import contract  # pyright: ignore
-    except ImportError:
-        raise TeirError(
-            f"einsum: {','.join(inputs)}->{output} has {len(arrays)} operands; "
-            "more than two operands: not supported yet"
-        ) from None
+    from teir_lowering.einsum_tree import contract
     views, result, copied, direct = _layouts(inputs, output, arrays, target, extents,
                                              compute)
     letters = "".join(dict.fromkeys("".join(v.letters for v in views)))
@@ -552,17 +546,21 @@ def _tree_plan(inputs: list[str], output: str, arrays: Sequence[np.ndarray],
                for i, (v, term, a) in enumerate(zip(views, inputs, arrays))]
     place = _maker(result, output, result.shape, True)
     letters_out = output.translate(table)
+    # optimize=False (numpy's default) asks for no path search; a tree runs
+    # pairwise anyway, so it follows opt_einsum's default path rather than the
+    # order of the operands.
+    path = None if optimize is False else optimize
 
     def run(given: Sequence[np.ndarray], out: np.ndarray | None, count: int | None):
         operands = [p(a) for p, a in zip(prepare, given)]
         result = out if direct else fresh()
         where = place(result)  # pyright: ignore[reportArgumentType]
         if not relu:
-            contract(terms, letters_out, operands, out=where, path=optimize,
+            contract(terms, letters_out, operands, out=where, path=path,
                      data_type=teir, threads=count)
         else:  # ReLU as a Copy kernel's (which reads and writes separate buffers)
             product = np.empty(result.shape, compute)
-            contract(terms, letters_out, operands, out=product, path=optimize,
+            contract(terms, letters_out, operands, out=product, path=path,
                      data_type=teir, threads=count)
             kernel_einsum(f"{letters_out}->{letters_out}", product, out=where, relu=True,
                           threads=count, dtype=teir)

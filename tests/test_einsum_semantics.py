@@ -9,7 +9,6 @@ test per refusal (the exception numpy raises, with a message saying why).
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -17,17 +16,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from opt_einsum.parser import parse_einsum_input
 from opt_einsum.testing import build_views
 from opt_einsum.tests.test_contract import tests as OPT_EINSUM_TESTS
 
 from conftest import examples
-from teir_dialect import TeirError
 from teir_lowering import einsum
 
 RNG = np.random.default_rng(22)
-TREES = importlib.util.find_spec("teir_lowering.einsum_tree") is not None
-"""Whether more than two operands run (einsum trees, a separate module)."""
 
 
 def _close(got: object, operands: list, subscripts: object, *, out_dtype=None) -> None:
@@ -196,14 +191,8 @@ def test_repeated_calls_reuse_the_plan() -> None:
 @pytest.mark.parametrize("subscripts", OPT_EINSUM_TESTS)
 def test_opt_einsum_expressions(subscripts: str) -> None:
     """opt_einsum.tests.test_contract.tests (70), float64 views from its
-    build_views; more than two operands are einsum trees' (a separate module):
-    until it is there, they are refused by name."""
+    build_views; more than two operands run as einsum trees."""
     views = build_views(subscripts)
-    terms = parse_einsum_input((subscripts, *views))[0].split(",")
-    if len(terms) > 2 and not TREES:
-        with pytest.raises(TeirError, match="more than two operands: not supported yet"):
-            einsum(subscripts, *views)
-        return
     _close(einsum(subscripts, *views), list(views), subscripts)
 
 
@@ -347,13 +336,11 @@ def test_bad_calls_raise_like_numpy(call, error, message) -> None:
         call()
 
 
-def test_more_than_two_operands_wait_for_einsum_trees() -> None:
-    """Until teir_lowering.einsum_tree exists, by name; then, numpy's result."""
-    if TREES:
-        _close(einsum("ij,jk,kl->il", M, M, M), [M, M, M], "ij,jk,kl->il")
-    else:
-        with pytest.raises(TeirError, match="more than two operands: not supported yet"):
-            einsum("ij,jk,kl->il", M, M, M)
+@pytest.mark.parametrize("optimize", [False, True, "greedy", "optimal"])
+def test_more_than_two_operands_run_as_a_tree(optimize) -> None:
+    _close(einsum("ij,jk,kl->il", M, M, M, optimize=optimize), [M, M, M], "ij,jk,kl->il")
+    path = np.einsum_path("ij,jk,kl->il", M, M, M, optimize="greedy")[0]
+    _close(einsum("ij,jk,kl->il", M, M, M, optimize=path), [M, M, M], "ij,jk,kl->il")
 
 
 def test_more_than_two_operands_reach_the_tree_hook_as_promised(monkeypatch) -> None:
