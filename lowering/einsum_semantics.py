@@ -45,7 +45,6 @@ import numpy as np
 from opt_einsum.parser import parse_einsum_input
 
 from teir_dialect.arrays import plain_array
-from teir_dialect.records import TeirError
 from teir_dialect.vocabulary import DataType, parse_enum
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -533,7 +532,6 @@ def _tree_plan(inputs: list[str], output: str, arrays: Sequence[np.ndarray],
                fresh: Callable[[], np.ndarray]) -> Run:
     """More than two operands: views as for two, then `einsum_tree.contract`."""
     from teir_lowering.einsum_frontend import einsum as kernel_einsum
-
     from teir_lowering.einsum_tree import contract
     views, result, copied, direct = _layouts(inputs, output, arrays, target, extents,
                                              compute)
