@@ -28,10 +28,16 @@ pattern makes (m, n) -> out address injective within a tile). Hence the conditio
   of the three nodes write disjoint out bytes (`legality.sink_problem`): the
   lift runs m, n and k inside every other loop there, and where the tiles of
   two indices overlap, that would change which write comes last.
+
+A Contraction that already has its K role and no M or N axes (what the
+builders give FP16/BF16, whose K loops may not move) lifts the same way with
+two nodes m and n: the primitive keeps its K axes (one rounding per store, as
+before) and becomes a GEMM or BRGEMM when Table 10.6.1 says so.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import permutations
 
@@ -47,6 +53,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from teir_dialect.dialect import (
+    AxisOp,
     ConfigOp,
     InvokeOp,
     IterOp,
@@ -54,7 +61,7 @@ from teir_dialect.dialect import (
     ScheduleNode,
     id_text,
 )
-from teir_dialect.gemm import gemm_layout
+from teir_dialect.gemm import gemm_layout, match_contraction
 from teir_dialect.vocabulary import OperationKind, Role
 from teir_passes.legality import k_move_problem, sink_problem
 from teir_passes.primitives import Primitives, PrimitiveTables
@@ -121,11 +128,19 @@ class LiftGemm(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: InvokeOp, rewriter: PatternRewriter) -> None:
         prim = op.primitive_op()
-        if prim.kind != OperationKind.CONTRACTION or prim.all_role_axes or k_move_problem(prim):
+        if prim.kind != OperationKind.CONTRACTION:
+            return
+        k_only = bool(prim.role_axes(Role.K)) and not (
+            prim.role_axes(Role.M) or prim.role_axes(Role.N)
+        )
+        if not k_only and (prim.all_role_axes or k_move_problem(prim)):
             return
         config = op.config
         if (census := self.censuses.get(config)) is None:
             census = self.censuses[config] = _census(config)
+        if k_only:
+            self.lift_free(op, prim, census, rewriter)
+            return
         # Innermost candidates first: they give the smallest leading dimensions.
         path = [n for n in reversed(op.ancestors()) if not n.parallel and n.guard is None]
         for m_node, n_node, k_node in permutations(path, 3):
@@ -153,22 +168,50 @@ class LiftGemm(RewritePattern):
                              others, rewriter)
                 return
 
+    def lift_free(self, op: InvokeOp, prim: PrimitiveOp,
+                  census: dict[IterOp, tuple[int, int]], rewriter: PatternRewriter) -> None:
+        """Two loops m, n around a Contraction with only K axes -> its M and N roles,
+        when that makes it a GEMM or BRGEMM (its K axes stay as they are)."""
+        config = op.config
+        path = [n for n in reversed(op.ancestors()) if not n.parallel and n.guard is None]
+        for m_node, n_node in permutations(path, 2):
+            if census[m_node][1] != 1 or census[n_node][1] != 1:
+                continue
+            m, n = m_node.axis_op(), n_node.axis_op()
+            if match_contraction(_Roles(prim, [m], [n])).kind not in ("gemm", "brgemm"):
+                continue
+            axes = {m.axis_id, n.axis_id}
+            if any(_names_axis(node, axes) for node in (m_node, n_node)):
+                continue
+            others = list(
+                {id(inv): inv for node in (m_node, n_node) for inv in _invocations(node)
+                 if inv is not op}.values()
+            )
+            if not all(_element_local(inv, config, axes) for inv in others):
+                continue
+            top = next(node for node in op.ancestors() if node in (m_node, n_node))
+            if sink_problem(top) is None:
+                self.rewrite(self.primitives[config], op, prim, (m_node, n_node, None),
+                             others, rewriter)
+                return
+
     @staticmethod
     def rewrite(
         table: Primitives,
         op: InvokeOp,
         prim: PrimitiveOp,
-        nodes: tuple[IterOp, IterOp, IterOp],
+        nodes: tuple[IterOp, IterOp, IterOp | None],
         others: list[InvokeOp],
         rewriter: PatternRewriter,
     ) -> None:
         """X invokes the GEMM, the other invocations get m / n into their roles, and
-        the three nodes give way to their children."""
+        the nodes (k None: the primitive has its K axes) give way to their children."""
         m_node, n_node, k_node = nodes
         old = [prim]
-        gemm = table.with_roles(
-            prim, {Role.M: [m_node.axis], Role.N: [n_node.axis], Role.K: [k_node.axis]}, "gemm"
-        )
+        roles = {Role.M: [m_node.axis], Role.N: [n_node.axis]}
+        if k_node is not None:
+            roles[Role.K] = [k_node.axis]
+        gemm = table.with_roles(prim, roles, None if k_node is None else "gemm")
         _retarget(table, op, gemm, rewriter)
         for inv in others:
             extra: dict[str, list[Attribute]] = {Role.M: [], Role.N: []}
@@ -181,11 +224,33 @@ class LiftGemm(RewritePattern):
             old.append(source)
             _retarget(table, inv, table.with_roles(source, extra, source.kind.lower()), rewriter)
         for node in (k_node, n_node, m_node):
+            if node is None:
+                continue
             children = node.children
             for child in children:
                 child.detach()
             rewriter.replace(node, children, [])
         table.erase_unused(old)
+
+
+@dataclass(frozen=True)
+class _Roles:
+    """`prim` as it would be with M = `ms` and N = `ns` (for `match_contraction`)."""
+
+    prim: PrimitiveOp
+    ms: list[AxisOp]
+    ns: list[AxisOp]
+
+    @property
+    def kind(self) -> str:
+        return self.prim.kind
+
+    @property
+    def element_width(self) -> int:
+        return self.prim.element_width
+
+    def role_axes(self, role: str) -> Sequence[AxisOp]:
+        return {Role.M: self.ms, Role.N: self.ns}.get(role) or self.prim.role_axes(role)
 
 
 def _retarget(table: Primitives, invoke: InvokeOp, prim: PrimitiveOp,

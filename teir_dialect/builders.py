@@ -7,7 +7,11 @@ go through it. The schedule it writes is the plain one of §10.7.1 and §10.7.5:
 one sequential iteration node per dimension, the free dimensions (those with
 a stride on out) outermost in the order given, then the reduction dimensions;
 scalar primitives (empty role lists); Zero under the free loops before the
-reduction loops and ReLU after them, so no guard is needed. The passes of
+reduction loops and ReLU after them, so no guard is needed. In FP16/BF16 the
+reduction dimensions are instead the K role of the Contraction (one rounding
+per out element and invocation, what the spec's Contraction means): as loops
+of the schedule they would round every partial sum, and no pass may lift them
+(that would change the results), so the kernel would stay scalar. The passes of
 `teir-optimize` (lifting to GEMM/BRGEMM) and the schedule transformations turn
 it into a fast one; this module only has to make it right.
 """
@@ -234,8 +238,14 @@ def build_record(
             "id": fresh_id(kind.lower(), names), "primitive": prim_id, "guard": None,
         }
 
-    schedule = _schedule(order[: len(order) - len(reduced)], order[len(order) - len(reduced):],
-                         kinds, invocations)
+    k_role = bool(reduced) and data_type.rounds_stores
+    if k_role:
+        contraction = primitives[kinds.index(CONTRACTION)]
+        contraction["id"] = "contraction_k"
+        contraction["axes"]["K"] = [d.name for d in reduced]
+        invocations[CONTRACTION]["primitive"] = "contraction_k"
+    loops = order[: len(order) - len(reduced)]
+    schedule = _schedule(loops, [] if k_role else order[len(loops):], kinds, invocations)
     record = {
         "tensors": list(TENSOR_NAMES[tensors]),
         "axes": axes,
