@@ -137,8 +137,12 @@ def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.nd
     it, the two groups in the order the operand has them when it can),
     C-contiguous, so that each group fuses into one GEMM dimension. Operands
     already in that order are not copied; the result goes straight to `out`
-    when out has the order and is C-contiguous. None when a group is empty in a
-    way that leaves no GEMM (a pure batch of dot products or outer products)."""
+    when out has the order and is C-contiguous. A strided view (a[:, ::2]) is
+    copied C-contiguous the same way, even in the order it has: the GEMM
+    microkernels read unit-stride rows only, and the scalar loop nest on the
+    view would be far slower than the copy. None when a group is empty in a
+    way that leaves no GEMM (a pure batch of dot products or outer products),
+    or when every array is C-contiguous in the GEMM's order already."""
     inputs, output = subscripts.replace(" ", "").split("->")
     a_term, b_term = inputs.split(",")
     batch = [i for i in output if i in a_term and i in b_term]
@@ -155,7 +159,8 @@ def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.nd
         a_order = "".join(batch + rows + reduced)
         b_order = "".join(batch + reduced + columns)
         c_order = "".join(batch + rows + columns)
-        if (a_order, b_order, c_order) == (a_term, b_term, output):
+        contiguous = all(x.flags.c_contiguous for x in (*operands, out))
+        if (a_order, b_order, c_order) == (a_term, b_term, output) and contiguous:
             return None
     direct_out = c_order == output and out.flags.c_contiguous
     gemm = f"{a_order},{b_order}->{c_order}"
