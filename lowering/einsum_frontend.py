@@ -25,6 +25,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from teir_dialect import einsum_config
+from teir_dialect.builders import with_unit_role
 from teir_dialect.arrays import plain_array
 from teir_dialect.context import teir_context
 from teir_dialect.records import TeirError, find_configs, load_module
@@ -98,9 +99,17 @@ def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu
     record = einsum_config(subscripts, *operands, out=out, dtype=dtype, relu=relu)
     module = load_module(record)
     if len(operands) == 2 and not _has_microkernel(module):
+        if (gemv := _gemv_record(subscripts, operands, out, relu, dtype)) is not None:
+            record = gemv
+            return _direct(record, threads, tune, subscripts)
         transposed = _transposed_plan(subscripts, operands, out, relu, dtype)
         if transposed is not None:
             return transposed
+    return _direct(record, threads, tune, subscripts)
+
+
+def _direct(record: dict, threads: int | None, tune: bool, subscripts: str) -> Plan:
+    """The kernel of `record`, run on the arrays' own memory."""
     if tune:
         _tune(record, subscripts, threads)
     kernel = compile_kernel(record, threads=threads)
@@ -109,6 +118,30 @@ def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu
         kernel(*(_memory(a) for a in arrays), _memory(target), threads=count)
 
     return direct
+
+
+def _gemv_record(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
+                 relu: bool, dtype: str | None) -> dict | None:
+    """The record of a GEMV-like contraction (one input has no index of its own:
+    `ij,j->i`, `ji,j->i`, `bij,bj->bi`) as the GEMM it is, with an extent-1 index
+    for the free dimension that side lacks (`with_unit_role`), when the GEMM
+    microkernel takes it; else None."""
+    inputs, output = subscripts.replace(" ", "").split("->")
+    terms = inputs.split(",")
+    own = [[i for i in t if i in output and i not in other]
+           for t, other in zip(terms, reversed(terms))]
+    reduced = [i for i in terms[0] if i in terms[1] and i not in output]
+    if not reduced or [bool(x) for x in own].count(False) != 1:
+        return None
+    side = own.index([])
+    unit = next(c for c in "zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA"
+                if c not in subscripts)
+    terms[side] += unit
+    views = [np.expand_dims(op, -1) if n == side else op for n, op in enumerate(operands)]
+    record = einsum_config(f"{','.join(terms)}->{output}{unit}", *views,
+                           out=np.expand_dims(out, -1), dtype=dtype, relu=relu)
+    gemv = with_unit_role(record, unit, "N" if side == 1 else "M")
+    return gemv if _has_microkernel(load_module(gemv)) else None
 
 
 def _has_microkernel(module: ModuleOp) -> bool:

@@ -29,10 +29,11 @@ pattern makes (m, n) -> out address injective within a tile). Hence the conditio
   lift runs m, n and k inside every other loop there, and where the tiles of
   two indices overlap, that would change which write comes last.
 
-A Contraction that already has its K role and no M or N axes (what the
-builders give FP16/BF16, whose K loops may not move) lifts the same way with
-two nodes m and n: the primitive keeps its K axes (one rounding per store, as
-before) and becomes a GEMM or BRGEMM when Table 10.6.1 says so.
+A Contraction that already has some of its roles lifts the same way with a
+node for each role it lacks: FP16/BF16 from the builders have their K role
+(their K loops may not move; the primitive keeps its K axes, so one rounding
+per store as before), a GEMV from the einsum front end an extent-1 N axis. It
+becomes a GEMM or BRGEMM when Table 10.6.1 says so.
 """
 
 from __future__ import annotations
@@ -130,16 +131,16 @@ class LiftGemm(RewritePattern):
         prim = op.primitive_op()
         if prim.kind != OperationKind.CONTRACTION:
             return
-        k_only = bool(prim.role_axes(Role.K)) and not (
-            prim.role_axes(Role.M) or prim.role_axes(Role.N)
-        )
-        if not k_only and (prim.all_role_axes or k_move_problem(prim)):
+        partial = bool(prim.all_role_axes)
+        if partial and all(prim.role_axes(r) for r in (Role.M, Role.N, Role.K)):
+            return
+        if not partial and k_move_problem(prim):
             return
         config = op.config
         if (census := self.censuses.get(config)) is None:
             census = self.censuses[config] = _census(config)
-        if k_only:
-            self.lift_free(op, prim, census, rewriter)
+        if partial:
+            self.lift_missing(op, prim, census, rewriter)
             return
         # Innermost candidates first: they give the smallest leading dimensions.
         path = [n for n in reversed(op.ancestors()) if not n.parallel and n.guard is None]
@@ -168,30 +169,39 @@ class LiftGemm(RewritePattern):
                              others, rewriter)
                 return
 
-    def lift_free(self, op: InvokeOp, prim: PrimitiveOp,
-                  census: dict[IterOp, tuple[int, int]], rewriter: PatternRewriter) -> None:
-        """Two loops m, n around a Contraction with only K axes -> its M and N roles,
-        when that makes it a GEMM or BRGEMM (its K axes stay as they are)."""
+    def lift_missing(self, op: InvokeOp, prim: PrimitiveOp,
+                     census: dict[IterOp, tuple[int, int]], rewriter: PatternRewriter) -> None:
+        """Loops around a Contraction that has some of its roles -> the roles it lacks
+        (one axis each), when that makes it a GEMM or BRGEMM; its own axes stay."""
         config = op.config
+        missing = [r for r in (Role.M, Role.N, Role.K) if not prim.role_axes(r)]
+        if Role.K in missing and k_move_problem(prim):
+            return
         path = [n for n in reversed(op.ancestors()) if not n.parallel and n.guard is None]
-        for m_node, n_node in permutations(path, 2):
-            if census[m_node][1] != 1 or census[n_node][1] != 1:
+        for nodes in permutations(path, len(missing)):
+            chosen = dict(zip(missing, nodes))
+            if any(census[node][1] != 1 for role, node in chosen.items() if role != Role.K):
                 continue
-            m, n = m_node.axis_op(), n_node.axis_op()
-            if match_contraction(_Roles(prim, [m], [n])).kind not in ("gemm", "brgemm"):
+            if (k_node := chosen.get(Role.K)) is not None and (
+                census[k_node][0] != 1 or _reduction_inside(k_node, op)
+            ):
                 continue
-            axes = {m.axis_id, n.axis_id}
-            if any(_names_axis(node, axes) for node in (m_node, n_node)):
+            roles = {role: [node.axis_op()] for role, node in chosen.items()}
+            if match_contraction(_Roles(prim, roles)).kind not in ("gemm", "brgemm"):
+                continue
+            axes = {axis[0].axis_id for axis in roles.values()}
+            if any(_names_axis(node, axes) for node in nodes):
                 continue
             others = list(
-                {id(inv): inv for node in (m_node, n_node) for inv in _invocations(node)
-                 if inv is not op}.values()
+                {id(inv): inv for role, node in chosen.items() if role != Role.K
+                 for inv in _invocations(node) if inv is not op}.values()
             )
             if not all(_element_local(inv, config, axes) for inv in others):
                 continue
-            top = next(node for node in op.ancestors() if node in (m_node, n_node))
+            top = next(node for node in op.ancestors() if node in nodes)
             if sink_problem(top) is None:
-                self.rewrite(self.primitives[config], op, prim, (m_node, n_node, None),
+                self.rewrite(self.primitives[config], op, prim,
+                             (chosen.get(Role.M), chosen.get(Role.N), chosen.get(Role.K)),
                              others, rewriter)
                 return
 
@@ -200,25 +210,26 @@ class LiftGemm(RewritePattern):
         table: Primitives,
         op: InvokeOp,
         prim: PrimitiveOp,
-        nodes: tuple[IterOp, IterOp, IterOp | None],
+        nodes: tuple[IterOp | None, IterOp | None, IterOp | None],
         others: list[InvokeOp],
         rewriter: PatternRewriter,
     ) -> None:
         """X invokes the GEMM, the other invocations get m / n into their roles, and
-        the nodes (k None: the primitive has its K axes) give way to their children."""
+        the nodes (None: the primitive has that role already) give way to their
+        children."""
         m_node, n_node, k_node = nodes
         old = [prim]
-        roles = {Role.M: [m_node.axis], Role.N: [n_node.axis]}
-        if k_node is not None:
-            roles[Role.K] = [k_node.axis]
-        gemm = table.with_roles(prim, roles, None if k_node is None else "gemm")
+        roles = {role: [node.axis] for role, node in zip((Role.M, Role.N, Role.K), nodes)
+                 if node is not None}
+        full = not prim.all_role_axes
+        gemm = table.with_roles(prim, roles, "gemm" if full else None)
         _retarget(table, op, gemm, rewriter)
         for inv in others:
             extra: dict[str, list[Attribute]] = {Role.M: [], Role.N: []}
             below = {a.node_id for a in inv.ancestors()}
-            if m_node.node_id in below:
+            if m_node is not None and m_node.node_id in below:
                 extra[Role.M].append(m_node.axis)
-            if n_node.node_id in below:
+            if n_node is not None and n_node.node_id in below:
                 extra[Role.N].append(n_node.axis)
             source = inv.primitive_op()
             old.append(source)
@@ -235,11 +246,10 @@ class LiftGemm(RewritePattern):
 
 @dataclass(frozen=True)
 class _Roles:
-    """`prim` as it would be with M = `ms` and N = `ns` (for `match_contraction`)."""
+    """`prim` as it would be with `roles` added (for `match_contraction`)."""
 
     prim: PrimitiveOp
-    ms: list[AxisOp]
-    ns: list[AxisOp]
+    roles: dict[str, list[AxisOp]]
 
     @property
     def kind(self) -> str:
@@ -250,7 +260,7 @@ class _Roles:
         return self.prim.element_width
 
     def role_axes(self, role: str) -> Sequence[AxisOp]:
-        return {Role.M: self.ms, Role.N: self.ns}.get(role) or self.prim.role_axes(role)
+        return self.roles.get(role) or self.prim.role_axes(role)
 
 
 def _retarget(table: Primitives, invoke: InvokeOp, prim: PrimitiveOp,

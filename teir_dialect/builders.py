@@ -510,6 +510,37 @@ def einsum_config(
     return build_record(dimensions, kinds, data_type)
 
 
+def with_unit_role(record: JsonDict, axis: str, role: str) -> JsonDict:
+    """`record` with its extent-1 iteration of `axis` taken out of the schedule and
+    `axis` put into `role` (M or N) of every primitive instead: the free index a
+    GEMV lacks on one side (`ij,j->i` as `ij,jz->iz`), so that teir-lift-gemm
+    finds the GEMM it is and the microkernel runs it. The same computation:
+    the axis takes index 0 only, in the schedule or in a primitive."""
+    axes = {a["id"]: a for a in record["axes"]}
+    if axes.get(axis, {}).get("extent") != 1 or role not in ("M", "N"):
+        raise TeirError(f"with_unit_role: {axis!r} must be an extent-1 axis and {role!r} "
+                        "M or N")
+    schedule = record["schedule"]
+    nodes = [n for n in schedule["iterations"] if n["axis"] == axis]
+    if len(nodes) != 1 or nodes[0]["guard"] is not None:
+        raise TeirError(f"with_unit_role: {axis!r} must be iterated once, unguarded")
+    (node,) = nodes
+
+    def splice(children: list[str]) -> list[str]:
+        return [c for child in children
+                for c in (node["children"] if child == node["id"] else [child])]
+
+    iterations = [{**n, "children": splice(n["children"])}
+                  for n in schedule["iterations"] if n is not node]
+    primitives = [{**p, "axes": {**p["axes"], role: [axis, *p["axes"][role]]}}
+                  for p in record["primitives"]]
+    result = {**record, "primitives": primitives, "schedule": {
+        **schedule, "roots": splice(schedule["roots"]), "iterations": iterations,
+    }}
+    from_json(result)
+    return result
+
+
 def scalar_nest(record: JsonDict, order: str | Sequence[str]) -> JsonDict:
     """`record` (a binary contraction from `einsum_config`, without ReLU) with its
     schedule replaced by one loop per axis in `order`, outermost first, around the
@@ -546,5 +577,6 @@ __all__ = [
     "data_type_of",
     "einsum_config",
     "scalar_nest",
+    "with_unit_role",
     "writes_each_once",
 ]
