@@ -105,6 +105,9 @@ def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu
         transposed = _transposed_plan(subscripts, operands, out, relu, dtype)
         if transposed is not None:
             return transposed
+        copied = _copied_plan(subscripts, operands, out, relu, dtype)
+        if copied is not None:
+            return copied
     return _direct(record, threads, tune, subscripts)
 
 
@@ -209,6 +212,49 @@ def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.nd
         else:
             product = einsum(gemm, a, b, relu=relu, threads=count, dtype=dtype)
             einsum(f"{c_order}->{output}", product, out=target, threads=count, dtype=dtype)
+
+    return run
+
+
+def _has_fast_kernel(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
+                     relu: bool, dtype: str | None) -> bool:
+    """Whether `einsum` runs these arrays with a microkernel (a GEMM or a GEMV)."""
+    record = einsum_config(subscripts, *operands, out=out, dtype=dtype, relu=relu)
+    return (_has_microkernel(load_module(record))
+            or _gemv_record(subscripts, operands, out, relu, dtype) is not None)
+
+
+def _copied_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
+                 relu: bool, dtype: str | None) -> Plan | None:
+    """Strided views copied C-contiguous in their own index order (TEIR Copy
+    kernels), then `einsum` on the copies: for what `_transposed_plan` does not
+    cover (a GEMV from `a[:, ::2]`, a broadcast vector). The fewest copies that
+    give a microkernel: one operand if that is enough, else every strided one;
+    a strided out gets the result through a copy. None when no copy gives a
+    microkernel (the loop nest on the views then)."""
+    inputs, output = subscripts.replace(" ", "").split("->")
+    terms = inputs.split(",")
+    strided = [n for n, a in enumerate(operands) if not a.flags.c_contiguous]
+    direct_out = out.flags.c_contiguous
+    target = out if direct_out else np.empty(out.shape, out.dtype)
+    candidates = [[n] for n in strided] + ([strided] if len(strided) > 1 else [])
+    for chosen in candidates or [[]]:
+        trial = [np.empty(a.shape, a.dtype) if n in chosen else a
+                 for n, a in enumerate(operands)]
+        if (chosen or not direct_out) and _has_fast_kernel(subscripts, trial, target, relu,
+                                                           dtype):
+            break
+    else:
+        return None
+
+    def run(arrays: Sequence[np.ndarray], target: np.ndarray, count: int | None) -> None:
+        copies = [einsum(f"{term}->{term}", a, threads=count, dtype=dtype) if n in chosen else a
+                  for n, (a, term) in enumerate(zip(arrays, terms))]
+        if direct_out:
+            einsum(subscripts, *copies, out=target, relu=relu, threads=count, dtype=dtype)
+        else:
+            product = einsum(subscripts, *copies, relu=relu, threads=count, dtype=dtype)
+            einsum(f"{output}->{output}", product, out=target, threads=count, dtype=dtype)
 
     return run
 

@@ -166,8 +166,8 @@ def build_record(
     `operations` is one of OPERATIONS' keys (Copy; ReLU; Zero; Contraction with
     Zero first and/or ReLU last). The tensor count comes from the strides (or
     `base_offsets`; without dimensions it is 3 for a Contraction, else 2).
-    Dimensions with stride 0 on out are reduced (Contraction only); the others
-    are free and must reach each out element once. `base_offsets` (bytes, per
+    Dimensions of extent > 1 with stride 0 on out are reduced (Contraction
+    only); the others are free and must reach each out element once. `base_offsets` (bytes, per
     tensor) and the dimensions' offsets add up to where each tensor starts; the
     record carries the total on the outermost dimension that encloses every
     access to the tensor (an extent-1 dimension `base` is added when none does).
@@ -191,7 +191,8 @@ def build_record(
     )
     out = tensors - 1
 
-    reduced = [d for d in dims if d.strides[out] == 0 and CONTRACTION in kinds]
+    # An extent-1 dimension takes index 0 only: free, whatever its strides.
+    reduced = [d for d in dims if d.strides[out] == 0 and d.extent > 1 and CONTRACTION in kinds]
     free = [d for d in dims if d not in reduced]
     for dim in free:
         if dim.strides[out] == 0 and dim.extent > 1:
