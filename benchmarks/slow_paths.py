@@ -126,7 +126,7 @@ def main() -> int:
         print(line)
     print(f"threads {args.threads}; ratios are medians over interleaved rounds of the "
           "view's time over the contiguous twin's / numpy's (np.einsum on the views)")
-    print(f"| case | type | ms | / twin | / numpy |\n| --- | --- | --- | --- | --- |")
+    print("| case | type | ms | / twin | / numpy |\n| --- | --- | --- | --- | --- |")
     slow = []
     for label, subscripts, name, operands in cases(args.cases, args.seed):
         twin, peer, seconds = run_case(subscripts, name, operands, args.threads, args.rounds)

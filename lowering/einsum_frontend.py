@@ -25,8 +25,8 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from teir_dialect import einsum_config
-from teir_dialect.builders import with_unit_role
 from teir_dialect.arrays import plain_array
+from teir_dialect.builders import with_unit_role
 from teir_dialect.context import teir_context
 from teir_dialect.records import TeirError, find_configs, load_module
 from teir_dialect.vocabulary import OperationKind
@@ -201,19 +201,49 @@ def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.nd
     direct_out = c_order == output and out.flags.c_contiguous
     gemm = f"{a_order},{b_order}->{c_order}"
 
+    scratch = _Scratch()
+
     def run(arrays: Sequence[np.ndarray], target: np.ndarray, count: int | None) -> None:
         a, b = arrays
         if a_order != a_term or not a.flags.c_contiguous:
-            a = einsum(f"{a_term}->{a_order}", a, threads=count, dtype=dtype)
+            a = scratch.copy(0, f"{a_term}->{a_order}", a, count, dtype)
         if b_order != b_term or not b.flags.c_contiguous:
-            b = einsum(f"{b_term}->{b_order}", b, threads=count, dtype=dtype)
+            b = scratch.copy(1, f"{b_term}->{b_order}", b, count, dtype)
         if direct_out:
             einsum(gemm, a, b, out=target, relu=relu, threads=count, dtype=dtype)
         else:
-            product = einsum(gemm, a, b, relu=relu, threads=count, dtype=dtype)
+            product = scratch.get(2, output_shape(gemm, (a, b)), target.dtype)
+            einsum(gemm, a, b, out=product, relu=relu, threads=count, dtype=dtype)
             einsum(f"{c_order}->{output}", product, out=target, threads=count, dtype=dtype)
 
     return run
+
+
+SCRATCH_BYTES = 256 << 20
+"""The largest intermediate array a plan keeps for its next call."""
+
+
+class _Scratch(threading.local):
+    """The intermediate arrays of a plan (copies, a product before its transpose),
+    kept from call to call per calling thread: a fresh array costs a page fault
+    per page on first touch, about as much as the copy that fills it."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[int, np.ndarray] = {}
+
+    def get(self, slot: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        array = self.arrays.get(slot)
+        if array is None or array.shape != shape or array.dtype != dtype:
+            array = np.empty(shape, dtype)
+            if array.nbytes <= SCRATCH_BYTES:
+                self.arrays[slot] = array
+        return array
+
+    def copy(self, slot: int, subscripts: str, array: np.ndarray, count: int | None,
+             dtype: str | None) -> np.ndarray:
+        """`einsum(subscripts, array)` (a permutation) into the slot's array."""
+        into = self.get(slot, output_shape(subscripts, (array,)), array.dtype)
+        return einsum(subscripts, array, out=into, threads=count, dtype=dtype)
 
 
 def _has_fast_kernel(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
@@ -247,13 +277,16 @@ def _copied_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarra
     else:
         return None
 
+    scratch = _Scratch()
+
     def run(arrays: Sequence[np.ndarray], target: np.ndarray, count: int | None) -> None:
-        copies = [einsum(f"{term}->{term}", a, threads=count, dtype=dtype) if n in chosen else a
+        copies = [scratch.copy(n, f"{term}->{term}", a, count, dtype) if n in chosen else a
                   for n, (a, term) in enumerate(zip(arrays, terms))]
         if direct_out:
             einsum(subscripts, *copies, out=target, relu=relu, threads=count, dtype=dtype)
         else:
-            product = einsum(subscripts, *copies, relu=relu, threads=count, dtype=dtype)
+            product = scratch.get(2, target.shape, target.dtype)
+            einsum(subscripts, *copies, out=product, relu=relu, threads=count, dtype=dtype)
             einsum(f"{output}->{output}", product, out=target, threads=count, dtype=dtype)
 
     return run
