@@ -124,12 +124,41 @@ def test_16_bit_sums_are_rounded_once_not_per_k_step(name: str) -> None:
     assert float(got[0, 0]) != 2048.0
 
 
-def test_linalg_f16_records_keep_k_in_the_primitive() -> None:
+def test_16_bit_records_keep_k_in_the_primitive() -> None:
     record = einsum_config("ij,jk->ik", (8, 4), (4, 16), dtype="FP16")
     schedule_axes = {node["axis"] for node in record["schedule"]["iterations"]}
     assert schedule_axes == {"i", "k"}
     record32 = einsum_config("ij,jk->ik", (8, 4), (4, 16), dtype="FP32")
     assert {node["axis"] for node in record32["schedule"]["iterations"]} == {"i", "j", "k"}
+
+
+LINALG_F16 = """
+func.func @mm(%A: memref<33x24xf16>, %B: memref<24x40xf16>, %C: memref<33x40xf16>) {
+  %zero = arith.constant 0.0 : f16
+  linalg.fill ins(%zero : f16) outs(%C : memref<33x40xf16>)
+  linalg.matmul ins(%A, %B : memref<33x24xf16>, memref<24x40xf16>) outs(%C : memref<33x40xf16>)
+  func.return
+}
+"""
+
+
+def test_linalg_f16_matmul_runs_a_microkernel() -> None:
+    from teir_dialect.context import teir_context
+    from teir_dialect.records import find_configs
+    from teir_lowering.linalg_run import prepare_linalg, run_linalg
+    from teir_passes.pipeline import OptimizePass
+
+    program = prepare_linalg(LINALG_F16, interpret=True)
+    (step,) = program.steps
+    module = load_module(step.record)
+    with pinned("avx512"):
+        OptimizePass().apply(teir_context(), module)
+    kinds = {p.matched_kernel().kind_name for p in find_configs(module)[0].primitives
+             if p.kind == "Contraction"}
+    assert kinds == {"gemm"}
+    results = [run_linalg(LINALG_F16, threads=threads) for threads in (1, 2)]
+    assert all(result.ok for result in results), [r.summary() for r in results]
+    assert results[0].arrays[2].tobytes() == results[1].arrays[2].tobytes()
 
 
 # -- strided views ---------------------------------------------------------------------------
