@@ -178,6 +178,8 @@ def test_a_strided_out_and_a_broadcast_operand() -> None:
     a = _operands("ij,jk->ik", {"i": 17, "j": 13, "k": 9}, "FP32")[0]
     b = np.broadcast_to(RNG.uniform(-1, 1, (13, 1)).astype(np.float32), (13, 9))
     out = np.full((17, 18), np.nan, np.float32)
+    plan = _plan("ij,jk->ik", [a, b], out[:, ::2], False, None, 1, False)
+    assert "_transposed_plan" in plan.__qualname__
     _check("ij,jk->ik", [a, b], "FP32", out=out[:, ::2])
     view = out[:, ::2]
     einsum("ij,jk->ik", a, b, out=view, threads=1)
