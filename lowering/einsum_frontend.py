@@ -94,6 +94,19 @@ def einsum(subscripts: str, *operands: np.ndarray, out: np.ndarray | None = None
 Plan = Callable[[Sequence[np.ndarray], np.ndarray, "int | None"], None]
 
 
+def _cached_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
+                 relu: bool, dtype: str | None, threads: int | None) -> Plan:
+    """The plan `einsum` uses for these arrays' layouts (made and kept if new)."""
+    key = (subscripts, tuple(_layout(op) for op in operands), _layout(out), relu, dtype)
+    with _LOCK:
+        plan = _PLANS.get(key)
+    if plan is None:
+        plan = _plan(subscripts, operands, out, relu, dtype, threads, False)
+        with _LOCK:
+            _PLANS[key] = plan
+    return plan
+
+
 def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu: bool,
           dtype: str | None, threads: int | None, tune: bool) -> Plan:
     record = einsum_config(subscripts, *operands, out=out, dtype=dtype, relu=relu)
@@ -210,11 +223,11 @@ def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.nd
         if b_order != b_term or not b.flags.c_contiguous:
             b = scratch.copy(1, f"{b_term}->{b_order}", b, count, dtype)
         if direct_out:
-            einsum(gemm, a, b, out=target, relu=relu, threads=count, dtype=dtype)
+            scratch.run(3, gemm, (a, b), target, relu, dtype, count)
         else:
             product = scratch.get(2, output_shape(gemm, (a, b)), target.dtype)
-            einsum(gemm, a, b, out=product, relu=relu, threads=count, dtype=dtype)
-            einsum(f"{c_order}->{output}", product, out=target, threads=count, dtype=dtype)
+            scratch.run(3, gemm, (a, b), product, relu, dtype, count)
+            scratch.run(4, f"{c_order}->{output}", (product,), target, False, dtype, count)
 
     return run
 
@@ -230,6 +243,7 @@ class _Scratch(threading.local):
 
     def __init__(self) -> None:
         self.arrays: dict[int, np.ndarray] = {}
+        self.plans: dict[int, Plan] = {}
 
     def get(self, slot: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         array = self.arrays.get(slot)
@@ -243,7 +257,19 @@ class _Scratch(threading.local):
              dtype: str | None) -> np.ndarray:
         """`einsum(subscripts, array)` (a permutation) into the slot's array."""
         into = self.get(slot, output_shape(subscripts, (array,)), array.dtype)
-        return einsum(subscripts, array, out=into, threads=count, dtype=dtype)
+        self.run(slot, subscripts, (array,), into, False, dtype, count)
+        return into
+
+    def run(self, slot: int, subscripts: str, arrays: Sequence[np.ndarray], out: np.ndarray,
+            relu: bool, dtype: str | None, count: int | None) -> None:
+        """`einsum(subscripts, *arrays, out=out, ...)` through the step's plan, found
+        on its first call: the arrays of a step have the same layouts at every
+        call of its plan, so the lookup `einsum` makes per call is made once."""
+        plan = self.plans.get(slot)
+        if plan is None:
+            plan = self.plans[slot] = _cached_plan(subscripts, arrays, out, relu, dtype,
+                                                   count)
+        plan(arrays, out, count)
 
 
 def _has_fast_kernel(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
@@ -283,11 +309,11 @@ def _copied_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarra
         copies = [scratch.copy(n, f"{term}->{term}", a, count, dtype) if n in chosen else a
                   for n, (a, term) in enumerate(zip(arrays, terms))]
         if direct_out:
-            einsum(subscripts, *copies, out=target, relu=relu, threads=count, dtype=dtype)
+            scratch.run(3, subscripts, copies, target, relu, dtype, count)
         else:
             product = scratch.get(2, target.shape, target.dtype)
-            einsum(subscripts, *copies, out=product, relu=relu, threads=count, dtype=dtype)
-            einsum(f"{output}->{output}", product, out=target, threads=count, dtype=dtype)
+            scratch.run(3, subscripts, copies, product, relu, dtype, count)
+            scratch.run(4, f"{output}->{output}", (product,), target, False, dtype, count)
 
     return run
 
