@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from teir_dialect import einsum_config
 from teir_dialect.arrays import plain_array
+from teir_dialect.builders import with_unit_role
 from teir_dialect.context import teir_context
 from teir_dialect.records import TeirError, find_configs, load_module
 from teir_dialect.vocabulary import OperationKind
@@ -95,14 +96,38 @@ def einsum(subscripts: str, *operands: np.ndarray, out: np.ndarray | None = None
 Plan = Callable[[Sequence[np.ndarray], np.ndarray, "int | None"], None]
 
 
+def _cached_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
+                 relu: bool, dtype: str | None, threads: int | None) -> Plan:
+    """The plan `einsum` uses for these arrays' layouts (made and kept if new)."""
+    key = (subscripts, tuple(_layout(op) for op in operands), _layout(out), relu, dtype)
+    with _LOCK:
+        plan = _PLANS.get(key)
+    if plan is None:
+        plan = _plan(subscripts, operands, out, relu, dtype, threads, False)
+        with _LOCK:
+            _PLANS[key] = plan
+    return plan
+
+
 def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu: bool,
           dtype: str | None, threads: int | None, tune: bool) -> Plan:
     record = einsum_config(subscripts, *operands, out=out, dtype=dtype, relu=relu)
     module = load_module(record)
     if len(operands) == 2 and not _has_microkernel(module):
+        if (gemv := _gemv_record(subscripts, operands, out, relu, dtype)) is not None:
+            record = gemv
+            return _direct(record, threads, tune, subscripts)
         transposed = _transposed_plan(subscripts, operands, out, relu, dtype)
         if transposed is not None:
             return transposed
+        copied = _copied_plan(subscripts, operands, out, relu, dtype)
+        if copied is not None:
+            return copied
+    return _direct(record, threads, tune, subscripts)
+
+
+def _direct(record: dict, threads: int | None, tune: bool, subscripts: str) -> Plan:
+    """The kernel of `record`, run on the arrays' own memory."""
     if tune:
         _tune(record, subscripts, threads)
     kernel = compile_kernel(record, threads=threads)
@@ -111,6 +136,30 @@ def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu
         kernel(*(_memory(a) for a in arrays), _memory(target), threads=count)
 
     return direct
+
+
+def _gemv_record(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
+                 relu: bool, dtype: str | None) -> dict | None:
+    """The record of a GEMV-like contraction (one input has no index of its own:
+    `ij,j->i`, `ji,j->i`, `bij,bj->bi`) as the GEMM it is, with an extent-1 index
+    for the free dimension that side lacks (`with_unit_role`), when the GEMM
+    microkernel takes it; else None."""
+    inputs, output = subscripts.replace(" ", "").split("->")
+    terms = inputs.split(",")
+    own = [[i for i in t if i in output and i not in other]
+           for t, other in zip(terms, reversed(terms))]
+    reduced = [i for i in terms[0] if i in terms[1] and i not in output]
+    if not reduced or [bool(x) for x in own].count(False) != 1:
+        return None
+    side = own.index([])
+    unit = next(c for c in "zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA"
+                if c not in subscripts)
+    terms[side] += unit
+    views = [np.expand_dims(op, -1) if n == side else op for n, op in enumerate(operands)]
+    record = einsum_config(f"{','.join(terms)}->{output}{unit}", *views,
+                           out=np.expand_dims(out, -1), dtype=dtype, relu=relu)
+    gemv = with_unit_role(record, unit, "N" if side == 1 else "M")
+    return gemv if _has_microkernel(load_module(gemv)) else None
 
 
 def _has_microkernel(module: ModuleOp) -> bool:
@@ -139,8 +188,12 @@ def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.nd
     it, the two groups in the order the operand has them when it can),
     C-contiguous, so that each group fuses into one GEMM dimension. Operands
     already in that order are not copied; the result goes straight to `out`
-    when out has the order and is C-contiguous. None when a group is empty in a
-    way that leaves no GEMM (a pure batch of dot products or outer products)."""
+    when out has the order and is C-contiguous. A strided view (a[:, ::2]) is
+    copied C-contiguous the same way, even in the order it has: the GEMM
+    microkernels read unit-stride rows only, and the scalar loop nest on the
+    view would be far slower than the copy. None when a group is empty in a
+    way that leaves no GEMM (a pure batch of dot products or outer products),
+    or when every array is C-contiguous in the GEMM's order already."""
     inputs, output = subscripts.replace(" ", "").split("->")
     a_term, b_term = inputs.split(",")
     batch = [i for i in output if i in a_term and i in b_term]
@@ -157,22 +210,112 @@ def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.nd
         a_order = "".join(batch + rows + reduced)
         b_order = "".join(batch + reduced + columns)
         c_order = "".join(batch + rows + columns)
-        if (a_order, b_order, c_order) == (a_term, b_term, output):
+        contiguous = all(x.flags.c_contiguous for x in (*operands, out))
+        if (a_order, b_order, c_order) == (a_term, b_term, output) and contiguous:
             return None
     direct_out = c_order == output and out.flags.c_contiguous
     gemm = f"{a_order},{b_order}->{c_order}"
 
+    scratch = _Scratch()
+
     def run(arrays: Sequence[np.ndarray], target: np.ndarray, count: int | None) -> None:
         a, b = arrays
         if a_order != a_term or not a.flags.c_contiguous:
-            a = einsum(f"{a_term}->{a_order}", a, threads=count, dtype=dtype)
+            a = scratch.copy(0, f"{a_term}->{a_order}", a, count, dtype)
         if b_order != b_term or not b.flags.c_contiguous:
-            b = einsum(f"{b_term}->{b_order}", b, threads=count, dtype=dtype)
+            b = scratch.copy(1, f"{b_term}->{b_order}", b, count, dtype)
         if direct_out:
-            einsum(gemm, a, b, out=target, relu=relu, threads=count, dtype=dtype)
+            scratch.run(3, gemm, (a, b), target, relu, dtype, count)
         else:
-            product = einsum(gemm, a, b, relu=relu, threads=count, dtype=dtype)
-            einsum(f"{c_order}->{output}", product, out=target, threads=count, dtype=dtype)
+            product = scratch.get(2, output_shape(gemm, (a, b)), target.dtype)
+            scratch.run(3, gemm, (a, b), product, relu, dtype, count)
+            scratch.run(4, f"{c_order}->{output}", (product,), target, False, dtype, count)
+
+    return run
+
+
+SCRATCH_BYTES = 256 << 20
+"""The largest intermediate array a plan keeps for its next call."""
+
+
+class _Scratch(threading.local):
+    """The intermediate arrays of a plan (copies, a product before its transpose),
+    kept from call to call per calling thread: a fresh array costs a page fault
+    per page on first touch, about as much as the copy that fills it."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[int, np.ndarray] = {}
+        self.plans: dict[int, Plan] = {}
+
+    def get(self, slot: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        array = self.arrays.get(slot)
+        if array is None or array.shape != shape or array.dtype != dtype:
+            array = np.empty(shape, dtype)
+            if array.nbytes <= SCRATCH_BYTES:
+                self.arrays[slot] = array
+        return array
+
+    def copy(self, slot: int, subscripts: str, array: np.ndarray, count: int | None,
+             dtype: str | None) -> np.ndarray:
+        """`einsum(subscripts, array)` (a permutation) into the slot's array."""
+        into = self.get(slot, output_shape(subscripts, (array,)), array.dtype)
+        self.run(slot, subscripts, (array,), into, False, dtype, count)
+        return into
+
+    def run(self, slot: int, subscripts: str, arrays: Sequence[np.ndarray], out: np.ndarray,
+            relu: bool, dtype: str | None, count: int | None) -> None:
+        """`einsum(subscripts, *arrays, out=out, ...)` through the step's plan, found
+        on its first call: the arrays of a step have the same layouts at every
+        call of its plan, so the lookup `einsum` makes per call is made once."""
+        plan = self.plans.get(slot)
+        if plan is None:
+            plan = self.plans[slot] = _cached_plan(subscripts, arrays, out, relu, dtype,
+                                                   count)
+        plan(arrays, out, count)
+
+
+def _has_fast_kernel(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
+                     relu: bool, dtype: str | None) -> bool:
+    """Whether `einsum` runs these arrays with a microkernel (a GEMM or a GEMV)."""
+    record = einsum_config(subscripts, *operands, out=out, dtype=dtype, relu=relu)
+    return (_has_microkernel(load_module(record))
+            or _gemv_record(subscripts, operands, out, relu, dtype) is not None)
+
+
+def _copied_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
+                 relu: bool, dtype: str | None) -> Plan | None:
+    """Strided views copied C-contiguous in their own index order (TEIR Copy
+    kernels), then `einsum` on the copies: for what `_transposed_plan` does not
+    cover (a GEMV from `a[:, ::2]`, a broadcast vector). The fewest copies that
+    give a microkernel: one operand if that is enough, else every strided one;
+    a strided out gets the result through a copy. None when no copy gives a
+    microkernel (the loop nest on the views then)."""
+    inputs, output = subscripts.replace(" ", "").split("->")
+    terms = inputs.split(",")
+    strided = [n for n, a in enumerate(operands) if not a.flags.c_contiguous]
+    direct_out = out.flags.c_contiguous
+    target = out if direct_out else np.empty(out.shape, out.dtype)
+    candidates = [[n] for n in strided] + ([strided] if len(strided) > 1 else [])
+    for chosen in candidates or [[]]:
+        trial = [np.empty(a.shape, a.dtype) if n in chosen else a
+                 for n, a in enumerate(operands)]
+        if (chosen or not direct_out) and _has_fast_kernel(subscripts, trial, target, relu,
+                                                           dtype):
+            break
+    else:
+        return None
+
+    scratch = _Scratch()
+
+    def run(arrays: Sequence[np.ndarray], target: np.ndarray, count: int | None) -> None:
+        copies = [scratch.copy(n, f"{term}->{term}", a, count, dtype) if n in chosen else a
+                  for n, (a, term) in enumerate(zip(arrays, terms))]
+        if direct_out:
+            scratch.run(3, subscripts, copies, target, relu, dtype, count)
+        else:
+            product = scratch.get(2, target.shape, target.dtype)
+            scratch.run(3, subscripts, copies, product, relu, dtype, count)
+            scratch.run(4, f"{output}->{output}", (product,), target, False, dtype, count)
 
     return run
 

@@ -28,10 +28,17 @@ pattern makes (m, n) -> out address injective within a tile). Hence the conditio
   of the three nodes write disjoint out bytes (`legality.sink_problem`): the
   lift runs m, n and k inside every other loop there, and where the tiles of
   two indices overlap, that would change which write comes last.
+
+A Contraction that already has some of its roles lifts the same way with a
+node for each role it lacks: FP16/BF16 from the builders have their K role
+(their K loops may not move; the primitive keeps its K axes, so one rounding
+per store as before), a GEMV from the einsum front end an extent-1 N axis. It
+becomes a GEMM or BRGEMM when Table 10.6.1 says so.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import permutations
 
@@ -47,6 +54,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from teir_dialect.dialect import (
+    AxisOp,
     ConfigOp,
     InvokeOp,
     IterOp,
@@ -54,7 +62,7 @@ from teir_dialect.dialect import (
     ScheduleNode,
     id_text,
 )
-from teir_dialect.gemm import gemm_layout
+from teir_dialect.gemm import gemm_layout, match_contraction
 from teir_dialect.vocabulary import OperationKind, Role
 from teir_passes.legality import k_move_problem, sink_problem
 from teir_passes.primitives import Primitives, PrimitiveTables
@@ -121,11 +129,19 @@ class LiftGemm(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: InvokeOp, rewriter: PatternRewriter) -> None:
         prim = op.primitive_op()
-        if prim.kind != OperationKind.CONTRACTION or prim.all_role_axes or k_move_problem(prim):
+        if prim.kind != OperationKind.CONTRACTION:
+            return
+        partial = bool(prim.all_role_axes)
+        if partial and all(prim.role_axes(r) for r in (Role.M, Role.N, Role.K)):
+            return
+        if not partial and k_move_problem(prim):
             return
         config = op.config
         if (census := self.censuses.get(config)) is None:
             census = self.censuses[config] = _census(config)
+        if partial:
+            self.lift_missing(op, prim, census, rewriter)
+            return
         # Innermost candidates first: they give the smallest leading dimensions.
         path = [n for n in reversed(op.ancestors()) if not n.parallel and n.guard is None]
         for m_node, n_node, k_node in permutations(path, 3):
@@ -153,39 +169,98 @@ class LiftGemm(RewritePattern):
                              others, rewriter)
                 return
 
+    def lift_missing(self, op: InvokeOp, prim: PrimitiveOp,
+                     census: dict[IterOp, tuple[int, int]], rewriter: PatternRewriter) -> None:
+        """Loops around a Contraction that has some of its roles -> the roles it lacks
+        (one axis each), when that makes it a GEMM or BRGEMM; its own axes stay."""
+        config = op.config
+        missing = [r for r in (Role.M, Role.N, Role.K) if not prim.role_axes(r)]
+        if Role.K in missing and k_move_problem(prim):
+            return
+        path = [n for n in reversed(op.ancestors()) if not n.parallel and n.guard is None]
+        for nodes in permutations(path, len(missing)):
+            chosen = dict(zip(missing, nodes))
+            if any(census[node][1] != 1 for role, node in chosen.items() if role != Role.K):
+                continue
+            if (k_node := chosen.get(Role.K)) is not None and (
+                census[k_node][0] != 1 or _reduction_inside(k_node, op)
+            ):
+                continue
+            roles = {role: [node.axis_op()] for role, node in chosen.items()}
+            if match_contraction(_Roles(prim, roles)).kind not in ("gemm", "brgemm"):
+                continue
+            axes = {axis[0].axis_id for axis in roles.values()}
+            if any(_names_axis(node, axes) for node in nodes):
+                continue
+            others = list(
+                {id(inv): inv for role, node in chosen.items() if role != Role.K
+                 for inv in _invocations(node) if inv is not op}.values()
+            )
+            if not all(_element_local(inv, config, axes) for inv in others):
+                continue
+            top = next(node for node in op.ancestors() if node in nodes)
+            if sink_problem(top) is None:
+                self.rewrite(self.primitives[config], op, prim,
+                             (chosen.get(Role.M), chosen.get(Role.N), chosen.get(Role.K)),
+                             others, rewriter)
+                return
+
     @staticmethod
     def rewrite(
         table: Primitives,
         op: InvokeOp,
         prim: PrimitiveOp,
-        nodes: tuple[IterOp, IterOp, IterOp],
+        nodes: tuple[IterOp | None, IterOp | None, IterOp | None],
         others: list[InvokeOp],
         rewriter: PatternRewriter,
     ) -> None:
         """X invokes the GEMM, the other invocations get m / n into their roles, and
-        the three nodes give way to their children."""
+        the nodes (None: the primitive has that role already) give way to their
+        children."""
         m_node, n_node, k_node = nodes
         old = [prim]
-        gemm = table.with_roles(
-            prim, {Role.M: [m_node.axis], Role.N: [n_node.axis], Role.K: [k_node.axis]}, "gemm"
-        )
+        roles = {role: [node.axis] for role, node in zip((Role.M, Role.N, Role.K), nodes)
+                 if node is not None}
+        full = not prim.all_role_axes
+        gemm = table.with_roles(prim, roles, "gemm" if full else None)
         _retarget(table, op, gemm, rewriter)
         for inv in others:
             extra: dict[str, list[Attribute]] = {Role.M: [], Role.N: []}
             below = {a.node_id for a in inv.ancestors()}
-            if m_node.node_id in below:
+            if m_node is not None and m_node.node_id in below:
                 extra[Role.M].append(m_node.axis)
-            if n_node.node_id in below:
+            if n_node is not None and n_node.node_id in below:
                 extra[Role.N].append(n_node.axis)
             source = inv.primitive_op()
             old.append(source)
             _retarget(table, inv, table.with_roles(source, extra, source.kind.lower()), rewriter)
         for node in (k_node, n_node, m_node):
+            if node is None:
+                continue
             children = node.children
             for child in children:
                 child.detach()
             rewriter.replace(node, children, [])
         table.erase_unused(old)
+
+
+@dataclass(frozen=True)
+class _Roles:
+    """`prim` as it would be with `roles` added (for `match_contraction`)."""
+
+    prim: PrimitiveOp
+    roles: dict[str, list[AxisOp]]
+
+    @property
+    def kind(self) -> str:
+        return self.prim.kind
+
+    @property
+    def element_width(self) -> int:
+        return self.prim.element_width
+
+    def role_axes(self, role: str) -> Sequence[AxisOp]:
+        return self.roles.get(role) or self.prim.role_axes(role)
 
 
 def _retarget(table: Primitives, invoke: InvokeOp, prim: PrimitiveOp,

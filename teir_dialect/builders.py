@@ -7,7 +7,11 @@ go through it. The schedule it writes is the plain one of §10.7.1 and §10.7.5:
 one sequential iteration node per dimension, the free dimensions (those with
 a stride on out) outermost in the order given, then the reduction dimensions;
 scalar primitives (empty role lists); Zero under the free loops before the
-reduction loops and ReLU after them, so no guard is needed. The passes of
+reduction loops and ReLU after them, so no guard is needed. In FP16/BF16 the
+reduction dimensions are instead the K role of the Contraction (one rounding
+per out element and invocation, what the spec's Contraction means): as loops
+of the schedule they would round every partial sum, and no pass may lift them
+(that would change the results), so the kernel would stay scalar. The passes of
 `teir-optimize` (lifting to GEMM/BRGEMM) and the schedule transformations turn
 it into a fast one; this module only has to make it right.
 """
@@ -163,8 +167,8 @@ def build_record(
     `operations` is one of OPERATIONS' keys (Copy; ReLU; Zero; Contraction with
     Zero first and/or ReLU last). The tensor count comes from the strides (or
     `base_offsets`; without dimensions it is 3 for a Contraction, else 2).
-    Dimensions with stride 0 on out are reduced (Contraction only); the others
-    are free and must reach each out element once. `base_offsets` (bytes, per
+    Dimensions of extent > 1 with stride 0 on out are reduced (Contraction
+    only); the others are free and must reach each out element once. `base_offsets` (bytes, per
     tensor) and the dimensions' offsets add up to where each tensor starts; the
     record carries the total on the outermost dimension that encloses every
     access to the tensor (an extent-1 dimension `base` is added when none does).
@@ -188,7 +192,8 @@ def build_record(
     )
     out = tensors - 1
 
-    reduced = [d for d in dims if d.strides[out] == 0 and CONTRACTION in kinds]
+    # An extent-1 dimension takes index 0 only: free, whatever its strides.
+    reduced = [d for d in dims if d.strides[out] == 0 and d.extent > 1 and CONTRACTION in kinds]
     free = [d for d in dims if d not in reduced]
     for dim in free:
         if dim.strides[out] == 0 and dim.extent > 1:
@@ -235,8 +240,14 @@ def build_record(
             "id": fresh_id(kind.lower(), names), "primitive": prim_id, "guard": None,
         }
 
-    schedule = _schedule(order[: len(order) - len(reduced)], order[len(order) - len(reduced):],
-                         kinds, invocations)
+    k_role = bool(reduced) and data_type.rounds_stores
+    if k_role:
+        contraction = primitives[kinds.index(CONTRACTION)]
+        contraction["id"] = "contraction_k"
+        contraction["axes"]["K"] = [d.name for d in reduced]
+        invocations[CONTRACTION]["primitive"] = "contraction_k"
+    loops = order[: len(order) - len(reduced)]
+    schedule = _schedule(loops, [] if k_role else order[len(loops):], kinds, invocations)
     record = {
         "tensors": list(TENSOR_NAMES[tensors]),
         "axes": axes,
@@ -501,6 +512,37 @@ def einsum_config(
     return build_record(dimensions, kinds, data_type)
 
 
+def with_unit_role(record: JsonDict, axis: str, role: str) -> JsonDict:
+    """`record` with its extent-1 iteration of `axis` taken out of the schedule and
+    `axis` put into `role` (M or N) of every primitive instead: the free index a
+    GEMV lacks on one side (`ij,j->i` as `ij,jz->iz`), so that teir-lift-gemm
+    finds the GEMM it is and the microkernel runs it. The same computation:
+    the axis takes index 0 only, in the schedule or in a primitive."""
+    axes = {a["id"]: a for a in record["axes"]}
+    if axes.get(axis, {}).get("extent") != 1 or role not in ("M", "N"):
+        raise TeirError(f"with_unit_role: {axis!r} must be an extent-1 axis and {role!r} "
+                        "M or N")
+    schedule = record["schedule"]
+    nodes = [n for n in schedule["iterations"] if n["axis"] == axis]
+    if len(nodes) != 1 or nodes[0]["guard"] is not None:
+        raise TeirError(f"with_unit_role: {axis!r} must be iterated once, unguarded")
+    (node,) = nodes
+
+    def splice(children: list[str]) -> list[str]:
+        return [c for child in children
+                for c in (node["children"] if child == node["id"] else [child])]
+
+    iterations = [{**n, "children": splice(n["children"])}
+                  for n in schedule["iterations"] if n is not node]
+    primitives = [{**p, "axes": {**p["axes"], role: [axis, *p["axes"][role]]}}
+                  for p in record["primitives"]]
+    result = {**record, "primitives": primitives, "schedule": {
+        **schedule, "roots": splice(schedule["roots"]), "iterations": iterations,
+    }}
+    from_json(result)
+    return result
+
+
 def scalar_nest(record: JsonDict, order: str | Sequence[str]) -> JsonDict:
     """`record` (a binary contraction from `einsum_config`, without ReLU) with its
     schedule replaced by one loop per axis in `order`, outermost first, around the
@@ -537,5 +579,6 @@ __all__ = [
     "data_type_of",
     "einsum_config",
     "scalar_nest",
+    "with_unit_role",
     "writes_each_once",
 ]

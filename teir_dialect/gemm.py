@@ -114,10 +114,13 @@ def operand_layout(
     `first` is the axis whose unit stride means "N" (m for in0 and out, k for
     in1), `second` the other role axis. Returns ("N", ld) when `first` has unit
     stride and `second` carries the leading dimension, ("T", ld) the other way
-    round; ld is in elements and at least the extent of the unit axis.
+    round; ld is in elements and at least the extent of the unit axis. An
+    extent-1 `second` is never stepped, so its stride is free (a GEMV's N).
     """
     for trans, unit, lead in (("N", first, second), ("T", second, first)):
         lead_stride = lead.stride_on(tensor)
+        if lead.size == 1:
+            lead_stride = unit.size * width  # never stepped: any stride will do
         if unit.stride_on(tensor) != width or lead_stride % width:
             continue
         ld = lead_stride // width

@@ -464,7 +464,9 @@ def _outer_plans(s: GemmShape, along: str, width: int, zero_first: bool,
         k_block = k_blocking(s, columns, width, machine.l1d)
         k_blocks = s.batch // k_block[0] * -(-s.k // k_block[1])
         segments = outer_layout(o.nv, o.nu, lanes, vectors, columns, transposing, registers)
-        for pack in packs:
+        # X read by one column panel (a GEMV: U = 1) is read once whatever its
+        # layout: packing would only add a copy of it.
+        for pack in packs if o.nu > columns else packs[:1]:
             cycles = _outer_cycles(s, o, segments, pack, k_block, width, machine.l1d,
                                    zero_first and k_blocks == 1, transposing)
             plans.append(GemmPlan(

@@ -113,3 +113,87 @@ func.func @transposed_out(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref
 // CHECK-NEXT:    teir.schedule {
 // CHECK-NEXT:      teir.invoke fma -> gemm_mnk
 // CHECK-NEXT:    }
+
+// -----
+
+// FP16 with its K already in the primitive (as einsum_config builds it): the
+// m and n loops join its roles, K stays (one rounding per store, as before);
+// the Zero under both loops gets them too.
+func.func @k_role_fp16(%in0: memref<?xf16>, %in1: memref<?xf16>, %out: memref<?xf16>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf16>, memref<?xf16>, memref<?xf16>) {
+    teir.axis m extent 4 strides [16, 0, 32] offsets [0, 0, 0]
+    teir.axis n extent 16 strides [0, 2, 2] offsets [0, 0, 0]
+    teir.axis k extent 8 strides [2, 32, 0] offsets [0, 0, 0]
+    teir.primitive z Zero {M = [], N = []} {data_type = "FP16"}
+    teir.primitive c Contraction {M = [], N = [], K = [k]} {data_type = "FP16"}
+    teir.schedule {
+      teir.iter m over m {
+        teir.iter n over n {
+          teir.invoke zero -> z
+          teir.invoke fma -> c
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @k_role_fp16
+// CHECK:         teir.primitive gemm_mnk Contraction {M = [m], N = [n], K = [k]} {data_type = "FP16"}
+// CHECK:         teir.schedule {
+// CHECK-NEXT:      teir.invoke zero -> zero_mn
+// CHECK-NEXT:      teir.invoke fma -> gemm_mnk
+// CHECK-NEXT:    }
+
+// -----
+
+// Two K axes of the primitive, the outer one a batch-reduce axis: a BRGEMM.
+func.func @k_role_brgemm(%in0: memref<?xbf16>, %in1: memref<?xbf16>, %out: memref<?xbf16>) {
+  teir.config(%in0, %in1, %out) : (memref<?xbf16>, memref<?xbf16>, memref<?xbf16>) {
+    teir.axis m extent 4 strides [16, 0, 32] offsets [0, 0, 0]
+    teir.axis n extent 16 strides [0, 2, 2] offsets [0, 0, 0]
+    teir.axis b extent 3 strides [64, 256, 0] offsets [0, 0, 0]
+    teir.axis k extent 8 strides [2, 32, 0] offsets [0, 0, 0]
+    teir.primitive c Contraction {M = [], N = [], K = [b, k]} {data_type = "BF16"}
+    teir.schedule {
+      teir.iter n over n {
+        teir.iter m over m {
+          teir.invoke fma -> c
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @k_role_brgemm
+// CHECK:         teir.primitive brgemm_mnbk Contraction {M = [m], N = [n], K = [b, k]} {data_type = "BF16"}
+// CHECK:         teir.schedule {
+// CHECK-NEXT:      teir.invoke fma -> brgemm_mnbk
+// CHECK-NEXT:    }
+
+// -----
+
+// Strides of two halves on every tensor: no GEMM pattern, the loops stay.
+func.func @k_role_no_gemm(%in0: memref<?xf16>, %in1: memref<?xf16>, %out: memref<?xf16>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf16>, memref<?xf16>, memref<?xf16>) {
+    teir.axis m extent 4 strides [32, 0, 64] offsets [0, 0, 0]
+    teir.axis n extent 16 strides [0, 4, 4] offsets [0, 0, 0]
+    teir.axis k extent 8 strides [4, 64, 0] offsets [0, 0, 0]
+    teir.primitive c Contraction {M = [], N = [], K = [k]} {data_type = "FP16"}
+    teir.schedule {
+      teir.iter m over m {
+        teir.iter n over n {
+          teir.invoke fma -> c
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @k_role_no_gemm
+// CHECK:         teir.schedule {
+// CHECK-NEXT:      teir.iter m over m {
+// CHECK-NEXT:        teir.iter n over n {
+// CHECK-NEXT:          teir.invoke fma -> c

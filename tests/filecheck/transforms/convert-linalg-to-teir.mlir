@@ -314,7 +314,8 @@ func.func @subview(%A: memref<6x10xf32>, %B: memref<8x16xf32>, %C: memref<4x16xf
 // -----
 
 // The fill is not just before the matmul (a copy writes memory in between), so
-// each op gets its own configuration; f16 converts (FP16).
+// each op gets its own configuration; f16 converts (FP16), its reduction index
+// the Contraction's K role (one rounding per store), not a loop.
 func.func @no_merge(%A: memref<4x8xf16>, %B: memref<8x16xf16>, %C: memref<4x16xf16>, %X: memref<4xf16>, %Y: memref<4xf16>) {
   %zero = arith.constant 0.0 : f16
   linalg.fill ins(%zero : f16) outs(%C : memref<4x16xf16>)
@@ -328,7 +329,14 @@ func.func @no_merge(%A: memref<4x8xf16>, %B: memref<8x16xf16>, %C: memref<4x16xf
 // CHECK:         teir.primitive copy_scalar Copy {M = [], N = []} {data_type = "FP16"}
 // CHECK:         teir.config
 // CHECK-NOT:       Zero
-// CHECK:           teir.primitive contraction_scalar Contraction {M = [], N = [], K = []} {data_type = "FP16"}
+// CHECK:           teir.primitive contraction_k Contraction {M = [], N = [], K = [d2]} {data_type = "FP16"}
+// CHECK-NEXT:      teir.schedule {
+// CHECK-NEXT:        teir.iter d0 over d0 {
+// CHECK-NEXT:          teir.iter d1 over d1 {
+// CHECK-NEXT:            teir.invoke contraction -> contraction_k
+// CHECK-NEXT:          }
+// CHECK-NEXT:        }
+// CHECK-NEXT:      }
 // CHECK-NOT:   linalg.
 
 // -----

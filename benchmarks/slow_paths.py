@@ -1,0 +1,144 @@
+"""Slow paths behind a correct answer: random views and shapes through `einsum`.
+
+    python benchmarks/slow_paths.py [--cases 40] [--seed 0] [--rounds 7] [--threads 1]
+
+Each case is a contraction (GEMM, batched GEMM, GEMV, batched GEMV, a 3-D
+contraction) in FP16, BF16, FP32 or FP64, whose operands are random views:
+transposed (a view with permuted strides), sliced with steps (`a[:, ::2]`,
+`a[::3]`), offset (`a[1:, 2:]`, leading dimensions larger than the extents),
+broadcast (stride 0 along an index, `np.broadcast_to`) or contiguous. It is
+timed against the same call on C-contiguous copies of the operands (its
+"contiguous twin") and against `np.einsum` on the views (on float32 copies
+of them for BF16, which numpy's einsum lacks), interleaved in
+rounds (`teir_lowering.timing.interleaved`), and the table gives the median
+over the rounds of each ratio (robust on a machine shared with other jobs).
+A case more than 2x slower than its twin is a slow path: the run lists them
+and exits 1. Each result is checked against the twin's first (1e-2 relative
+in the 16-bit types, the same sums in another order otherwise).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import ml_dtypes
+import numpy as np
+from harness import describe_host
+
+from teir_lowering import einsum
+from teir_lowering.timing import interleaved, median_ratio
+
+LIMIT = 2.0
+"""The largest time of a case over its contiguous twin's that is not a slow path."""
+
+TYPES = {"FP16": np.float16, "BF16": ml_dtypes.bfloat16, "FP32": np.float32,
+         "FP64": np.float64}
+
+SHAPES = (
+    "ij,jk->ik", "ji,jk->ik", "ij,kj->ik", "bij,bjk->bik", "ij,j->i", "ji,j->i",
+    "j,ij->i", "bij,bj->bi", "abc,cd->abd",
+)
+VIEWS = ("contiguous", "transposed", "stepped", "offset", "broadcast")
+
+
+def view(rng: np.random.Generator, shape: tuple[int, ...], kind: str,
+         dtype: type) -> np.ndarray:
+    """A random array of `shape` as a `kind` view of a larger (or permuted) one."""
+    def data(full: tuple[int, ...]) -> np.ndarray:
+        return rng.uniform(-1, 1, full).astype(dtype)
+
+    axis = int(rng.integers(len(shape)))
+    if kind == "transposed" and len(shape) > 1:
+        order = rng.permutation(len(shape))
+        while len(shape) > 1 and (order == np.arange(len(shape))).all():
+            order = rng.permutation(len(shape))
+        base = data(tuple(shape[i] for i in order))
+        return base.transpose(np.argsort(order))
+    if kind == "stepped":
+        step = int(rng.integers(2, 4))
+        full = tuple(n * step if i == axis else n for i, n in enumerate(shape))
+        return data(full)[tuple(slice(None, None, step) if i == axis else slice(None)
+                                for i in range(len(shape)))]
+    if kind == "offset":
+        full = tuple(n + int(rng.integers(1, 5)) for n in shape)
+        return data(full)[tuple(slice(f - n, None) for f, n in zip(full, shape))]
+    if kind == "broadcast":
+        small = tuple(1 if i == axis else n for i, n in enumerate(shape))
+        return np.broadcast_to(data(small), shape)
+    return data(shape)
+
+
+def cases(count: int, seed: int) -> list[tuple[str, str, str, list[np.ndarray]]]:
+    """(label, subscripts, type, operands) for `count` random cases."""
+    rng = np.random.default_rng(seed)
+    chosen = []
+    for number in range(count):
+        subscripts = SHAPES[number % len(SHAPES)]
+        name = list(TYPES)[int(rng.integers(len(TYPES)))]
+        inputs = subscripts.split("->")[0].split(",")
+        letters = sorted(set("".join(inputs)))
+        big = subscripts in ("ij,j->i", "ji,j->i", "j,ij->i")
+        extents = {x: int(rng.integers(300, 1100) if big else rng.integers(24, 200))
+                   for x in letters}
+        if "b" in extents:
+            extents["b"] = int(rng.integers(2, 9))
+        kinds = [VIEWS[int(rng.integers(len(VIEWS)))] for _ in inputs]
+        operands = [view(rng, tuple(extents[x] for x in term), kind, TYPES[name])
+                    for term, kind in zip(inputs, kinds)]
+        dims = "x".join(str(extents[x]) for x in letters)
+        chosen.append((f"{subscripts} {dims} {'/'.join(kinds)}", subscripts, name, operands))
+    return chosen
+
+
+def run_case(subscripts: str, name: str, operands: list[np.ndarray], threads: int,
+             rounds: int) -> tuple[float, float, float]:
+    """(time / twin's, time / numpy's, seconds per call) of one case."""
+    twins = [np.ascontiguousarray(op) for op in operands]
+    dtype = "BF16" if name == "BF16" else None
+    got = einsum(subscripts, *operands, threads=threads, dtype=dtype)
+    want = einsum(subscripts, *twins, threads=threads, dtype=dtype)
+    tolerance = 1e-2 if name in ("FP16", "BF16") else 1e-4
+    scale = float(np.abs(want.astype(np.float64)).max()) or 1.0
+    error = float(np.abs(got.astype(np.float64) - want.astype(np.float64)).max())
+    if error > tolerance * scale:
+        raise SystemExit(f"{subscripts} {name}: result differs from the twin's by {error}")
+    # numpy's einsum has no bfloat16 loop: its peer there is float32 arrays.
+    peers = [op.astype(np.float32) if name == "BF16" else op for op in operands]
+    samples = interleaved({
+        "view": lambda: einsum(subscripts, *operands, threads=threads, dtype=dtype),
+        "twin": lambda: einsum(subscripts, *twins, threads=threads, dtype=dtype),
+        "numpy": lambda: np.einsum(subscripts, *peers),
+    }, rounds, budget=3.0)
+    return (median_ratio(samples["view"], samples["twin"]),
+            median_ratio(samples["view"], samples["numpy"]),
+            float(np.median(samples["view"])))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=36)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    for line in describe_host().header():
+        print(line)
+    print(f"threads {args.threads}; ratios are medians over interleaved rounds of the "
+          "view's time over the contiguous twin's / numpy's (np.einsum on the views)")
+    print("| case | type | ms | / twin | / numpy |\n| --- | --- | --- | --- | --- |")
+    slow = []
+    for label, subscripts, name, operands in cases(args.cases, args.seed):
+        twin, peer, seconds = run_case(subscripts, name, operands, args.threads, args.rounds)
+        flag = " **slow**" if twin > LIMIT else ""
+        print(f"| {label} | {name} | {seconds * 1e3:.3f} | {twin:.2f}{flag} | {peer:.2f} |",
+              flush=True)
+        if twin > LIMIT:
+            slow.append(f"{label} {name}")
+    print(f"{len(slow)} slow path(s) (> {LIMIT}x the contiguous twin)"
+          + "".join(f"\n  {case}" for case in slow))
+    return 1 if slow else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

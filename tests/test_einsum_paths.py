@@ -1,0 +1,244 @@
+"""No slow path behind a correct answer: what `einsum` runs for 16-bit types, strided
+views and GEMV-like shapes, against numpy and the reference interpreter.
+
+Each case checks the plan (a microkernel, or copies in front of one, never the
+scalar loop nest: the plan's function or `_has_microkernel` under a pinned host
+description), the result against numpy in float64 within the type's rounding
+(one rounding per store for FP16/BF16, the FP32 sums in any order), and that
+1 and 2 threads give the same bits.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from teir_dialect import TeirError, einsum_config
+from teir_dialect.builders import with_unit_role
+from teir_dialect.interpreter import run_reference
+from teir_dialect.records import load_module
+from teir_lowering import einsum
+from teir_lowering.einsum_frontend import _gemv_record, _has_microkernel, _plan
+from teir_passes.host import pinned
+
+RNG = np.random.default_rng(23)
+DTYPES = {"FP16": np.float16, "BF16": ml_dtypes.bfloat16, "FP32": np.float32,
+          "FP64": np.float64}
+MANTISSA = {"FP16": 10, "BF16": 7, "FP32": 23, "FP64": 52}
+"""Explicit significand bits: the type's rounding of a stored result is 2^-bits relative."""
+
+
+def _operands(subscripts: str, extents: dict[str, int], name: str) -> list[np.ndarray]:
+    terms = subscripts.split("->")[0].split(",")
+    return [RNG.uniform(-1, 1, [extents[i] for i in t]).astype(DTYPES[name]) for t in terms]
+
+
+def _bound(subscripts: str, operands: list[np.ndarray], name: str) -> np.ndarray:
+    """Per element: one rounding to the type plus FP32 (FP64) sums in another order."""
+    wide = [op.astype(np.float64) for op in operands]
+    exact = np.einsum(subscripts, *wide)
+    magnitude = np.einsum(subscripts, *[np.abs(w) for w in wide])
+    inputs, output = subscripts.split("->")
+    k = int(np.prod([n for term, op in zip(inputs.split(","), operands)
+                     for i, n in zip(term, op.shape) if i not in output]) or 1)
+    sums = 2.0**-52 if name == "FP64" else 2.0**-23
+    return 2.0**-MANTISSA[name] * np.abs(exact) + 2 * k * sums * magnitude + 2.0**-24
+
+
+def _check(subscripts: str, operands: list[np.ndarray], name: str,
+           out: np.ndarray | None = None) -> np.ndarray:
+    """The result at 1 thread, after checking it against numpy and 2 threads."""
+    dtype = "BF16" if name == "BF16" else None
+    results = []
+    for threads in (1, 2):
+        target = None if out is None else out.copy()
+        result = einsum(subscripts, *operands, threads=threads, dtype=dtype,
+                        **({} if target is None else {"out": target}))
+        results.append(result if target is None else target)
+    one, two = results
+    assert one.tobytes() == two.tobytes(), "1 and 2 threads differ"
+    exact = np.einsum(subscripts, *[op.astype(np.float64) for op in operands])
+    error = np.abs(one.astype(np.float64) - exact)
+    assert (error <= _bound(subscripts, operands, name)).all(), error.max()
+    return one
+
+
+def _interpreted(subscripts: str, operands: list[np.ndarray], name: str) -> np.ndarray:
+    record = einsum_config(subscripts, *operands, dtype=name)
+    arrays = [np.ascontiguousarray(op).view(np.uint16) if name == "BF16"
+              else np.ascontiguousarray(op) for op in operands]
+    out = np.zeros(np.einsum(subscripts, *[np.zeros(op.shape) for op in operands]).shape,
+                   arrays[0].dtype)
+    run_reference(record, [*arrays, out])
+    return out.view(ml_dtypes.bfloat16) if name == "BF16" else out
+
+
+# -- FP16/BF16: the Contraction's K role, the microkernel ----------------------------------
+
+HALF_CASES = [
+    ("ij,jk->ik", {"i": 37, "j": 29, "k": 23}),              # remainders everywhere
+    ("ji,kj->ik", {"i": 33, "j": 40, "k": 17}),              # transposed A and B
+    ("bij,bjk->bik", {"b": 3, "i": 19, "j": 21, "k": 35}),   # batched
+    ("bhqd,bhkd->bhqk", {"b": 2, "h": 2, "q": 24, "k": 18, "d": 16}),  # attention scores
+]
+
+
+SLOW = pytest.mark.slow
+"""Each kernel compiles in seconds: the default tier runs one case per path."""
+
+
+@pytest.mark.parametrize("subscripts, extents, name", [
+    (*HALF_CASES[0], "FP16"),
+    (*HALF_CASES[3], "BF16"),
+    *(pytest.param(*case, name, marks=SLOW) for case in HALF_CASES[:3] for name in ("BF16",)),
+    *(pytest.param(*case, "FP16", marks=SLOW) for case in HALF_CASES[1:]),
+])
+def test_16_bit_einsum_runs_a_microkernel_with_one_rounding_per_store(
+        subscripts: str, extents: dict[str, int], name: str) -> None:
+    operands = _operands(subscripts, extents, name)
+    with pinned("avx512"):
+        record = einsum_config(subscripts, *operands, dtype=name)
+        assert _has_microkernel(load_module(record))
+    (contraction,) = [p for p in record["primitives"] if p["operation"] == "Contraction"]
+    inputs, output = subscripts.split("->")
+    reduced = [i for i in inputs.replace(",", "") if i not in output]
+    assert contraction["axes"]["K"] == list(dict.fromkeys(reduced))
+    result = _check(subscripts, operands, name)
+    reference = _interpreted(subscripts, operands, name).astype(np.float64)
+    ulps = 2.0**-MANTISSA[name] * np.abs(reference) + 2.0**-24
+    assert (np.abs(result.astype(np.float64) - reference) <= ulps).all()
+
+
+@pytest.mark.parametrize("name", ["FP16", "BF16"])
+def test_16_bit_sums_are_rounded_once_not_per_k_step(name: str) -> None:
+    """2048 + 1 + 1 rounds to 2048 at each step in both formats (FP16's spacing is 2
+    there, BF16's 16) but is 2050 (FP16) or 2048 (BF16) rounded once; 2048 + 8 + 8:
+    2048 per step in BF16, 2064 once."""
+    dtype = DTYPES[name]
+    small = 1.0 if name == "FP16" else 8.0
+    a = np.array([[2048.0, small, small]], dtype)
+    b = np.ones((3, 1), dtype)
+    got = einsum("ij,jk->ik", a, b, dtype=name if name == "BF16" else None)
+    assert float(got[0, 0]) == float(np.array(2048 + 2 * small, np.float32).astype(dtype))
+    assert float(got[0, 0]) != 2048.0
+
+
+def test_16_bit_records_keep_k_in_the_primitive() -> None:
+    record = einsum_config("ij,jk->ik", (8, 4), (4, 16), dtype="FP16")
+    schedule_axes = {node["axis"] for node in record["schedule"]["iterations"]}
+    assert schedule_axes == {"i", "k"}
+    record32 = einsum_config("ij,jk->ik", (8, 4), (4, 16), dtype="FP32")
+    assert {node["axis"] for node in record32["schedule"]["iterations"]} == {"i", "j", "k"}
+
+
+LINALG_F16 = """
+func.func @mm(%A: memref<33x24xf16>, %B: memref<24x40xf16>, %C: memref<33x40xf16>) {
+  %zero = arith.constant 0.0 : f16
+  linalg.fill ins(%zero : f16) outs(%C : memref<33x40xf16>)
+  linalg.matmul ins(%A, %B : memref<33x24xf16>, memref<24x40xf16>) outs(%C : memref<33x40xf16>)
+  func.return
+}
+"""
+
+
+def test_linalg_f16_matmul_runs_a_microkernel() -> None:
+    from teir_dialect.context import teir_context
+    from teir_dialect.records import find_configs
+    from teir_lowering.linalg_run import prepare_linalg, run_linalg
+    from teir_passes.pipeline import OptimizePass
+
+    program = prepare_linalg(LINALG_F16, interpret=True)
+    (step,) = program.steps
+    module = load_module(step.record)
+    with pinned("avx512"):
+        OptimizePass().apply(teir_context(), module)
+    kinds = {p.matched_kernel().kind_name for p in find_configs(module)[0].primitives
+             if p.kind == "Contraction"}
+    assert kinds == {"gemm"}
+    results = [run_linalg(LINALG_F16, threads=threads) for threads in (1, 2)]
+    assert all(result.ok for result in results), [r.summary() for r in results]
+    assert results[0].arrays[2].tobytes() == results[1].arrays[2].tobytes()
+
+
+# -- strided views ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["FP32", *(pytest.param(n, marks=SLOW)
+                                             for n in ("FP16", "BF16", "FP64"))])
+def test_a_stepped_view_is_copied_for_the_gemm_not_looped(name: str) -> None:
+    base = _operands("ij,jk->ik", {"i": 21, "j": 62, "k": 19}, name)
+    a, b = base[0][:, ::2], base[1][::2]
+    plan = _plan("ij,jk->ik", [a, b], np.empty((21, 19), a.dtype), False,
+                 "BF16" if name == "BF16" else None, 1, False)
+    assert "_transposed_plan" in plan.__qualname__
+    _check("ij,jk->ik", [a, b], name)
+
+
+def test_a_strided_out_and_a_broadcast_operand() -> None:
+    a = _operands("ij,jk->ik", {"i": 17, "j": 13, "k": 9}, "FP32")[0]
+    b = np.broadcast_to(RNG.uniform(-1, 1, (13, 1)).astype(np.float32), (13, 9))
+    out = np.full((17, 18), np.nan, np.float32)
+    plan = _plan("ij,jk->ik", [a, b], out[:, ::2], False, None, 1, False)
+    assert "_transposed_plan" in plan.__qualname__
+    _check("ij,jk->ik", [a, b], "FP32", out=out[:, ::2])
+    view = out[:, ::2]
+    einsum("ij,jk->ik", a, b, out=view, threads=1)
+    np.testing.assert_allclose(view, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+    assert np.isnan(out[:, 1::2]).all()  # the elements between are not touched
+
+
+# -- GEMV-like shapes -------------------------------------------------------------------------
+
+GEMV_CASES = [
+    ("ij,j->i", {"i": 37, "j": 29}),            # rows of A dotted with v
+    ("ji,j->i", {"i": 37, "j": 29}),            # columns of A scaled by v
+    ("j,ij->i", {"i": 21, "j": 45}),            # the vector first
+    ("bij,bj->bi", {"b": 3, "i": 17, "j": 26}),  # batched
+    ("ijk,jk->i", {"i": 9, "j": 5, "k": 7}),     # two contracted indices
+]
+
+
+@pytest.mark.parametrize("subscripts, extents, name", [
+    (*GEMV_CASES[0], "FP32"),
+    (*GEMV_CASES[1], "FP32"),
+    (*GEMV_CASES[3], "FP16"),
+    *(pytest.param(*case, name, marks=SLOW) for case in GEMV_CASES for name in ("FP32", "FP16")
+      if (case, name) not in ((GEMV_CASES[0], "FP32"), (GEMV_CASES[1], "FP32"),
+                              (GEMV_CASES[3], "FP16"))),
+])
+def test_gemv_shapes_run_the_gemm_microkernel(subscripts: str, extents: dict[str, int],
+                                               name: str) -> None:
+    operands = _operands(subscripts, extents, name)
+    out = np.empty(np.einsum(subscripts, *operands).shape, operands[0].dtype)
+    with pinned("avx512"):
+        assert _gemv_record(subscripts, operands, out, False, None) is not None
+    _check(subscripts, operands, name)
+
+
+@SLOW
+@pytest.mark.parametrize("name", list(DTYPES))
+@pytest.mark.parametrize("subscripts, extents", GEMV_CASES + HALF_CASES)
+def test_every_type_and_shape(subscripts: str, extents: dict[str, int], name: str) -> None:
+    operands = _operands(subscripts, extents, name)
+    _check(subscripts, operands, name)
+    stepped = [np.repeat(op, 2, axis=-1)[..., ::2] for op in operands]
+    _check(subscripts, stepped, name)
+
+
+def test_a_stepped_gemv_is_copied_then_runs_the_microkernel() -> None:
+    a = RNG.uniform(-1, 1, (33, 58)).astype(np.float32)[:, ::2]
+    v = np.broadcast_to(np.float32(0.5), (29,))
+    plan = _plan("ij,j->i", [a, v], np.empty(33, np.float32), False, None, 1, False)
+    assert "_copied_plan" in plan.__qualname__
+    _check("ij,j->i", [a, v], "FP32")
+
+
+def test_with_unit_role_names_what_it_refuses() -> None:
+    record = einsum_config("ij,jz->iz", (4, 3), (3, 1))
+    with pytest.raises(TeirError, match="'i' must be an extent-1 axis"):
+        with_unit_role(record, "i", "N")
+    with pytest.raises(TeirError, match="'K' M or N"):
+        with_unit_role(record, "z", "K")
+    gemv = with_unit_role(record, "z", "N")
+    assert all(node["axis"] != "z" for node in gemv["schedule"]["iterations"])
+    assert all(p["axes"]["N"] == ["z"] for p in gemv["primitives"])
