@@ -27,9 +27,9 @@ import numpy as np
 
 from teir_dialect import einsum_config
 from teir_dialect.builders import scalar_nest
-from teir_lowering.kernel import Kernel, compile_kernel
-from teir_lowering.timing import median_time
-from teir_passes.host import cpu_model
+from teir_dialect.host import cpu_model
+from teir_lowering.measure.timing import median_time
+from teir_lowering.runtime.kernel import Kernel, compile_kernel
 
 os.environ["TEIR_KERNEL_CACHE"] = "0"  # compile times of real compiles
 

@@ -19,7 +19,7 @@ of the transposed view for the permutation, and numpy's FP32 path (OpenBLAS).
 Each kernel's result is checked once against numpy in float64 with a
 tolerance from the format's epsilon and the reduction length.
 
-The header names the CPU model (`teir_passes.host.cpu_model()`), its vector
+The header names the CPU model (`teir_dialect.host.cpu_model()`), its vector
 width and whether it has F16C (vcvtph2ps/vcvtps2ph) and half-precision FMAs.
 """
 
@@ -36,10 +36,10 @@ import numpy as np
 from run import contraction_record as brgemm_record  # benchmarks/run.py: the same records
 from run import gemm_record, permutation_record
 
+from teir_dialect.host import host
 from teir_dialect.vocabulary import DataType
-from teir_lowering.kernel import Kernel, compile_kernel
-from teir_lowering.timing import median_time
-from teir_passes.host import host
+from teir_lowering.measure.timing import median_time
+from teir_lowering.runtime.kernel import Kernel, compile_kernel
 from teir_tools.teir_run import tolerance
 
 TYPES = ("FP32", "FP16", "BF16")

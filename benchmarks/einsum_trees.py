@@ -6,7 +6,7 @@ opt_einsum.contract.
 Cases: matrix chains, a batched chain, a small tensor network and a Tucker
 reconstruction `ai,bj,ck,ijk->abc`, at sizes where the steps are BLAS-sized
 GEMMs. Each side plans its own way and the plan is printed: TEIR runs
-`teir_lowering.einsum_tree.contract` (opt_einsum's 'auto' path, intermediates
+`teir_lowering.frontends.einsum_tree.contract` (opt_einsum's 'auto' path, intermediates
 laid out for the next step, pooled buffers) into a preallocated `out`;
 np.einsum with optimize=True (numpy's greedy path over BLAS tensordot) and
 opt_einsum.contract (its 'auto' path, BLAS where it can) into the same kind of
@@ -88,8 +88,8 @@ def _path_flops(subscripts: str, shapes: list[tuple[int, ...]], path: object) ->
 def run_case(case: Case, dtype: str, threads: int, rounds: int, budget: float) -> Row:
     import opt_einsum
 
-    from teir_lowering.einsum_tree import contract, plan_for
-    from teir_lowering.timing import SETTLE_SECONDS
+    from teir_lowering.frontends.einsum_tree import contract, plan_for
+    from teir_lowering.measure.timing import SETTLE_SECONDS
 
     inputs, output = case.subscripts.split("->")
     terms = inputs.split(",")

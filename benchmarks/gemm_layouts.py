@@ -16,8 +16,8 @@ import itertools
 
 import numpy as np
 
-from teir_lowering.kernel import compile_kernel
-from teir_lowering.timing import median_time
+from teir_lowering.measure.timing import median_time
+from teir_lowering.runtime.kernel import compile_kernel
 
 WIDTH = {"FP32": 4, "FP64": 8}
 

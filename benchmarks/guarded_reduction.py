@@ -25,7 +25,7 @@ import platform
 import numpy as np
 
 from teir_lowering import compile_kernel
-from teir_lowering.timing import median_time
+from teir_lowering.measure.timing import median_time
 
 
 def record(m: int, n: int, k: int, guarded: bool) -> dict:

@@ -4,14 +4,14 @@ description, interleaved timing, and a results folder per CPU.
 - `clean_environment()` (teir_tools.environment) re-executes the script without
   the variables that steer numpy's BLAS or the OpenMP runtimes
   (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE, OPENBLAS_VERBOSE, GOTO_*, MKL_*, NVPL_*,
-  OMP_*, NPY_DISABLE_CPU_FEATURES, ...; teir_lowering.blas) or TEIR's own
+  OMP_*, NPY_DISABLE_CPU_FEATURES, ...; teir_lowering.measure.blas) or TEIR's own
   defaults (TEIR_NUM_THREADS, TEIR_HOST_CACHE, TEIR_HOST), so that the peers run
   as a user's fresh process would, with the kernels their library picks for
   this CPU; the names it removed are reported.
-- `describe_host()`: the CPU model (teir_passes.host), its vector ISA and
+- `describe_host()`: the CPU model (teir_dialect.host), its vector ISA and
   caches, and numpy's BLAS as threadpoolctl reports it (internal_api,
   architecture: the kernel set it picked for this CPU, version, threading).
-- `interleaved(...)` (teir_lowering.timing, shared with `teir-run --bench`):
+- `interleaved(...)` (teir_lowering.measure.timing, shared with `teir-run --bench`):
   every round times each implementation once, in a rotated order, so that
   whatever the host gives this process drifts over all of them alike; callers
   report medians of per-round ratios (`median_ratio`).
@@ -28,9 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-from teir_lowering.blas import blas_info, blas_text, blas_threads
-from teir_lowering.peaks import measure_copy_bandwidth
-from teir_lowering.timing import interleaved, median_ratio
+from teir_lowering.measure.blas import blas_info, blas_text, blas_threads
+from teir_lowering.measure.peaks import measure_copy_bandwidth
+from teir_lowering.measure.timing import interleaved, median_ratio
 from teir_tools.environment import clean_environment
 
 __all__ = ["HostInfo", "blas_threads", "clean_environment", "cpu_slug", "describe_host",
@@ -86,7 +86,7 @@ def cpu_slug(cpu: str) -> str:
 
 
 def describe_host(removed: Sequence[str] = ()) -> HostInfo:
-    from teir_passes.host import host
+    from teir_dialect.host import host
 
     machine = host()
     isa = next((f for f in ("avx512f", "avx2", "avx", "sse4.2") if f in machine.features), "?")

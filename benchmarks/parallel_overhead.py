@@ -21,14 +21,14 @@ from pathlib import Path
 
 import numpy as np
 
-from teir_lowering.kernel import compile_kernel
-from teir_lowering.timing import median_time
+from teir_lowering.measure.timing import median_time
+from teir_lowering.runtime.kernel import compile_kernel
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples/spec/tree/10_7_7_parallel_brgemm.json"
 
 
 def median_us(function: Callable[[], object]) -> float:
-    """Microseconds per call: the median of 30 batches (teir_lowering.timing)."""
+    """Microseconds per call: the median of 30 batches (teir_lowering.measure.timing)."""
     return median_time(function, 30) * 1e6
 
 

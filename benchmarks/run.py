@@ -47,7 +47,7 @@ from harness import (
 )
 
 from teir_dialect.vocabulary import DataType
-from teir_lowering.peaks import (
+from teir_lowering.measure.peaks import (
     Peak,
     build_fma_loop,
     calibrate,
@@ -56,13 +56,13 @@ from teir_lowering.peaks import (
     time_together,
     vector_bits,
 )
-from teir_lowering.timing import SETTLE_SECONDS
+from teir_lowering.measure.timing import SETTLE_SECONDS
 
 HERE = Path(__file__).resolve().parent
 
 
 # --------------------------------------------------------------------------- FMA peak
-# The loop and its measurement are teir_lowering.peaks (teir-run --bench uses them too).
+# The loop and its measurement are teir_lowering.measure.peaks (teir-run --bench uses them too).
 
 
 class CoreProbe:
@@ -337,7 +337,7 @@ def close(got: np.ndarray, expected: np.ndarray, dtype: str) -> bool:
 
 def compile_fresh(record: dict):
     """(kernel, seconds): records -> callable kernel with an empty kernel cache."""
-    from teir_lowering import kernel as kernel_module
+    from teir_lowering.runtime import kernel as kernel_module
 
     with kernel_module._CACHE_LOCK:
         kernel_module._CACHE.clear()

@@ -10,7 +10,7 @@ broadcast (stride 0 along an index, `np.broadcast_to`) or contiguous. It is
 timed against the same call on C-contiguous copies of the operands (its
 "contiguous twin") and against `np.einsum` on the views (on float32 copies
 of them for BF16, which numpy's einsum lacks), interleaved in
-rounds (`teir_lowering.timing.interleaved`), and the table gives the median
+rounds (`teir_lowering.measure.timing.interleaved`), and the table gives the median
 over the rounds of each ratio (robust on a machine shared with other jobs).
 A case more than 2x slower than its twin is a slow path: the run lists them
 and exits 1. Each result is checked against the twin's first (1e-2 relative
@@ -27,7 +27,7 @@ import numpy as np
 from harness import describe_host
 
 from teir_lowering import einsum
-from teir_lowering.timing import interleaved, median_ratio
+from teir_lowering.measure.timing import interleaved, median_ratio
 
 LIMIT = 2.0
 """The largest time of a case over its contiguous twin's that is not a slow path."""

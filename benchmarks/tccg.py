@@ -35,11 +35,11 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from teir_dialect.host import cpu_model
 from teir_lowering import einsum
-from teir_lowering.blas import blas_info, blas_text
-from teir_lowering.peaks import measure_peak
-from teir_lowering.timing import median_time
-from teir_passes.host import cpu_model
+from teir_lowering.measure.blas import blas_info, blas_text
+from teir_lowering.measure.peaks import measure_peak
+from teir_lowering.measure.timing import median_time
 from teir_tools.environment import clean_environment
 
 HERE = Path(__file__).resolve().parent
@@ -105,7 +105,7 @@ def peers(subscripts: str) -> dict[str, Callable[[np.ndarray, np.ndarray, np.nda
 
 
 def fma_peaks(dtypes: list[str]) -> dict[tuple[str, int], float]:
-    """GFLOP/s of independent vector FMAs on 1 and 2 threads (teir_lowering.peaks)."""
+    """GFLOP/s of independent vector FMAs on 1 and 2 threads (teir_lowering.measure.peaks)."""
     peaks: dict[tuple[str, int], float] = {}
     for dtype in dtypes:
         peak = measure_peak(dtype, True)

@@ -9,10 +9,10 @@ from xdsl.passes import ModulePass
 from teir_passes import lazy_pass
 
 LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
-    "teir-to-scf": lazy_pass("teir_lowering.convert_teir_to_scf", "TeirToScfPass"),
-    "teir-to-llvm": lazy_pass("teir_lowering.kernel", "TeirToLLVMPass"),
-    "teir-outline-parallel": lazy_pass("teir_lowering.parallel", "OutlineParallelPass"),
-    "teir-gomp-launch": lazy_pass("teir_lowering.parallel", "GompLaunchPass"),
+    "teir-to-scf": lazy_pass("teir_lowering.codegen.convert_teir_to_scf", "TeirToScfPass"),
+    "teir-to-llvm": lazy_pass("teir_lowering.runtime.kernel", "TeirToLLVMPass"),
+    "teir-outline-parallel": lazy_pass("teir_lowering.codegen.parallel", "OutlineParallelPass"),
+    "teir-gomp-launch": lazy_pass("teir_lowering.codegen.parallel", "GompLaunchPass"),
     "teir-lower-to-llvm-dialect": lazy_pass(
         "teir_lowering.llvm.pipeline", "LowerToLLVMDialectPass"
     ),
@@ -42,21 +42,21 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
 
 
 def compile_kernel(config: object, **options: object):
-    """See teir_lowering.kernel.compile_kernel (imported lazily: it loads llvmlite)."""
-    from teir_lowering.kernel import compile_kernel as compile_
+    """See teir_lowering.runtime.kernel.compile_kernel (imported lazily: it loads llvmlite)."""
+    from teir_lowering.runtime.kernel import compile_kernel as compile_
 
     return compile_(config, **options)  # pyright: ignore
 
 
 def einsum(subscripts: object, *operands: object, **options: object):
-    """See teir_lowering.einsum_semantics.einsum: np.einsum on compiled TEIR kernels."""
-    from teir_lowering.einsum_semantics import einsum as einsum_
+    """See teir_lowering.frontends.einsum_semantics.einsum: np.einsum on compiled TEIR kernels."""
+    from teir_lowering.frontends.einsum_semantics import einsum as einsum_
 
     return einsum_(subscripts, *operands, **options)  # pyright: ignore
 
 
 def tensordot(a: object, b: object, axes: object = 2, **options: object):
-    """See teir_lowering.einsum_tree.tensordot: np.tensordot as one TEIR contraction."""
-    from teir_lowering.einsum_tree import tensordot as tensordot_
+    """See teir_lowering.frontends.einsum_tree.tensordot: np.tensordot as one TEIR contraction."""
+    from teir_lowering.frontends.einsum_tree import tensordot as tensordot_
 
     return tensordot_(a, b, axes, **options)  # pyright: ignore

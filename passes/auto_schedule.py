@@ -5,7 +5,7 @@ step of a `teir-apply-schedule` script, applied as it is made, and the steps
 that changed something are recorded on the configuration as the attribute
 `script` (JSON), so `teir-opt --emit=script` prints them and
 `teir-apply-schedule` replays them. The heuristics, in order, read the host
-(`teir_passes.host`: vector width, caches, cores), never constants of one CPU:
+(`teir_dialect.host`: vector width, caches, cores), never constants of one CPU:
 
 1. canonical guards, no extent-1 loops; a plain nest (loops above scalar
    primitives) in memory order: largest out stride outermost, reduction loops
@@ -49,8 +49,8 @@ from xdsl.passes import ModulePass
 
 from teir_dialect.analysis import work
 from teir_dialect.dialect import ConfigOp, InvokeOp, IterOp, PrimitiveOp
+from teir_dialect.host import Host, host
 from teir_dialect.vocabulary import KernelKind, OperationKind, Role
-from teir_passes.host import Host, host
 from teir_passes.legality import k_move_problem
 from teir_passes.schedule_edit import Rewriting, TransformError, names_axis
 from teir_passes.script import make_step

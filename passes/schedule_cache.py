@@ -21,8 +21,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from teir_passes import cache_files
-from teir_passes.host import cpu_model
+from teir_dialect import cache_files
+from teir_dialect.host import cpu_model
 
 LIMIT = 1 << 20
 """The largest entry file read (bytes)."""

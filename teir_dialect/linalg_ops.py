@@ -9,7 +9,7 @@ prints it; xDSL 0.74 reads only the generic form).
 Each named op here is MLIR's: fixed indexing maps and iterator types and the
 body `out + a * b` (xDSL's `linalg.matmul` body), so whatever reads linalg
 through `get_indexing_maps` (convert-linalg-to-teir, the numpy reference of
-teir_lowering.linalg_run) takes them as it takes the generic form that
+teir_lowering.frontends.linalg_run) takes them as it takes the generic form that
 `mlir-opt --linalg-generalize-named-ops` prints. `linalg_dialect()` is xDSL's
 linalg with them added and its matmul replaced; `teir_context` and teir-opt
 register it under the name `linalg`.

@@ -21,7 +21,7 @@ from conftest import SPEC_EXAMPLES
 from teir_dialect.arrays import ArrayTypeError
 from teir_dialect.interpreter import run_reference
 from teir_lowering import einsum
-from teir_lowering.kernel import compile_kernel
+from teir_lowering.runtime.kernel import compile_kernel
 
 SMALL = SPEC_EXAMPLES / "tree" / "10_2_1_minimal.json"
 """in0 -> out on 24 bytes (6 float32) each."""

@@ -29,7 +29,7 @@ from teir_dialect.dialect import InvokeOp
 from teir_dialect.interpreter import run_reference
 from teir_dialect.records import find_configs
 from teir_dialect.vocabulary import DataType
-from teir_lowering.kernel import compile_kernel
+from teir_lowering.runtime.kernel import compile_kernel
 from teir_passes.canonicalize_guards import CanonicalizeGuardsPass
 
 

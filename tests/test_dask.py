@@ -1,4 +1,4 @@
-"""teir_lowering.dask: da.einsum / da.tensordot on chunked arrays run TEIR
+"""teir_lowering.frontends.dask: da.einsum / da.tensordot on chunked arrays run TEIR
 kernels per chunk and equal numpy, on the threaded scheduler and on a local
 cluster of two worker processes (plus one that joins after `register`).
 """
@@ -12,7 +12,7 @@ import pytest
 from dask.array.dispatch import einsum_lookup, tensordot_lookup
 from distributed import Client, LocalCluster
 
-import teir_lowering.dask as teir_dask
+import teir_lowering.frontends.dask as teir_dask
 
 RNG = np.random.default_rng(5)
 

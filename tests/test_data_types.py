@@ -43,7 +43,7 @@ from teir_dialect.interpreter import (
     run_reference,
 )
 from teir_dialect.vocabulary import DataType
-from teir_lowering.kernel import Kernel, compile_kernel
+from teir_lowering.runtime.kernel import Kernel, compile_kernel
 from teir_tools import teir_run
 from teir_tools.teir_run import error_bound
 
@@ -462,7 +462,7 @@ def test_conversions_are_vector_instructions_in_the_inner_loops(contractions) ->
 
 
 def kernel_features() -> frozenset[str]:
-    from teir_passes.host import host
+    from teir_dialect.host import host
 
     return host().features
 

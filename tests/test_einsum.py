@@ -70,7 +70,7 @@ def test_what_einsum_does_not_cover_is_an_error_not_a_fallback() -> None:
     """teir_lowering.einsum refuses what is no TEIR data type; the kernel-level
     einsum under it takes only canonical subscripts and non-negative strides
     (test_einsum_semantics checks numpy's semantics on top)."""
-    from teir_lowering.einsum_frontend import einsum as kernel_einsum
+    from teir_lowering.frontends.einsum_frontend import einsum as kernel_einsum
 
     a = np.ones((3, 3), np.float32)
     with pytest.raises(TypeError, match="int64"):
@@ -112,7 +112,7 @@ def test_auto_schedule_keeps_results_and_its_script_replays(data: st.DataObject)
 
 def test_tuner_stores_a_script_that_compile_kernel_uses(tmp_path, monkeypatch) -> None:
     from teir_lowering import compile_kernel
-    from teir_lowering.tune import tune
+    from teir_lowering.frontends.tune import tune
     from teir_passes import schedule_cache
 
     monkeypatch.setenv("TEIR_CACHE_DIR", str(tmp_path))
@@ -171,7 +171,7 @@ def test_scalar_nests_in_any_order_get_the_same_exact_brgemm(order: str) -> None
 ])
 def test_transposed_plan_copies_only_what_breaks_a_gemm(subscripts: str,
                                                         orders: tuple[str, str, str]) -> None:
-    from teir_lowering.einsum_frontend import _gemm_orders
+    from teir_lowering.frontends.einsum_frontend import _gemm_orders
 
     inputs, output = subscripts.split("->")
     a, b = inputs.split(",")

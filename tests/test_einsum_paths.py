@@ -16,11 +16,11 @@ import pytest
 
 from teir_dialect import TeirError, einsum_config
 from teir_dialect.builders import with_unit_role
+from teir_dialect.host import pinned
 from teir_dialect.interpreter import run_reference
 from teir_dialect.records import load_module
 from teir_lowering import einsum
-from teir_lowering.einsum_frontend import _gemv_record, _has_microkernel, _plan
-from teir_passes.host import pinned
+from teir_lowering.frontends.einsum_frontend import _gemv_record, _has_microkernel, _plan
 
 RNG = np.random.default_rng(23)
 DTYPES = {"FP16": np.float16, "BF16": ml_dtypes.bfloat16, "FP32": np.float32,
@@ -145,7 +145,7 @@ func.func @mm(%A: memref<33x24xf16>, %B: memref<24x40xf16>, %C: memref<33x40xf16
 def test_linalg_f16_matmul_runs_a_microkernel() -> None:
     from teir_dialect.context import teir_context
     from teir_dialect.records import find_configs
-    from teir_lowering.linalg_run import prepare_linalg, run_linalg
+    from teir_lowering.frontends.linalg_run import prepare_linalg, run_linalg
     from teir_passes.pipeline import OptimizePass
 
     program = prepare_linalg(LINALG_F16, interpret=True)

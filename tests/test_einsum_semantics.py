@@ -173,7 +173,7 @@ def test_relu_optimize_and_threads_with_numpy_semantics() -> None:
 
 
 def test_repeated_calls_reuse_the_plan() -> None:
-    from teir_lowering.einsum_semantics import _PLANS
+    from teir_lowering.frontends.einsum_semantics import _PLANS
 
     a, b = A.astype(np.float32), B.astype(np.float32)
     einsum("ij,jk", a, b)
@@ -351,7 +351,7 @@ def test_more_than_two_operands_reach_the_tree_hook_as_promised(monkeypatch) -> 
     import sys
     import types
 
-    from teir_lowering import einsum_semantics
+    from teir_lowering.frontends import einsum_semantics
 
     calls = []
 
@@ -366,7 +366,7 @@ def test_more_than_two_operands_reach_the_tree_hook_as_promised(monkeypatch) -> 
         np.einsum(f"{','.join(inputs)}->{output}", *operands, out=out)
         return out
 
-    monkeypatch.setitem(sys.modules, "teir_lowering.einsum_tree",
+    monkeypatch.setitem(sys.modules, "teir_lowering.frontends.einsum_tree",
                         types.SimpleNamespace(contract=contract))
     monkeypatch.setattr(einsum_semantics, "_PLANS", {})
     x = RNG.standard_normal((2, 4, 4))

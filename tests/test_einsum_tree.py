@@ -1,4 +1,4 @@
-"""Einsum trees (teir_lowering.einsum_tree) against np.einsum: generated
+"""Einsum trees (teir_lowering.frontends.einsum_tree) against np.einsum: generated
 expressions of 3 to 6 operands, opt_einsum's paths, the layouts, the buffer
 reuse and the plan cache; tensordot against np.tensordot.
 
@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 
 from conftest import examples
 from teir_dialect import TeirError
-from teir_lowering import einsum_tree, tensordot
-from teir_lowering.einsum_tree import _step_cost, contract, plan_for
+from teir_lowering import tensordot
+from teir_lowering.frontends import einsum_tree
+from teir_lowering.frontends.einsum_tree import _step_cost, contract, plan_for
 
 RNG = np.random.default_rng(11)
 CHAIN = (["ij", "jk", "kl", "lm", "mn"], "in")

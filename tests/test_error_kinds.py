@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from teir_dialect import TeirError, Unsupported
-from teir_lowering.kernel import compile_kernel
+from teir_lowering.runtime.kernel import compile_kernel
 
 
 def _copy_record(offset: int) -> dict:

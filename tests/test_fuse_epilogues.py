@@ -27,8 +27,8 @@ from teir_dialect import teir_context
 from teir_dialect.dialect import EPILOGUE_ATTR, EpilogueAttr, InvokeOp
 from teir_dialect.interpreter import run_reference
 from teir_dialect.records import load_module
-from teir_lowering import kernel as kernel_module
-from teir_lowering.kernel import Kernel, compile_kernel
+from teir_lowering.runtime import kernel as kernel_module
+from teir_lowering.runtime.kernel import Kernel, compile_kernel
 from teir_passes.fuse_epilogues import FuseEpiloguesPass
 from teir_passes.match_gemm import MatchGemmPass
 from teir_passes.parallelize import ParallelizePass

@@ -302,7 +302,7 @@ def test_bad_input_gets_a_diagnostic_and_exit_1(
 
 @pytest.mark.parametrize("name", sorted(BAD_INPUTS))
 def test_bad_input_to_compile_kernel_is_a_teir_error(tmp_path: pathlib.Path, name: str) -> None:
-    from teir_lowering.kernel import compile_kernel
+    from teir_lowering.runtime.kernel import compile_kernel
 
     text, message = BAD_INPUTS[name]
     path = tmp_path / name
@@ -388,7 +388,7 @@ def test_any_unicode_ids_round_trip_through_mlir(
 @pytest.mark.parametrize("new_id", ["é", "🙂", "_1", "a b", 'x"y\\z'])
 def test_non_ascii_and_odd_ids_compile_and_compute(new_id: str) -> None:
     from teir_dialect.interpreter import run_reference
-    from teir_lowering.kernel import compile_kernel
+    from teir_lowering.runtime.kernel import compile_kernel
 
     record = json.loads(PERMUTATION.read_text().replace('"a"', json.dumps(new_id)))
     kernel = compile_kernel(record)

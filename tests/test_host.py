@@ -11,7 +11,7 @@ import pytest
 
 from conftest import SPEC_EXAMPLES, load
 from teir_dialect import from_json, to_json
-from teir_passes.host import PINNED_HOSTS, host, native_host, pinned, pinned_host
+from teir_dialect.host import PINNED_HOSTS, host, native_host, pinned, pinned_host
 
 
 def test_pinned_replaces_the_description_inside_the_block() -> None:

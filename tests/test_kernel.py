@@ -19,8 +19,8 @@ from strategies import configs, random_arrays
 from teir_dialect import from_json
 from teir_dialect.interpreter import run_reference
 from teir_dialect.records import find_configs
-from teir_lowering.kernel import compile_kernel
-from teir_lowering.numpy_peer import numpy_peer
+from teir_lowering.frontends.numpy_peer import numpy_peer
+from teir_lowering.runtime.kernel import compile_kernel
 
 
 def _inputs(kernel, seed: int = 0) -> list[np.ndarray]:
@@ -173,7 +173,7 @@ def test_thread_count_is_not_compiled_in() -> None:
 def test_parallelism_is_read_from_the_ir(monkeypatch: pytest.MonkeyPatch) -> None:
     """A parallel schedule gets a libgomp launcher, a sequential one none (compiled
     here: a kernel another test left in the disk cache has no llvm stage)."""
-    from teir_lowering import kernel as kernel_module
+    from teir_lowering.runtime import kernel as kernel_module
 
     monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
     monkeypatch.setattr(kernel_module, "_CACHE", {})
@@ -297,7 +297,7 @@ def test_buffers_may_share_bytes_the_kernel_does_not_touch(brgemm) -> None:
 def test_calls_go_through_the_ndarray_entry_with_the_same_results(brgemm) -> None:
     """The fast entry (data pointers read natively) and the ctypes-address path agree,
     and both refuse overlapping buffers."""
-    from teir_lowering.ndarray_entry import data_offset
+    from teir_lowering.runtime.ndarray_entry import data_offset
 
     assert data_offset() == 16  # CPython's object header; numpy's data field follows it
     assert brgemm._entry is not None

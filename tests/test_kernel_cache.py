@@ -1,4 +1,4 @@
-"""Compiled kernels on disk (teir_lowering.kernel_cache): a second process loads the
+"""Compiled kernels on disk (teir_lowering.runtime.kernel_cache): a second process loads the
 machine code instead of lowering again, and gets the same results; a damaged,
 mixed-up or planted entry, or a disabled cache, compiles.
 
@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 
 from conftest import SPEC_EXAMPLES
+from teir_dialect import cache_files
 from teir_dialect.interpreter import run_reference
-from teir_lowering import kernel_cache
-from teir_lowering.kernel import _CACHE, compile_kernel
-from teir_passes import cache_files
+from teir_lowering.runtime import kernel_cache
+from teir_lowering.runtime.kernel import _CACHE, compile_kernel
 
 EXAMPLE = SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json"
 SMALL = SPEC_EXAMPLES / "tree" / "10_2_1_minimal.json"
@@ -32,7 +32,7 @@ SMALL = SPEC_EXAMPLES / "tree" / "10_2_1_minimal.json"
 
 RUN = f"""
 import sys, numpy as np
-from teir_lowering.kernel import compile_kernel
+from teir_lowering.runtime.kernel import compile_kernel
 from teir_dialect.interpreter import run_reference
 from strategies import random_arrays
 import json
@@ -95,7 +95,7 @@ def test_in_process_reload_and_clear(tmp_path: Path, monkeypatch) -> None:
 
 ATTACK = """
 import sys, numpy as np
-from teir_lowering.kernel import _CACHE, compile_kernel
+from teir_lowering.runtime.kernel import _CACHE, compile_kernel
 from teir_dialect.interpreter import run_reference
 path = sys.argv[1]
 states = []

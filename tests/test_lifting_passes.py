@@ -14,7 +14,7 @@ from conftest import FLAT_EXAMPLES, SPEC_EXAMPLES, TREE_EXAMPLES, examples
 from strategies import configs, random_arrays
 from teir_dialect import from_json, teir_context, to_json
 from teir_dialect.interpreter import run_reference
-from teir_lowering.kernel import compile_kernel
+from teir_lowering.runtime.kernel import compile_kernel
 from teir_passes.drop_unit_iterations import DropUnitIterationsPass
 from teir_passes.lift_brgemm import LiftBrgemmPass
 from teir_passes.lift_gemm import LiftGemmPass

@@ -17,7 +17,11 @@ from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWal
 from teir_dialect import TeirError
 from teir_dialect.interpreter import run_reference
 from teir_dialect.records import find_configs
-from teir_lowering.linalg_run import load_linalg_module, prepare_linalg, run_linalg
+from teir_lowering.frontends.linalg_run import (
+    load_linalg_module,
+    prepare_linalg,
+    run_linalg,
+)
 from teir_passes.convert_linalg_to_teir import (
     ConvertContraction,
     ConvertElementwise,
@@ -371,8 +375,8 @@ def test_lowered_function_takes_base_pointers() -> None:
     import ctypes
 
     from teir_dialect import teir_context
-    from teir_lowering.jit import JitModule
-    from teir_lowering.kernel import lower_to_llvm
+    from teir_lowering.runtime.jit import JitModule
+    from teir_lowering.runtime.kernel import lower_to_llvm
     from teir_passes.pipeline import OptimizePass
 
     text = """

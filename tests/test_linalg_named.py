@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from teir_dialect import TeirError
-from teir_lowering.linalg_run import prepare_linalg
+from teir_lowering.frontends.linalg_run import prepare_linalg
 
 OPS = {  # name: (operand shapes, numpy's formula: out + f(a, b))
     "batch_matmul": ([(2, 4, 8), (2, 8, 16), (2, 4, 16)], lambda a, b: a @ b),

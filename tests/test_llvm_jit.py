@@ -14,13 +14,13 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException
 
-from teir_lowering.jit import JitCompilationError, JitModule
 from teir_lowering.llvm.lane import TEIR_LANE
 from teir_lowering.llvm.pipeline import (
     LOWER_TO_LLVM_PASSES,
     LLVMLoweringError,
     LowerToLLVMDialectPass,
 )
+from teir_lowering.runtime.jit import JitCompilationError, JitModule
 
 PTR = ctypes.c_void_p
 I64 = ctypes.c_int64

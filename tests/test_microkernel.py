@@ -27,16 +27,16 @@ from teir_dialect import teir_context
 from teir_dialect.dialect import KernelAttr, PrimitiveOp
 from teir_dialect.flat import flat_to_tree
 from teir_dialect.gemm import KERNEL_ATTR
+from teir_dialect.host import Host, pinned
 from teir_dialect.interpreter import run_reference
 from teir_dialect.records import load_module
-from teir_lowering import kernel as kernel_module
 from teir_lowering.codegen import gemm_emitter, gemm_plan
+from teir_lowering.codegen.convert_teir_to_scf import TeirToScfPass
 from teir_lowering.codegen.gemm_plan import GemmPlan, GemmShape, plan_gemm
-from teir_lowering.convert_teir_to_scf import TeirToScfPass
-from teir_lowering.kernel import compile_kernel
 from teir_lowering.llvm.lane import LaneCmpfOp
+from teir_lowering.runtime import kernel as kernel_module
+from teir_lowering.runtime.kernel import compile_kernel
 from teir_passes.fuse_epilogues import FuseEpiloguesPass
-from teir_passes.host import Host, pinned
 from teir_passes.match_gemm import MatchGemmPass
 from teir_passes.pipeline import OptimizePass
 

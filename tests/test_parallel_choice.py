@@ -8,9 +8,9 @@ import pytest
 from conftest import SPEC_EXAMPLES, load
 from teir_dialect import from_json, to_json
 from teir_dialect.builders import einsum_config
+from teir_dialect.host import pinned
 from teir_dialect.interpreter import run_reference
 from teir_passes import apply_schedule
-from teir_passes.host import pinned
 
 
 def _record(k: int, m: int) -> dict:

@@ -19,7 +19,7 @@ import pytest
 
 from conftest import SPEC_EXAMPLES, TREE_EXAMPLES, load
 from teir_dialect.interpreter import run_reference
-from teir_lowering.kernel import compile_kernel
+from teir_lowering.runtime.kernel import compile_kernel
 
 
 def wide_record(invocations: int) -> dict:

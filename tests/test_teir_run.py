@@ -21,7 +21,7 @@ from teir_dialect import ConfigOp, from_json, teir_context
 from teir_dialect.analysis import footprint
 from teir_dialect.interpreter import run_reference
 from teir_dialect.records import find_configs
-from teir_lowering.numpy_peer import numpy_peer
+from teir_lowering.frontends.numpy_peer import numpy_peer
 from teir_passes.pipeline import OptimizePass
 
 
@@ -261,7 +261,7 @@ def test_teir_run_checks_a_relu_epilogue_against_numpy(tmp_path: Path) -> None:
 def test_median_time_batches_short_calls_after_a_slow_first_call() -> None:
     """A slow first call (a thread's start) must not leave each timed batch one
     call long, where the timer's and the loop's cost would dominate."""
-    from teir_lowering.timing import median_time
+    from teir_lowering.measure.timing import median_time
 
     calls = 0
 
@@ -350,7 +350,7 @@ def test_teir_run_runs_a_linalg_function_against_numpy() -> None:
 def _environment(**variables: str) -> dict[str, str]:
     """This process's environment without the variables that steer numpy's BLAS,
     plus `variables`."""
-    from teir_lowering.blas import steering_variables
+    from teir_lowering.measure.blas import steering_variables
 
     clean = {k: v for k, v in os.environ.items()
              if k not in steering_variables(os.environ, teir=False)}
@@ -359,7 +359,7 @@ def _environment(**variables: str) -> dict[str, str]:
 
 def _architecture(env: dict[str, str]) -> str:
     """The kernel set numpy's BLAS picks in a process started with `env`."""
-    code = ("from teir_lowering.blas import blas_info; "
+    code = ("from teir_lowering.measure.blas import blas_info; "
             "print(blas_info().get('architecture'))")
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=env, check=True).stdout.strip()
@@ -408,7 +408,7 @@ def test_bench_called_from_python_names_the_variables_it_cannot_remove(
 
 
 def _peers(name: str) -> dict[str, Any]:
-    from teir_lowering.numpy_peer import numpy_peers
+    from teir_lowering.frontends.numpy_peer import numpy_peers
 
     return dict(numpy_peers(_config(_tree(name))))
 
@@ -464,7 +464,7 @@ def test_bench_times_every_peer_and_reports_the_least_favourable_to_teir() -> No
 def test_interleaved_rounds_rotate_and_reuse_a_timed_call() -> None:
     """Each round times every function once, in a rotated order; a function whose
     call the caller timed already (`once`) gets no second warm-up."""
-    from teir_lowering.timing import interleaved, median_ratio
+    from teir_lowering.measure.timing import interleaved, median_ratio
 
     order: list[str] = []
     functions = {name: (lambda name=name: order.append(name)) for name in "abc"}
@@ -477,7 +477,7 @@ def test_interleaved_rounds_rotate_and_reuse_a_timed_call() -> None:
 def test_interleaved_reads_the_given_clock() -> None:
     """Samples come from `clock` (e.g. time.thread_time on a loaded host), not the
     wall clock: a clock that advances by 5 per reading gives 5 per sample."""
-    from teir_lowering.timing import interleaved
+    from teir_lowering.measure.timing import interleaved
 
     ticks = iter(range(0, 10_000, 5))
     samples = interleaved({"a": lambda: None, "b": lambda: None}, 3, batch_seconds=0.0,
@@ -486,7 +486,7 @@ def test_interleaved_reads_the_given_clock() -> None:
 
 
 def test_steering_variables_are_blas_openmp_and_numpy_dispatch_ones() -> None:
-    from teir_lowering.blas import steering_variables
+    from teir_lowering.measure.blas import steering_variables
 
     environment = {"OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_L2_SIZE": "512",
                    "OMP_NUM_THREADS": "1", "MKL_CBWR": "AVX", "GOTO_NUM_THREADS": "1",

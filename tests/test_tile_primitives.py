@@ -1,4 +1,4 @@
-"""Vector code for Zero/Copy/ReLU tiles (teir_lowering.tile_primitives) against the reference.
+"""Vector code for Zero/Copy/ReLU tiles (teir_lowering.codegen.tile_primitives) against the reference.
 
 Every case runs the compiled kernel (1 and 2 threads) and the reference
 interpreter on the same buffers, whose bytes outside the footprint hold a
@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 
 from strategies import random_arrays
+from teir_dialect.host import host
 from teir_dialect.interpreter import run_reference
-from teir_lowering import kernel as kernel_module
-from teir_lowering import tile_primitives
-from teir_lowering.emit import transpose_network
-from teir_lowering.kernel import compile_kernel
-from teir_passes.host import host
+from teir_lowering.codegen import tile_primitives
+from teir_lowering.codegen.emit import transpose_network
+from teir_lowering.runtime import kernel as kernel_module
+from teir_lowering.runtime.kernel import compile_kernel
 
 WIDTH = {"FP32": 4, "FP64": 8}
 SENTINEL = 7.0

@@ -19,7 +19,7 @@ import pytest
 from conftest import ROOT, SPEC_EXAMPLES
 from teir_dialect import from_json
 from teir_dialect.records import find_configs
-from teir_lowering import numpy_peer
+from teir_lowering.frontends import numpy_peer
 from teir_tools import teir_opt, teir_run, teir_tune
 
 CONTRACTION = str(SPEC_EXAMPLES / "tree" / "10_7_5_scalar_contraction.json")

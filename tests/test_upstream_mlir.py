@@ -21,9 +21,14 @@ from llvmlite import binding as llvm
 
 from conftest import SPEC_EXAMPLES, TREE_EXAMPLES
 from teir_dialect import teir_context
-from teir_lowering.jit import JitModule, host_target_machine
-from teir_lowering.kernel import SCF_PIPELINE, compile_kernel, load_module, lower_to_llvm
 from teir_lowering.llvm.upstream import UpstreamTarget
+from teir_lowering.runtime.jit import JitModule, host_target_machine
+from teir_lowering.runtime.kernel import (
+    SCF_PIPELINE,
+    compile_kernel,
+    load_module,
+    lower_to_llvm,
+)
 from teir_passes.pipeline import OptimizePass
 from teir_tools.teir_run import make_inputs
 
@@ -132,7 +137,7 @@ PRINTED = {  # how mlir-opt prints linalg: custom, generic, named ops generalize
 
 @pytest.mark.parametrize("form", PRINTED)
 def test_linalg_printed_by_mlir_opt_converts_and_runs(form: str) -> None:
-    from teir_lowering.linalg_run import prepare_linalg
+    from teir_lowering.frontends.linalg_run import prepare_linalg
 
     text = _run(["mlir-opt-19", *PRINTED[form]], NAMED)
     assert ("linalg.generic" in text) == ("generalized" in form)
@@ -165,7 +170,7 @@ BUFFERIZE = (
 
 def test_the_upstream_tensor_route_runs() -> None:
     """linalg on tensors: bufferized by mlir-opt (results as out-parameters), then TEIR."""
-    from teir_lowering.linalg_run import prepare_linalg
+    from teir_lowering.frontends.linalg_run import prepare_linalg
 
     program = prepare_linalg(_run(["mlir-opt-19", *BUFFERIZE], TENSORS))
     rng = np.random.default_rng(4)

@@ -1,5 +1,5 @@
 """A process whose numpy peers run at their best: re-executed without the
-environment variables that steer numpy's BLAS (teir_lowering.blas).
+environment variables that steer numpy's BLAS (teir_lowering.measure.blas).
 
 A BLAS reads them once, when numpy loads it, so they cannot be cleared in the
 running process: `clean_environment` re-executes the same command line without
@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-from teir_lowering.blas import steering_variables
+from teir_lowering.measure.blas import steering_variables
 
 CLEAN_MARK = "TEIR_BENCH_CLEANED"
 """Set, in the re-executed process, to the names its parent removed (comma-separated)."""

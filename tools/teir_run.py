@@ -40,14 +40,14 @@ from teir_dialect.analysis import work
 from teir_dialect.dialect import ConfigOp, InvokeOp
 from teir_dialect.records import TeirError, find_configs
 from teir_dialect.vocabulary import DataType, OperationKind, Role
-from teir_lowering.timing import median_time
+from teir_lowering.measure.timing import median_time
 from teir_tools.cli import run_tool
 from teir_tools.examples import examples, find_example
 
 if TYPE_CHECKING:
-    from teir_lowering.kernel import Kernel, TensorSpec
-    from teir_lowering.linalg_run import LinalgProgram
-    from teir_lowering.numpy_peer import NumpyPeer
+    from teir_lowering.frontends.linalg_run import LinalgProgram
+    from teir_lowering.frontends.numpy_peer import NumpyPeer
+    from teir_lowering.runtime.kernel import Kernel, TensorSpec
 
 
 REFERENCE_LIMIT = 5e7
@@ -254,7 +254,7 @@ def _holds_linalg(path: str) -> bool:
 def run_linalg_program(args: argparse.Namespace, path: str) -> int:
     """A linalg-level func.func: converted to TEIR (convert-linalg-to-teir), compiled,
     run on random data, checked against numpy evaluating the linalg ops themselves."""
-    from teir_lowering.linalg_run import TOLERANCE, prepare_linalg
+    from teir_lowering.frontends.linalg_run import TOLERANCE, prepare_linalg
 
     start = time.perf_counter()
     program = prepare_linalg(path, name=args.name, threads=args.threads)
@@ -287,7 +287,7 @@ def linalg_numpy(program: LinalgProgram,
     """(description, call) of numpy computing the linalg function on `arrays`: the numpy
     peer of each converted configuration in order, or, when one has none, the reference
     evaluator (numpy per linalg op, reductions one index at a time)."""
-    from teir_lowering.numpy_peer import numpy_peer
+    from teir_lowering.frontends.numpy_peer import numpy_peer
 
     calls, texts = [], []
     buffers = [*arrays, *(np.zeros(t.elements, t.dtype) for t in program.temporaries)]
@@ -314,8 +314,8 @@ def list_examples() -> int:
 def run(args: argparse.Namespace, config_path: str, label: str) -> int:
     """Compiles, checks and times the configuration at config_path."""
     from teir_dialect.records import load_module
-    from teir_lowering.kernel import compile_kernel
-    from teir_lowering.numpy_peer import numpy_peers
+    from teir_lowering.frontends.numpy_peer import numpy_peers
+    from teir_lowering.runtime.kernel import compile_kernel
 
     start = time.perf_counter()
     kernel = compile_kernel(config_path, name=args.name, threads=args.threads)
@@ -368,7 +368,7 @@ def bench_environment(keep: bool, command_line: bool) -> tuple[list[str], list[s
     the command without them so that numpy runs as in a fresh process, and those it
     kept (--keep-env; a call from Python, which cannot re-execute). TEIR's own
     variables (TEIR_NUM_THREADS ...) are the user's settings for the kernel: kept."""
-    from teir_lowering.blas import steering_variables
+    from teir_lowering.measure.blas import steering_variables
     from teir_tools.environment import clean_environment
 
     if keep:
@@ -386,10 +386,10 @@ def bench(args: argparse.Namespace, config: ConfigOp, kernel: Kernel,
     the best peer (the smallest median of per-round ratios) and that ratio, next to
     what bounds them in this run: the FMA peak of the data type at the kernel's
     thread count, plain-copy bandwidth, numpy's BLAS and the CPU."""
-    from teir_lowering.blas import blas_info, blas_text, blas_threads
-    from teir_lowering.peaks import FmaPeak, measure_copy_bandwidth
-    from teir_lowering.timing import SETTLE_SECONDS, interleaved, median_ratio
-    from teir_passes.host import native_host
+    from teir_dialect.host import native_host
+    from teir_lowering.measure.blas import blas_info, blas_text, blas_threads
+    from teir_lowering.measure.peaks import FmaPeak, measure_copy_bandwidth
+    from teir_lowering.measure.timing import SETTLE_SECONDS, interleaved, median_ratio
 
     removed, kept, why = getattr(args, "environment", ([], [], ""))
     used = threads if kernel.parallel else 1
@@ -497,7 +497,7 @@ def check(args: argparse.Namespace, config: ConfigOp, kernel: Kernel,
     the interpreter (which rounds as the format does too) twice that.
     """
     from teir_dialect.interpreter import run_reference
-    from teir_lowering.numpy_peer import out_aliases_itself
+    from teir_lowering.frontends.numpy_peer import out_aliases_itself
 
     primitives = config.primitives
     data_type = DataType(primitives[0].data_type) if primitives else DataType.FP32

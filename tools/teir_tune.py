@@ -5,7 +5,7 @@
     teir-tune --show
     teir-tune --clear
 
-A beam search over the auto-scheduler's choices (teir_lowering.tune), each
+A beam search over the auto-scheduler's choices (teir_lowering.frontends.tune), each
 candidate compiled, checked against the auto-scheduler's kernel and timed.
 The best script is stored per user, keyed by the configuration, the CPU model
 and the thread count; `compile_kernel` and `teir_lowering.einsum(...,
@@ -92,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def tune(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from teir_lowering.tune import tune as search
+    from teir_lowering.frontends.tune import tune as search
 
     if args.budget <= 0 or args.beam < 1:
         raise ValueError("--budget must be positive and --beam at least 1")

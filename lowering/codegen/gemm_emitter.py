@@ -22,7 +22,7 @@ in L1 while the row blocks stream the X block from L2). A packed X goes to a
 `memref.alloca` (hoisted to the function's entry by teir-hoist-allocas, so one
 per thread). A C contiguous along U instead (cv != 1, cu == 1) is read and
 written in L x L squares of accumulators transposed in registers
-(`teir_lowering.emit.transpose`), by vector rows along U; columns left over
+(`teir_lowering.codegen.emit.transpose`), by vector rows along U; columns left over
 (< L) and other strided C access C lane by lane. The last rows of V that no
 vector covers are scalar (L = 1: memref.load, math.fma).
 
@@ -50,7 +50,7 @@ Fused epilogues (`GemmEmitter`): `zero_first` is a Zero of the tile just before
 (the accumulators start at +0 and C is not read: beta = 0), or, with
 `zero_when`, only when that i1 holds (C is read and replaced by +0 by a select);
 `relu` is a ReLU of the tile just after, select(x < 0, +0, x) on each final
-value before its one store (`teir_lowering.emit.relu`: an ordered compare, so
+value before its one store (`teir_lowering.codegen.emit.relu`: an ordered compare, so
 -0.0 and NaN pass unchanged), or, with `relu_when`, only when that i1 holds.
 With several K-blocks both apply in the first / last block only. When they may
 be fused is decided in the IR (`InvokeOp.fused_epilogue`, recorded by
@@ -75,14 +75,7 @@ from xdsl.dialects import arith, memref, vector
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i64
 from xdsl.ir import Attribute, SSAValue
 
-from teir_lowering.codegen.gemm_plan import (
-    GemmPlan,
-    GemmShape,
-    Oriented,
-    Segment,
-    plan_gemm,
-)
-from teir_lowering.emit import (
+from teir_lowering.codegen.emit import (
     add,
     arithmetic_type,
     constant,
@@ -96,6 +89,13 @@ from teir_lowering.emit import (
     store,
     transpose,
     value_type,
+)
+from teir_lowering.codegen.gemm_plan import (
+    GemmPlan,
+    GemmShape,
+    Oriented,
+    Segment,
+    plan_gemm,
 )
 
 
@@ -298,7 +298,7 @@ class GemmEmitter:
 
     Data types: `element` is the memory's type; A, B and C are widened where they
     are loaded and the accumulators have the arithmetic type (f32 for f16/bf16,
-    `teir_lowering.emit`), so `width` is that type's width; C is rounded to
+    `teir_lowering.codegen.emit`), so `width` is that type's width; C is rounded to
     `element` once, where it is stored (the plan has one K-block then). `tf32`
     rounds A and B to TF32 as they are loaded.
     """

@@ -1,7 +1,7 @@
 """The GEMM/BRGEMM planner: a cost model of the host that picks the kernel of a tile.
 
 Data in, plan out: a `GemmShape` (the tile as teir-match-gemm recorded it), the
-width of the arithmetic type and a `Host` (`teir_passes.host`: read once, in
+width of the arithmetic type and a `Host` (`teir_dialect.host`: read once, in
 `plan_gemm`, so that a test pins it with `pinned(...)` or passes one) give a
 `GemmPlan`, which `teir_lowering.codegen.gemm_emitter` turns into IR. Nothing
 here builds IR. The kernels themselves (the outer-product kernel with vectors
@@ -55,8 +55,8 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, dataclass, replace
 from typing import TYPE_CHECKING
 
+from teir_dialect.host import Host, host
 from teir_dialect.vocabulary import KernelKind
-from teir_passes.host import Host, host
 
 if TYPE_CHECKING:
     from teir_dialect.dialect import KernelAttr
@@ -571,7 +571,7 @@ def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
 
     `width`: bytes of the arithmetic type; `zero_first`: a fused Zero spares
     reading C; `narrow_c`: C is stored in a narrower type than the accumulators
-    (one K-block). `machine` defaults to `teir_passes.host.host()`.
+    (one K-block). `machine` defaults to `teir_dialect.host.host()`.
     """
     s = shape
     machine = machine or host()

@@ -1,8 +1,8 @@
 """`teir-bf16-as-i16`: bf16 values become their i16 bit patterns, for the LLVM pipeline.
 
 LLVM has a `bfloat` type, but llvmlite's IR builder and xDSL's translation to
-it do not, so no bf16 may reach `teir_lowering.jit`. The emitters
-(`teir_lowering.emit`) never compute in bf16: they load, store, shuffle,
+it do not, so no bf16 may reach `teir_lowering.runtime.jit`. The emitters
+(`teir_lowering.codegen.emit`) never compute in bf16: they load, store, shuffle,
 insert, extract and select bf16 values, bitcast them to i16 and back, and
 build bf16 constants; arithmetic runs on the values widened to f32 by integer
 ops on the bits. All of that means the same on i16, so this pass, the first of
@@ -118,7 +118,7 @@ class BF16AsI16Pass(ModulePass):
             if _computes_in_bf16(inner):
                 raise DiagnosticException(
                     f"teir-bf16-as-i16: {inner.name} computes on bf16 values; widen them "
-                    "to f32 first (teir_lowering.emit.widen)"
+                    "to f32 first (teir_lowering.codegen.emit.widen)"
                 )
         for pattern in (
             ConvertBF16Constant(),

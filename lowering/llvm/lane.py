@@ -3,7 +3,7 @@
 In xDSL 0.74, `arith.cmpf` always has a scalar i1 result and `arith.select`
 verifies a scalar i1 condition only, and so do `llvm.fcmp` and `llvm.select`;
 MLIR, LLVM and xDSL's llvmlite translation take vectors of floats and of i1
-alike. The vectorized ReLU and the f16/bf16 roundings of teir_lowering.emit
+alike. The vectorized ReLU and the f16/bf16 roundings of teir_lowering.codegen.emit
 need them, so this dialect holds MLIR's vector forms, at two levels:
 
     teir_lane.cmpf olt, %x, %zero : vector<8xf32>          (arith level)

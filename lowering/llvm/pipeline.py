@@ -3,8 +3,8 @@
 
 The one definition of the pipeline's order (`LOWER_TO_LLVM_PASSES`): the pass runs
 them, then checks that nothing is left that xDSL's translation to LLVM IR does not
-take, so that `teir_lowering.jit.JitModule` (and `teir-opt -t llvm`) can take the
-module. `teir-to-llvm` (teir_lowering.kernel) runs it after teir-to-scf; a driver
+take, so that `teir_lowering.runtime.jit.JitModule` (and `teir-opt -t llvm`) can take the
+module. `teir-to-llvm` (teir_lowering.runtime.kernel) runs it after teir-to-scf; a driver
 can run the passes one at a time to print the IR between stages.
 
 Besides xDSL's own passes, the list holds TEIR's conversions, one module of
@@ -65,7 +65,7 @@ def verify_ops(module: ModuleOp) -> None:
     """xDSL's verifier of every op (its definition, traits and own checks) without
     `Operation.verify`'s structural walk, which counts a region's blocks once per
     block: quadratic in the loops of a kernel once they are branches. LLVM's
-    verifier checks the structure when the module is compiled (teir_lowering.jit)."""
+    verifier checks the structure when the module is compiled (teir_lowering.runtime.jit)."""
     for op in module.walk():
         op.verify_()
 

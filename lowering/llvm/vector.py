@@ -6,13 +6,13 @@ pass covers the rest the microkernels use: `vector.broadcast` of a scalar
 form LLVM turns into one `vbroadcastss`), `vector.fma` (`llvm.intr.fma`) and
 `vector.shuffle` of 1-D vectors (`llvm.shufflevector`, which LLVM's x86 backend
 matches to vunpck*/vshuf*/vperm* for the register transposes of
-teir_lowering.tile_primitives). The microkernels' strided lanes (gathers of a
+teir_lowering.codegen.tile_primitives). The microkernels' strided lanes (gathers of a
 vector from scalar loads, scatters of its lanes to scalar stores) use
 `vector.insert` of a scalar at a constant lane (`llvm.insertelement`) and
 `vector.extract` of one (a one-lane shufflevector bitcast to the scalar: xDSL's
 llvmlite translation has no extractelement; LLVM folds the pair into one).
 `vector.bitcast` (`llvm.bitcast`) reinterprets a vector with another lane
-count, as the bf16 broadcasts of teir_lowering.emit do.
+count, as the bf16 broadcasts of teir_lowering.codegen.emit do.
 
 It also takes the `vector.store`s marked `nontemporal`, which
 `convert-vector-to-ptr` would lower without the flag: they become

@@ -1,7 +1,7 @@
 // RUN: teir-opt %s --split-input-file -p teir-convert-vector-to-llvm | filecheck %s
 
 // 1-D vector.shuffle -> llvm.shufflevector with the same mask (the stages of the
-// register transposes of teir_lowering.tile_primitives, and lane extraction).
+// register transposes of teir_lowering.codegen.tile_primitives, and lane extraction).
 
 func.func @shuffle(%a: vector<4xf32>, %b: vector<4xf32>, %c: vector<8xf64>, %d: vector<8xf64>) -> (vector<4xf32>, vector<8xf64>, vector<2xf64>) {
   %0 = vector.shuffle %a, %b [0, 4, 1, 5] : vector<4xf32>, vector<4xf32>

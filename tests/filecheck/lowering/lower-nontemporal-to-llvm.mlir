@@ -1,12 +1,12 @@
 // RUN: teir-opt %s -p teir-lower-to-llvm-dialect | filecheck %s
 
-// What the streaming transposes of teir_lowering.tile_primitives need from the
+// What the streaming transposes of teir_lowering.codegen.tile_primitives need from the
 // llvm pipeline: a non-temporal vector.store stays non-temporal down to llvm.store,
 // aligned to the whole vector (x86 streams aligned vectors only; the emitter
 // checks the address first), ordinary stores keep the element's alignment, and
 // memref.extract_aligned_pointer_as_index (that check) becomes a ptrtoint; the
 // function fences its streaming stores before it returns. The JIT
-// (teir_lowering.jit) turns the flag into LLVM's !nontemporal, which xDSL's
+// (teir_lowering.runtime.jit) turns the flag into LLVM's !nontemporal, which xDSL's
 // llvmlite translation (and so `-t llvm`) leaves out.
 
 func.func @k(%v: vector<16xf32>, %m: memref<?xf32>, %i: index) -> index {

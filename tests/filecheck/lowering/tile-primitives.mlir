@@ -1,6 +1,6 @@
 // RUN: teir-opt %s --split-input-file -p teir-to-scf,canonicalize,cse | filecheck %s
 
-// Zero/Copy/ReLU tiles become vector code (teir_lowering.tile_primitives).
+// Zero/Copy/ReLU tiles become vector code (teir_lowering.codegen.tile_primitives).
 // A transposing Copy (r has unit stride on out, c on in0) of 4 x 4 f32 in a
 // parallel loop: four rows of in0 loaded as vectors, two stages of shuffles
 // (interleave 32-bit lanes, then 64-bit pairs), four rows of out stored. Every

@@ -1,6 +1,6 @@
 """Run a linalg function through TEIR on numpy arrays, and check it against numpy.
 
-    from teir_lowering.linalg_run import run_linalg
+    from teir_lowering.frontends.linalg_run import run_linalg
     result = run_linalg("matmul_relu.mlir")      # random data, seed 0
     assert result.ok, result.summary()
 
@@ -321,7 +321,7 @@ def _step(config: ConfigOp, buffers: dict[SSAValue, int], interpret: bool,
         def runner(arrays: Sequence[np.ndarray]) -> None:
             run_reference(record, arrays)
     else:
-        from teir_lowering.kernel import compile_kernel
+        from teir_lowering.runtime.kernel import compile_kernel
 
         kernel = compile_kernel(record, threads=threads)
 

@@ -47,19 +47,27 @@ from xdsl.utils.exceptions import DiagnosticException
 from teir_dialect import teir_context
 from teir_dialect.arrays import TensorSpec, check_arrays, tensor_specs
 from teir_dialect.dialect import ConfigOp
+from teir_dialect.host import host
 from teir_dialect.records import TeirError, Unsupported, find_configs, load_module
-from teir_lowering.convert_teir_to_scf import TeirToScfPass, stored_data_type
-from teir_lowering.ndarray_entry import ENTRY_SUFFIX, add_ndarray_entry, data_offset
-from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass, launches_threads
+from teir_lowering.codegen.convert_teir_to_scf import TeirToScfPass, stored_data_type
+from teir_lowering.codegen.parallel import (
+    GompLaunchPass,
+    OutlineParallelPass,
+    launches_threads,
+)
+from teir_lowering.runtime.ndarray_entry import (
+    ENTRY_SUFFIX,
+    add_ndarray_entry,
+    data_offset,
+)
 from teir_passes import schedule_cache
 from teir_passes.fuse_epilogues import FuseEpiloguesPass
-from teir_passes.host import host
 from teir_passes.match_gemm import MatchGemmPass
 from teir_passes.pipeline import OptimizePass, default_passes
 from teir_passes.script import apply_schedule
 
 if TYPE_CHECKING:
-    from teir_lowering.jit import JitModule
+    from teir_lowering.runtime.jit import JitModule
 
 SCF_PIPELINE: tuple[ModulePass, ...] = (
     MatchGemmPass(),
@@ -304,8 +312,8 @@ def compile_kernel(
         for tensor, value in zip(config_op.tensor_names, config_op.tensors)
     })
     kernel_name = function.sym_name.data
-    from teir_lowering import kernel_cache
-    from teir_lowering.jit import JitModule
+    from teir_lowering.runtime import kernel_cache
+    from teir_lowering.runtime.jit import JitModule
 
     disk_key = kernel_cache.kernel_key(*key)
     if (stored := kernel_cache.load(disk_key)) is not None:
@@ -340,7 +348,7 @@ def _compile(module: ModuleOp, function: func.FuncOp, tensors: Sequence[TensorSp
              ) -> tuple[JitModule, bool, dict[str, str]]:
     """The kernel's function lowered and JIT-compiled: the engine, whether it launches
     threads, and the IR of each stage."""
-    from teir_lowering.jit import JitModule
+    from teir_lowering.runtime.jit import JitModule
 
     kernel_name = function.sym_name.data
     # Keep only the kernel's function.

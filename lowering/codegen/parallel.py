@@ -33,7 +33,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from teir_dialect.records import TeirError
-from teir_lowering.emit import for_loop
+from teir_lowering.codegen.emit import for_loop
 
 LAUNCH_PREFIX = "__teir_launch_"
 

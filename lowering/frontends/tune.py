@@ -27,8 +27,8 @@ from teir_dialect.context import teir_context
 from teir_dialect.dialect import ConfigOp
 from teir_dialect.interpreter import run_reference
 from teir_dialect.records import TeirError, find_configs, load_module
-from teir_lowering.kernel import Kernel, compile_kernel, default_threads
-from teir_lowering.timing import median_time
+from teir_lowering.measure.timing import median_time
+from teir_lowering.runtime.kernel import Kernel, compile_kernel, default_threads
 from teir_passes import schedule_cache
 from teir_passes.auto_schedule import Knobs, auto_schedule
 from teir_passes.pipeline import default_passes

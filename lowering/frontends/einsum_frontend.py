@@ -32,8 +32,8 @@ from teir_dialect.builders import with_unit_role
 from teir_dialect.context import teir_context
 from teir_dialect.records import TeirError, find_configs, load_module
 from teir_dialect.vocabulary import OperationKind
-from teir_lowering import kernel_cache
-from teir_lowering.kernel import compile_kernel
+from teir_lowering.runtime import kernel_cache
+from teir_lowering.runtime.kernel import compile_kernel
 from teir_passes.pipeline import OptimizePass
 
 _PLANS: dict[tuple, Plan] = {}
@@ -357,8 +357,8 @@ def _gemm_orders(a_term: str, b_term: str, output: str, batch: list[str], rows: 
 
 def _tune(record: dict, subscripts: str, threads: int | None) -> None:
     from teir_dialect.records import find_configs, load_module
-    from teir_lowering.kernel import default_threads
-    from teir_lowering.tune import tune
+    from teir_lowering.frontends.tune import tune
+    from teir_lowering.runtime.kernel import default_threads
     from teir_passes import schedule_cache
 
     count = threads or default_threads()

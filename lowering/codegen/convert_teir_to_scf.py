@@ -9,7 +9,7 @@ element type addressed by element. Primitives become loops over their role
 axes (M..., N..., K..., outermost first) around a scalar body; a Contraction
 whose K axes all have stride 0 on `out` keeps its accumulator in a register
 across the K loops. Zero/Copy/ReLU tiles that are contiguous or transposing
-become vector code instead (teir_lowering.tile_primitives).
+become vector code instead (teir_lowering.codegen.tile_primitives).
 
 A Contraction whose `kernel` attribute (`#teir.kernel`, written by
 teir-match-gemm) says GEMM or BRGEMM (any layout) becomes a register-blocked
@@ -60,9 +60,7 @@ from teir_dialect.dialect import (
 from teir_dialect.gemm import KERNEL_ATTR
 from teir_dialect.records import TeirError, Unsupported
 from teir_dialect.vocabulary import DataType, GuardKind, OperationKind, Role
-from teir_lowering.codegen.gemm_emitter import GemmEmitter
-from teir_lowering.codegen.gemm_plan import GemmShape
-from teir_lowering.emit import (
+from teir_lowering.codegen.emit import (
     Tile,
     add,
     constant,
@@ -73,7 +71,9 @@ from teir_lowering.emit import (
     relu,
     store,
 )
-from teir_lowering.tile_primitives import emit_tile_primitive
+from teir_lowering.codegen.gemm_emitter import GemmEmitter
+from teir_lowering.codegen.gemm_plan import GemmShape
+from teir_lowering.codegen.tile_primitives import emit_tile_primitive
 
 STORED_DATA_TYPES: tuple[DataType, ...] = (
     DataType.FP32, DataType.FP64, DataType.FP16, DataType.BF16
@@ -541,7 +541,7 @@ class TeirToScfPass(ModulePass):
 
     microkernels: bool = True
     """Register-blocked vector code for GEMM/BRGEMM tiles (as the `kernel` attribute
-    says), and vector code for Zero/Copy/ReLU tiles (teir_lowering.tile_primitives);
+    says), and vector code for Zero/Copy/ReLU tiles (teir_lowering.codegen.tile_primitives);
     else scalar loops."""
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:

@@ -20,7 +20,7 @@ are written does not matter, as in teir-to-scf's `order_for_out`):
   (`teir-match-gemm`'s `operand_layout`). The R x C tile is cut into L x L
   blocks (L lanes: 16 f32 or 8 f64 with AVX-512): L rows of in0 are loaded as
   vectors, transposed in registers by log2(L) stages of `vector.shuffle`
-  (`teir_lowering.emit.transpose`: unpack-low/high within 128-bit lanes, then 128-bit-lane
+  (`teir_lowering.codegen.emit.transpose`: unpack-low/high within 128-bit lanes, then 128-bit-lane
   shuffles, which x86 does with vunpck*/vshuf*), and stored as L rows of out.
   Edges that are not a multiple of L use L/2, L/4 ... down to 16-byte vectors,
   then scalar loops. For large outputs the blocks store whole cache lines with
@@ -43,9 +43,9 @@ from xdsl.ir import Attribute, SSAValue
 
 from teir_dialect.analysis import disjoint_windows, footprint
 from teir_dialect.dialect import ConfigOp, PrimitiveOp
+from teir_dialect.host import host
 from teir_dialect.vocabulary import OperationKind
-from teir_lowering.codegen.gemm_plan import MIN_LANES
-from teir_lowering.emit import (
+from teir_lowering.codegen.emit import (
     Tile,
     add,
     constant,
@@ -58,14 +58,14 @@ from teir_lowering.emit import (
     transpose,
     value_type,
 )
-from teir_passes.host import host
+from teir_lowering.codegen.gemm_plan import MIN_LANES
 
 CACHE_LINE = 64
 """Bytes per cache line (x86)."""
 
 NONTEMPORAL_MIN_BYTES: int | None = None
 """Out footprints from this size on may be written with non-temporal stores; None:
-the host's last-level cache (`teir_passes.host`), read from the machine.
+the host's last-level cache (`teir_dialect.host`), read from the machine.
 
 Streaming stores skip the read-for-ownership of each written line, and lines
 of out never sit in (and get evicted from) the cache sets that the rows of a

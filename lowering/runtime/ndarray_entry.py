@@ -10,7 +10,7 @@ numpy keeps its offset), refuses with 1 when the bytes the kernel writes on
 and returns 0. Every argument costs ctypes ~0.1 us to convert, so the byte
 counts are the configuration's footprints, constants of the entry.
 
-The Python side (`teir_lowering.kernel.Kernel`) still checks type, dtype,
+The Python side (`teir_lowering.runtime.kernel.Kernel`) still checks type, dtype,
 contiguity, writeability and size before it calls, and passes the plain
 ndarrays that check returns (`teir_dialect.arrays.plain_array`: never an
 object only claiming to be an array); the entry only replaces the address

@@ -2,7 +2,7 @@
 
 - `FmaPeak` / `measure_peak`: the FMA peak of FP32 or FP64 at a thread count, from
   a JIT-compiled loop of independent vector FMA chains on registers (llvmlite,
-  host CPU and features, O3, as lowering/jit.py compiles kernels), run on that
+  host CPU and features, O3, as lowering/runtime/jit.py compiles kernels), run on that
   many threads at once;
 - `measure_copy_bandwidth`: plain-copy bandwidth (`np.copyto` between contiguous
   arrays larger than the caches), counted as bytes read + written.
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from teir_lowering.timing import interleaved
+from teir_lowering.measure.timing import interleaved
 
 FmaLoop = Callable[[int, int], None]
 """`peak(n, io)` from build_fma_loop."""
@@ -32,7 +32,7 @@ def vector_bits() -> int:
     """The widest vector the JIT uses on this host: 512 with AVX-512, else 256."""
     import llvmlite.binding as llvm
 
-    from teir_lowering.jit import _host_features
+    from teir_lowering.runtime.jit import _host_features
 
     llvm.initialize_native_target()
     return 512 if _host_features().get("avx512f", False) else 256
@@ -49,7 +49,7 @@ def build_fma_loop(dtype: str, bits: int, chains: int) -> tuple[FmaLoop, int, tu
     import llvmlite.binding as llvm
     from llvmlite import ir
 
-    from teir_lowering.jit import host_target_machine
+    from teir_lowering.runtime.jit import host_target_machine
 
     element = ir.FloatType() if dtype == "FP32" else ir.DoubleType()
     width = 4 if dtype == "FP32" else 8

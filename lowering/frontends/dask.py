@@ -1,7 +1,7 @@
 """TEIR kernels as dask.array's per-chunk einsum and tensordot.
 
-    import teir_lowering.dask
-    teir_lowering.dask.register(client)      # client: a distributed.Client, or None
+    import teir_lowering.frontends.dask
+    teir_lowering.frontends.dask.register(client)      # client: a distributed.Client, or None
     da.einsum("ij,jk,kl->il", x, y, z).compute()
 
 `da.einsum` and `da.tensordot` look the chunk function up by the chunk's type
@@ -25,7 +25,7 @@ from collections import Counter
 import numpy as np
 
 from teir_dialect.records import TeirError
-from teir_lowering import einsum_tree
+from teir_lowering.frontends import einsum_tree
 
 try:  # distributed is needed only for `register(client)`
     from distributed import WorkerPlugin
@@ -43,7 +43,7 @@ _CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 
 def calls() -> dict[str, int]:
     """How many chunks TEIR computed in this process, per function (a worker's
-    count is what `client.run(teir_lowering.dask.calls)` returns)."""
+    count is what `client.run(teir_lowering.frontends.dask.calls)` returns)."""
     with _CALLS_LOCK:
         return dict(_CALLS)
 

@@ -20,7 +20,7 @@ launches threads) and its IR and object code: a field edited, files copied
 from another key, code truncated or damaged, are a miss, compiled and written
 again. MCJIT would run whatever object code it is given, so nothing of an
 entry is used before the hash matches. Files are read and written as
-`teir_passes.cache_files` does (regular files of this user, size limits,
+`teir_dialect.cache_files` does (regular files of this user, size limits,
 atomic writes), so a FIFO, symlink, directory or huge file is a miss too.
 The hash guards against damage and mix-ups, not against someone who can
 write the user's cache folder on purpose: they could write code and a
@@ -42,8 +42,8 @@ import numpy as np
 
 import teir_dialect
 import teir_passes
-from teir_passes import cache_files
-from teir_passes.host import cpu_model, host
+from teir_dialect import cache_files
+from teir_dialect.host import cpu_model, host
 
 
 def enabled() -> bool:
@@ -62,8 +62,8 @@ def kernel_dir() -> Path:
 def _compiler_fingerprint() -> str:
     """A hash of the TEIR sources and of the host and libraries code depends on."""
     digest = hashlib.sha256()
-    folders = [Path(p.__file__).parent for p in (teir_dialect, teir_passes)]
-    for folder in [*folders, Path(__file__).parent]:
+    lowering = Path(__file__).parents[1]  # this package's root: every lowering source
+    for folder in [Path(p.__file__).parent for p in (teir_dialect, teir_passes)] + [lowering]:
         for path in sorted(folder.rglob("*.py")):
             digest.update(path.name.encode())
             digest.update(path.read_bytes())

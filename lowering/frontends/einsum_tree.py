@@ -86,7 +86,7 @@ class Plan:
 
     def run(self, operands: Sequence[np.ndarray], out: np.ndarray, data_type: str | None,
             threads: int | None) -> None:
-        from teir_lowering.einsum_frontend import einsum
+        from teir_lowering.frontends.einsum_frontend import einsum
 
         with self._lock:
             workspace = self._free.pop() if self._free else None

@@ -487,7 +487,7 @@ def _steps(terms: list[str], output: str, operands: list[np.ndarray], out: np.nd
     """The TEIR kernels computing `terms -> output` (one or two operands, distinct
     letters in each) from views: the sums over an index of one operand only
     first (a Contraction with 1.0), then the permutation or contraction."""
-    from teir_lowering.einsum_frontend import _plan as kernel_plan
+    from teir_lowering.frontends.einsum_frontend import _plan as kernel_plan
 
     sums: list[tuple[int, str, Callable, tuple[int, ...]]] = []
     for index, term in enumerate(terms):
@@ -531,8 +531,8 @@ def _tree_plan(inputs: list[str], output: str, arrays: Sequence[np.ndarray],
                teir: str, optimize: object, relu: bool, threads: int | None,
                fresh: Callable[[], np.ndarray]) -> Run:
     """More than two operands: views as for two, then `einsum_tree.contract`."""
-    from teir_lowering.einsum_frontend import einsum as kernel_einsum
-    from teir_lowering.einsum_tree import contract
+    from teir_lowering.frontends.einsum_frontend import einsum as kernel_einsum
+    from teir_lowering.frontends.einsum_tree import contract
     views, result, copied, direct = _layouts(inputs, output, arrays, target, extents,
                                              compute)
     letters = "".join(dict.fromkeys("".join(v.letters for v in views)))
