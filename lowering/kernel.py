@@ -51,6 +51,7 @@ from teir_dialect.records import TeirError, find_configs, load_module
 from teir_lowering.convert_teir_to_scf import TeirToScfPass, stored_data_type
 from teir_lowering.ndarray_entry import ENTRY_SUFFIX, add_ndarray_entry, data_offset
 from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass, launches_threads
+from teir_lowering.stages import stage
 from teir_passes import schedule_cache
 from teir_passes.fuse_epilogues import FuseEpiloguesPass
 from teir_passes.host import host
@@ -78,15 +79,21 @@ def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None 
     from teir_lowering.llvm.pipeline import LowerToLLVMDialectPass, verify_ops
 
     for pipeline_pass in SCF_PIPELINE:
-        pipeline_pass.apply(ctx, module)
+        with stage(pipeline_pass.name, module):
+            pipeline_pass.apply(ctx, module)
     if stages is not None:
-        stages["scf"] = str(module)
-    OutlineParallelPass().apply(ctx, module)
+        with stage("print scf"):
+            stages["scf"] = str(module)
+    with stage("teir-outline-parallel", module):
+        OutlineParallelPass().apply(ctx, module)
     LowerToLLVMDialectPass().apply(ctx, module)
-    GompLaunchPass().apply(ctx, module)
-    verify_ops(module)
+    with stage("teir-gomp-launch", module):
+        GompLaunchPass().apply(ctx, module)
+    with stage("verify llvm"):
+        verify_ops(module)
     if stages is not None:
-        stages["llvm"] = str(module)
+        with stage("print llvm"):
+            stages["llvm"] = str(module)
 
 
 @dataclass(frozen=True)
@@ -289,12 +296,14 @@ def compile_kernel(
     every thread count.
     """
     threads = default_threads() if threads is None else check_threads(threads)
-    module = load_module(config)
+    with stage("record -> module (verified)"):
+        module = load_module(config)
     function, config_op = _entry(module, name)
-    function_ir = str(function)
-    tuned = schedule_cache.lookup(function_ir, threads) if optimize else None
-    # host(): plans follow the description, which a test may pin
-    key = (function_ir, optimize, tuned.key if tuned else None, host().fingerprint())
+    with stage("key"):
+        function_ir = str(function)
+        tuned = schedule_cache.lookup(function_ir, threads) if optimize else None
+        # host(): plans follow the description, which a test may pin
+        key = (function_ir, optimize, tuned.key if tuned else None, host().fingerprint())
     with _CACHE_LOCK:
         cached = _CACHE.get(key)
     if cached is not None:
@@ -307,18 +316,23 @@ def compile_kernel(
     from teir_lowering import kernel_cache
     from teir_lowering.jit import JitModule
 
-    disk_key = kernel_cache.kernel_key(*key)
-    if (stored := kernel_cache.load(disk_key)) is not None:
+    with stage("key"):
+        disk_key = kernel_cache.kernel_key(*key)
+    with stage("cache load"):
+        stored = kernel_cache.load(disk_key)
+    if stored is not None:
         if stored.parallel:
             JitModule.load_library("libgomp.so.1")
-        engine = JitModule.from_machine_code(stored.llvm_ir, stored.object_code)
+        with stage("cache MCJIT"):
+            engine = JitModule.from_machine_code(stored.llvm_ir, stored.object_code)
         parallel = stored.parallel
         stages = {"teir": function_ir, "cached": str(kernel_cache.kernel_dir() / disk_key)}
     else:
         engine, parallel, stages = _compile(module, function, tensors, tuned, optimize)
         assert engine.object_code is not None
-        kernel_cache.store(disk_key, kernel_cache.CachedKernel(
-            kernel_name, parallel, engine.llvm_ir, engine.object_code))
+        with stage("cache store"):
+            kernel_cache.store(disk_key, kernel_cache.CachedKernel(
+                kernel_name, parallel, engine.llvm_ir, engine.object_code))
     offset = data_offset()
     kernel = Kernel(
         kernel_name,
@@ -347,19 +361,23 @@ def _compile(module: ModuleOp, function: func.FuncOp, tensors: Sequence[TensorSp
     for op in list(module.ops):
         if op is not function:
             op.detach()
-    stages: dict[str, str] = {"teir": str(module)}
+    with stage("print teir"):
+        stages: dict[str, str] = {"teir": str(module)}
     ctx = teir_context()
     try:
         if tuned is not None:
-            apply_schedule(module, tuned.script, ctx)
-            for after_scheduling in default_passes()[1:]:
-                after_scheduling.apply(ctx, module)
-            module.verify()
-            stages["optimized"] = str(module)
+            with stage("teir-optimize", module):
+                apply_schedule(module, tuned.script, ctx)
+                for after_scheduling in default_passes()[1:]:
+                    after_scheduling.apply(ctx, module)
         elif optimize:
-            OptimizePass().apply(ctx, module)
-            module.verify()
-            stages["optimized"] = str(module)
+            with stage("teir-optimize", module):
+                OptimizePass().apply(ctx, module)
+        if tuned is not None or optimize:
+            with stage("verify teir"):
+                module.verify()
+            with stage("print teir"):
+                stages["optimized"] = str(module)
         lower_to_llvm(module, ctx, stages)
     except DiagnosticException as err:
         raise TeirError(f"lowering failed: {err}") from None

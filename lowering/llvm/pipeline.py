@@ -138,11 +138,15 @@ class LowerToLLVMDialectPass(ModulePass):
     name = "teir-lower-to-llvm-dialect"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from teir_lowering.stages import stage
+
         for lowering_pass in LOWER_TO_LLVM_PASSES:
-            lowering_pass.apply(ctx, op)
+            with stage(lowering_pass.name, op):
+                lowering_pass.apply(ctx, op)
         check_llvm_dialect_only(op)
         try:
-            verify_ops(op)
+            with stage("verify llvm"):
+                verify_ops(op)
         except VerifyException as error:
             raise LLVMLoweringError(
                 f"the module lowered to the llvm dialect does not verify: {error}"
