@@ -38,10 +38,12 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.transforms.canonicalize import CanonicalizePass
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier
+from xdsl.transforms.canonicalize import CanonicalizationRewritePattern, CanonicalizePass
 from xdsl.transforms.common_subexpression_elimination import (
     CommonSubexpressionElimination,
 )
+from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import DiagnosticException
 
 from teir_dialect import teir_context
@@ -62,11 +64,24 @@ from teir_passes.script import apply_schedule
 if TYPE_CHECKING:
     from teir_lowering.jit import JitModule
 
+class _Canonicalize(CanonicalizePass):
+    """xDSL's `canonicalize`, the same patterns and folding, in one walk
+    (teir_lowering.llvm.rewriting.OneWalk): teir-to-scf's code needs no second one."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from teir_lowering.llvm.rewriting import OneWalk
+
+        pattern = GreedyRewritePatternApplier(
+            [CanonicalizationRewritePattern()], ctx=ctx, folding_enabled=True
+        )
+        OneWalk(pattern, post_walk_func=region_dce).rewrite_module(op)
+
+
 SCF_PIPELINE: tuple[ModulePass, ...] = (
     MatchGemmPass(),
     FuseEpiloguesPass(),
     TeirToScfPass(),
-    CanonicalizePass(),
+    _Canonicalize(),
     CommonSubexpressionElimination(),
 )
 """teir -> scf/arith/memref, cleaned up. teir-to-scf reads teir-match-gemm's
@@ -76,7 +91,7 @@ them first (they are refreshed, idempotent passes, when teir-optimize ran before
 
 def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None = None) -> None:
     """The whole default pipeline, teir -> llvm dialect, recording each stage's IR."""
-    from teir_lowering.llvm.pipeline import LowerToLLVMDialectPass, verify_ops
+    from teir_lowering.llvm.pipeline import LowerToLLVMDialectPass
 
     for pipeline_pass in SCF_PIPELINE:
         with stage(pipeline_pass.name, module):
@@ -89,8 +104,6 @@ def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None 
     LowerToLLVMDialectPass().apply(ctx, module)
     with stage("teir-gomp-launch", module):
         GompLaunchPass().apply(ctx, module)
-    with stage("verify llvm"):
-        verify_ops(module)
     if stages is not None:
         with stage("print llvm"):
             stages["llvm"] = str(module)

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Self
 
 from xdsl.ir import Operation
 
@@ -33,7 +34,7 @@ class StageLog:
 
     stages: list[Stage] = field(default_factory=list)
 
-    def __enter__(self) -> StageLog:
+    def __enter__(self) -> Self:
         self._token = _ACTIVE.set(self)
         return self
 

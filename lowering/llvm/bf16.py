@@ -35,7 +35,6 @@ from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     TypeConversionPattern,
     attr_type_rewrite_pattern,
@@ -48,6 +47,7 @@ from teir_dialect.interpreter import from_float64
 from teir_dialect.vocabulary import DataType
 from teir_lowering.llvm.common import RetypeWhere
 from teir_lowering.llvm.lane import TEIR_LANE, LaneSelectOp
+from teir_lowering.llvm.rewriting import rewrite_once
 
 _BIT_OPS = (arith.ConstantOp, arith.BitcastOp, arith.SelectOp, LaneSelectOp)
 """The arith (and lane) ops that may touch bf16 values: they move bits."""
@@ -125,4 +125,4 @@ class BF16AsI16Pass(ModulePass):
             RetypeWhere(BF16AsI16(recursive=True), BFloat16Type),
             DropNoOpBitcast(),
         ):
-            PatternRewriteWalker(pattern).rewrite_module(op)
+            rewrite_once(op, [pattern], dce=False)

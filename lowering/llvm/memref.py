@@ -18,10 +18,11 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnrealizedConversionCas
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
+
+from teir_lowering.llvm.rewriting import rewrite_once
 
 
 @dataclass
@@ -55,7 +56,7 @@ class ConvertAllocaToLLVMPass(ModulePass):
     name = "teir-convert-alloca-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(ConvertAlloca()).rewrite_module(op)
+        rewrite_once(op, [ConvertAlloca()], dce=False)
 
 
 @dataclass(frozen=True)

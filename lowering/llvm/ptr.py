@@ -32,9 +32,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -49,6 +47,7 @@ from xdsl.transforms.convert_ptr_to_llvm import (
 from xdsl.utils.type import get_element_type_or_self
 
 from teir_lowering.llvm.common import RetypeWhere
+from teir_lowering.llvm.rewriting import rewrite_once
 from teir_lowering.llvm.vector import NONTEMPORAL
 
 
@@ -177,17 +176,16 @@ class ConvertPtrAddressingToLLVMPass(ModulePass):
     name = "teir-convert-ptr-addressing-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [
-                    ConvertVectorTypeOffset(),
-                    ConvertExtractAlignedPointer(),
-                    ConvertPtrAddToGEP(),
-                    ConvertAlignedLoad(),
-                    ConvertAlignedStore(),
-                ]
-            )
-        ).rewrite_module(op)
+        rewrite_once(
+            op,
+            [
+                ConvertVectorTypeOffset(),
+                ConvertExtractAlignedPointer(),
+                ConvertPtrAddToGEP(),
+                ConvertAlignedLoad(),
+                ConvertAlignedStore(),
+            ]
+        )
 
 
 @dataclass(frozen=True)
@@ -199,15 +197,14 @@ class ConvertPtrToLLVMPass(ModulePass):
     name = "teir-convert-ptr-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [
-                    ConvertStoreOp(),
-                    ConvertLoadOp(),
-                    ConvertPtrAddOp(),
-                    ConvertToPtrOp(),
-                    ConvertFromPtrOp(),
-                    RetypeWhere(RewritePtrTypes(recursive=True), ptr.PtrType),
-                ]
-            )
-        ).rewrite_module(op)
+        rewrite_once(
+            op,
+            [
+                ConvertStoreOp(),
+                ConvertLoadOp(),
+                ConvertPtrAddOp(),
+                ConvertToPtrOp(),
+                ConvertFromPtrOp(),
+                RetypeWhere(RewritePtrTypes(recursive=True), ptr.PtrType),
+            ]
+        )
