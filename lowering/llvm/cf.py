@@ -148,5 +148,6 @@ class ConvertCfToLLVMPass(ModulePass):
                 ConvertConditionalBranchOp(),
                 ConvertSwitchOp(),
                 ConvertAssertOp(),
-            ]
+            ],
+            dce=False,
         )

@@ -120,5 +120,6 @@ class ConvertFuncToLLVMPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         rewrite_once(
             op,
-            [ConvertFuncOp(), ConvertReturnOp(), ConvertCallOp()]
+            [ConvertFuncOp(), ConvertReturnOp(), ConvertCallOp()],
+            dce=False,
         )

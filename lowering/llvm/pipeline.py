@@ -75,7 +75,8 @@ class ConvertScfToCfPass(ModulePass):
     name = "teir-convert-scf-to-cf"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        rewrite_once(op, [SwitchLowering(), IfLowering(), ForLowering()], walk_reverse=True)
+        rewrite_once(op, [SwitchLowering(), IfLowering(), ForLowering()], dce=False,
+                     walk_reverse=True)
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,8 @@ class _VectorToPtr(ConvertVectorToPtrPass):
     """xDSL's `convert-vector-to-ptr`, its patterns in one walk (`rewrite_once`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        rewrite_once(op, [VectorLoadToPtr(), VectorStoreToPtr()], apply_recursively=False)
+        rewrite_once(op, [VectorLoadToPtr(), VectorStoreToPtr()], dce=False,
+                     apply_recursively=False)
 
 
 @dataclass(frozen=True)
@@ -92,10 +94,10 @@ class _MemRefToPtr(ConvertMemRefToPtr):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         rewrite_once(op, [ConvertStorePattern(), ConvertLoadPattern(), ConvertSubviewPattern(),
-                          ConvertCastOp(), ConvertReinterpretCastOp()])
+                          ConvertCastOp(), ConvertReinterpretCastOp()], dce=False)
         if self.lower_func:
             rewrite_once(op, [LowerMemRefFuncOpPattern(), LowerMemRefFuncCallPattern(),
-                              LowerMemRefFuncReturnPattern()])
+                              LowerMemRefFuncReturnPattern()], dce=False)
 
 
 @dataclass(frozen=True)

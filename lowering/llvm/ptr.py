@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import (
     i8,
     i64,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -69,6 +69,17 @@ def _value_size(typ: Attribute) -> int | None:
     return lanes * element.size
 
 
+def _as_llvm_pointer(value: SSAValue) -> tuple[list[Operation], SSAValue]:
+    """`value` (a `!ptr_xdsl.ptr`) as an `!llvm.ptr`: the pointer a cast made it from
+    when it is one (an address computed by `ConvertPtrAddToGEP`), else a new cast."""
+    owner = value.owner
+    if (isinstance(owner, UnrealizedConversionCastOp) and len(owner.inputs) == 1
+            and isinstance(owner.inputs[0].type, llvm.LLVMPointerType)):
+        return [], owner.inputs[0]
+    cast_op = UnrealizedConversionCastOp.get((value,), (llvm.LLVMPointerType(),))
+    return [cast_op], cast_op.results[0]
+
+
 @dataclass
 class ConvertExtractAlignedPointer(RewritePattern):
     """`memref.extract_aligned_pointer_as_index` -> the base pointer as an integer
@@ -91,11 +102,11 @@ class ConvertPtrAddToGEP(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ptr.PtrAddOp, rewriter: PatternRewriter, /):
-        base = UnrealizedConversionCastOp.get((op.addr,), (llvm.LLVMPointerType(),))
+        cast, base = _as_llvm_pointer(op.addr)
         offset = arith.IndexCastOp(op.offset, i64)
-        gep = llvm.GEPOp.from_mixed_indices(base.results[0], (offset.result,), i8)
+        gep = llvm.GEPOp.from_mixed_indices(base, (offset.result,), i8)
         result = UnrealizedConversionCastOp.get(gep.results, (op.result.type,))
-        rewriter.replace(op, (base, offset, gep, result))
+        rewriter.replace(op, (*cast, offset, gep, result))
 
 
 @dataclass
@@ -129,11 +140,9 @@ class ConvertAlignedLoad(RewritePattern):
     def match_and_rewrite(self, op: ptr.LoadOp, rewriter: PatternRewriter, /):
         if op.volatile or op.syncscope or op.ordering or op.invariant:
             return
-        address = UnrealizedConversionCastOp.get((op.addr,), (llvm.LLVMPointerType(),))
-        load = llvm.LoadOp(
-            address.results[0], op.res.type, alignment=_element_alignment(op.res.type)
-        )
-        rewriter.replace(op, (address, load))
+        cast, address = _as_llvm_pointer(op.addr)
+        load = llvm.LoadOp(address, op.res.type, alignment=_element_alignment(op.res.type))
+        rewriter.replace(op, (*cast, load))
 
 
 @dataclass
@@ -151,17 +160,17 @@ class ConvertAlignedStore(RewritePattern):
         if op.syncscope or op.ordering:
             return
         nontemporal = NONTEMPORAL in op.attributes
-        address = UnrealizedConversionCastOp.get((op.addr,), (llvm.LLVMPointerType(),))
+        cast, address = _as_llvm_pointer(op.addr)
         store = llvm.StoreOp(
             op.value,
-            address.results[0],
+            address,
             alignment=(
                 _value_size(op.value.type) if nontemporal else _element_alignment(op.value.type)
             ),
             volatile=op.volatile is not None,
             nontemporal=nontemporal,
         )
-        rewriter.replace(op, (address, store))
+        rewriter.replace(op, (*cast, store))
 
 
 
@@ -184,7 +193,8 @@ class ConvertPtrAddressingToLLVMPass(ModulePass):
                 ConvertPtrAddToGEP(),
                 ConvertAlignedLoad(),
                 ConvertAlignedStore(),
-            ]
+            ],
+            dce=False,
         )
 
 

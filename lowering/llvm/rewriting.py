@@ -10,7 +10,9 @@ conversions of the llvm pipeline are complete after one walk; the second
 walk only repeats every failed match. Here the patterns are dispatched by
 the op's class (the class their `op_type_rewrite_pattern` names; a pattern
 without one is tried on every op), in the given order, the first that acts
-winning as in xDSL's applier, and the module is walked once.
+winning as in xDSL's applier, and the module is walked once. When every
+pattern names its classes and dead code is not erased on the way, only the
+ops of those classes go on the worklist.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from types import UnionType
 from typing import Union, get_args, get_origin
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation, Region
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
@@ -48,6 +50,10 @@ class TypedPatternApplier(RewritePattern):
         self.dce = dce
         self._types = [_op_types(p) for p in self.patterns]
         self._by_class: dict[type[Operation], tuple[RewritePattern, ...]] = {}
+        self.op_types: tuple[type[Operation], ...] | None = None
+        """The only op classes this applier can act on (None: any op)."""
+        if not dce and all(types is not None for types in self._types):
+            self.op_types = tuple(t for types in self._types if types for t in types)
 
     def _for(self, cls: type[Operation]) -> tuple[RewritePattern, ...]:
         found = self._by_class.get(cls)
@@ -71,7 +77,19 @@ class TypedPatternApplier(RewritePattern):
 class OneWalk(PatternRewriteWalker):
     """xDSL's walker without the confirming second walk (see the module doc)."""
 
-    def rewrite_region(self, region) -> bool:
+    def _populate_worklist(self, op: Operation | Region | Block) -> None:
+        # Only the ops the patterns can act on: a pass for a few ops among many
+        # costs one plain walk. Ops the rewrites create are visited as usual.
+        types = getattr(self.pattern, "op_types", None)
+        if types is None:
+            return super()._populate_worklist(op)
+        for sub_op in op.walk(
+            reverse=not self.walk_reverse, region_first=not self.walk_regions_first
+        ):
+            if isinstance(sub_op, types):
+                self._worklist.push(sub_op)
+
+    def rewrite_region(self, region: Region) -> bool:
         listener = self._get_rewriter_listener()
         self._populate_worklist(region)
         return self._process_worklist(listener)

@@ -159,4 +159,4 @@ class ConvertVectorToLLVMPass(ModulePass):
         rewrite_once(op, [
             ConvertBroadcast(), ConvertFMA(), ConvertShuffle(), ConvertInsert(),
             ConvertExtract(), ConvertBitcast(), ConvertNontemporalStore(),
-        ], apply_recursively=False)
+        ], dce=False, apply_recursively=False)
