@@ -58,14 +58,16 @@ def tccg_inputs(number: int, max_gflop: float):
     return case.subscripts, arrays, out
 
 
-def timed(function) -> tuple[float, float]:
+def timed(function, *args, **kwargs) -> tuple[float, float]:
+    """Wall and CPU seconds of `function(*args, **kwargs)`."""
     wall, cpu = time.perf_counter(), time.process_time()
-    function()
+    function(*args, **kwargs)
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
 def cold(numbers: list[int], max_gflop: float, spec: bool) -> dict:
     """First calls on an empty cache; the stage totals of each."""
+    from teir_dialect.records import TeirError
     from teir_lowering import compile_kernel, einsum
     from teir_lowering.stages import StageLog
 
@@ -73,16 +75,16 @@ def cold(numbers: list[int], max_gflop: float, spec: bool) -> dict:
     for number in numbers:
         subscripts, arrays, out = tccg_inputs(number, max_gflop)
         with StageLog() as log:
-            wall, cpu = timed(lambda: einsum(subscripts, *arrays, out=out, threads=1))
-        second, _ = timed(lambda: einsum(subscripts, *arrays, out=out, threads=1))
+            wall, cpu = timed(einsum, subscripts, *arrays, out=out, threads=1)
+        second, _ = timed(einsum, subscripts, *arrays, out=out, threads=1)
         rows.append(_row(f"tccg {number} {subscripts}", wall, cpu, second, log))
         print(f"{rows[-1]['name']:40s} {wall:7.3f} s wall {cpu:7.3f} s cpu "
               f"{rows[-1]['kernels']} kernel(s)", flush=True)
     for path in SPEC_EXAMPLES if spec else ():
         with StageLog() as log:
             try:
-                wall, cpu = timed(lambda: compile_kernel(path, threads=1))
-            except Exception as error:  # a record compile_kernel does not take
+                wall, cpu = timed(compile_kernel, path, threads=1)
+            except TeirError as error:  # a record compile_kernel does not take
                 print(f"spec {path.name}: {type(error).__name__}: {error}")
                 continue
         rows.append(_row(f"spec {path.stem}", wall, cpu, 0.0, log))
@@ -105,8 +107,8 @@ def warm(numbers: list[int], max_gflop: float) -> dict:
     rows = []
     for number in numbers:
         subscripts, arrays, out = tccg_inputs(number, max_gflop)
-        first, first_cpu = timed(lambda: einsum(subscripts, *arrays, out=out, threads=1))
-        second, _ = timed(lambda: einsum(subscripts, *arrays, out=out, threads=1))
+        first, first_cpu = timed(einsum, subscripts, *arrays, out=out, threads=1)
+        second, _ = timed(einsum, subscripts, *arrays, out=out, threads=1)
         rows.append({"name": f"tccg {number}", "extra": first - second,
                      "extra_cpu": first_cpu, "second": second})
     return {"rows": rows}
@@ -201,7 +203,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as cache:
         os.environ["TEIR_CACHE_DIR"] = cache
         os.environ.setdefault("TEIR_NUM_THREADS", "1")
-        wall, cpu = timed(lambda: __import__("teir_lowering"))
+        wall, cpu = timed(__import__, "teir_lowering")
         print(f"import teir_lowering (this process): {wall:.3f} s wall {cpu:.3f} s cpu")
         report: dict = {"cold": cold(numbers, args.max_gflop, not args.no_spec)}
         if not args.no_warm:

@@ -297,6 +297,7 @@ def compile_kernel(
     name: str | None = None,
     threads: int | None = None,
     optimize: bool = True,
+    keep_ir: bool = False,
 ) -> Kernel:
     """A callable kernel for `config` (module, record, JSON text, or path).
 
@@ -307,6 +308,12 @@ def compile_kernel(
     any case. `threads` (an int >= 1; default `default_threads()`) is the
     default thread count of the kernel's calls; the code is compiled once for
     every thread count.
+
+    `Kernel.stages` holds the IR of the configuration ("teir") and, when it
+    was compiled here, of the scheduled one ("optimized"). With `keep_ir` the
+    kernel is compiled afresh, caches not consulted, and the scf and llvm
+    dialect stages are kept too ("scf", "llvm"): printing a large kernel
+    takes longer than several of its lowering passes.
     """
     threads = default_threads() if threads is None else check_threads(threads)
     with stage("record -> module (verified)"):
@@ -318,7 +325,7 @@ def compile_kernel(
         # host(): plans follow the description, which a test may pin
         key = (function_ir, optimize, tuned.key if tuned else None, host().fingerprint())
     with _CACHE_LOCK:
-        cached = _CACHE.get(key)
+        cached = None if keep_ir else _CACHE.get(key)
     if cached is not None:
         return cached if cached.threads == threads else cached.with_threads(threads)
     tensors = tensor_specs(config_op, {
@@ -332,7 +339,7 @@ def compile_kernel(
     with stage("key"):
         disk_key = kernel_cache.kernel_key(*key)
     with stage("cache load"):
-        stored = kernel_cache.load(disk_key)
+        stored = None if keep_ir else kernel_cache.load(disk_key)
     if stored is not None:
         if stored.parallel:
             JitModule.load_library("libgomp.so.1")
@@ -341,7 +348,8 @@ def compile_kernel(
         parallel = stored.parallel
         stages = {"teir": function_ir, "cached": str(kernel_cache.kernel_dir() / disk_key)}
     else:
-        engine, parallel, stages = _compile(module, function, tensors, tuned, optimize)
+        engine, parallel, stages = _compile(module, function, tensors, tuned, optimize,
+                                            keep_ir)
         assert engine.object_code is not None
         with stage("cache store"):
             kernel_cache.store(disk_key, kernel_cache.CachedKernel(
@@ -363,10 +371,10 @@ def compile_kernel(
 
 
 def _compile(module: ModuleOp, function: func.FuncOp, tensors: Sequence[TensorSpec],
-             tuned: schedule_cache.Entry | None, optimize: bool,
+             tuned: schedule_cache.Entry | None, optimize: bool, keep_ir: bool,
              ) -> tuple[JitModule, bool, dict[str, str]]:
     """The kernel's function lowered and JIT-compiled: the engine, whether it launches
-    threads, and the IR of each stage."""
+    threads, and the IR of the stages (scf and llvm with `keep_ir`)."""
     from teir_lowering.jit import JitModule
 
     kernel_name = function.sym_name.data
@@ -391,7 +399,7 @@ def _compile(module: ModuleOp, function: func.FuncOp, tensors: Sequence[TensorSp
                 module.verify()
             with stage("print teir"):
                 stages["optimized"] = str(module)
-        lower_to_llvm(module, ctx, stages)
+        lower_to_llvm(module, ctx, stages if keep_ir else None)
     except DiagnosticException as err:
         raise TeirError(f"lowering failed: {err}") from None
     parallel = launches_threads(module)
