@@ -21,10 +21,7 @@ from typing import Any, ClassVar
 import llvmlite.binding as llvm
 from llvmlite import ir
 from llvmlite.ir.values import FunctionAttributes
-from xdsl.backend.llvm.convert import convert_module
-from xdsl.dialects import llvm as llvm_dialect
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import LLVMTranslationException
 
 _initialized = False
 
@@ -69,6 +66,8 @@ def _mark_nontemporal_stores(module: ModuleOp, ir_module: ir.Module) -> None:
     nothing else as a store, function by function and in block order, so the k-th
     store of a function is its k-th `llvm.store`.
     """
+    from xdsl.dialects import llvm as llvm_dialect
+
     marks: dict[str, list[bool]] = {}
     for function in module.ops:
         if isinstance(function, llvm_dialect.FuncOp):
@@ -133,6 +132,11 @@ class JitModule:
         _initialize_llvm()
         self._target_machine = host_target_machine(opt_level)
         triple = llvm.get_default_triple()
+
+        # Translation only: a kernel loaded from the cache (`from_machine_code`)
+        # does without xDSL's LLVM backend.
+        from xdsl.backend.llvm.convert import convert_module
+        from xdsl.utils.exceptions import LLVMTranslationException
 
         from teir_lowering.stages import stage
 

@@ -38,62 +38,51 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import GreedyRewritePatternApplier
-from xdsl.transforms.canonicalize import CanonicalizationRewritePattern, CanonicalizePass
-from xdsl.transforms.common_subexpression_elimination import (
-    CommonSubexpressionElimination,
-)
-from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import DiagnosticException
 
 from teir_dialect import teir_context
 from teir_dialect.arrays import TensorSpec, check_arrays, tensor_specs
 from teir_dialect.dialect import ConfigOp
 from teir_dialect.records import TeirError, find_configs, load_module
-from teir_lowering.convert_teir_to_scf import TeirToScfPass, stored_data_type
 from teir_lowering.ndarray_entry import ENTRY_SUFFIX, add_ndarray_entry, data_offset
-from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass, launches_threads
 from teir_lowering.stages import stage
+from teir_lowering.storage import stored_data_type
 from teir_passes import schedule_cache
-from teir_passes.fuse_epilogues import FuseEpiloguesPass
 from teir_passes.host import host
-from teir_passes.match_gemm import MatchGemmPass
-from teir_passes.pipeline import OptimizePass, default_passes
-from teir_passes.script import apply_schedule
 
 if TYPE_CHECKING:
     from teir_lowering.jit import JitModule
 
-class _Canonicalize(CanonicalizePass):
-    """xDSL's `canonicalize`, the same patterns and folding, in one walk
-    (teir_lowering.llvm.rewriting.OneWalk): teir-to-scf's code needs no second one."""
+@cache
+def scf_pipeline() -> tuple[ModulePass, ...]:
+    """teir -> scf/arith/memref, cleaned up. teir-to-scf reads teir-match-gemm's
+    `kernel` and teir-fuse-epilogues' `epilogue` attributes, so the pipeline records
+    them first (they are refreshed, idempotent passes, when teir-optimize ran before).
+    Imported when first needed: a kernel loaded from the disk cache needs none of it."""
+    from xdsl.transforms.common_subexpression_elimination import (
+        CommonSubexpressionElimination,
+    )
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from teir_lowering.llvm.rewriting import OneWalk
+    from teir_lowering.convert_teir_to_scf import TeirToScfPass
+    from teir_lowering.llvm.rewriting import OneWalkCanonicalizePass
+    from teir_passes.fuse_epilogues import FuseEpiloguesPass
+    from teir_passes.match_gemm import MatchGemmPass
 
-        pattern = GreedyRewritePatternApplier(
-            [CanonicalizationRewritePattern()], ctx=ctx, folding_enabled=True
-        )
-        OneWalk(pattern, post_walk_func=region_dce).rewrite_module(op)
-
-
-SCF_PIPELINE: tuple[ModulePass, ...] = (
-    MatchGemmPass(),
-    FuseEpiloguesPass(),
-    TeirToScfPass(),
-    _Canonicalize(),
-    CommonSubexpressionElimination(),
-)
-"""teir -> scf/arith/memref, cleaned up. teir-to-scf reads teir-match-gemm's
-`kernel` and teir-fuse-epilogues' `epilogue` attributes, so the pipeline records
-them first (they are refreshed, idempotent passes, when teir-optimize ran before)."""
+    return (
+        MatchGemmPass(),
+        FuseEpiloguesPass(),
+        TeirToScfPass(),
+        OneWalkCanonicalizePass(),
+        CommonSubexpressionElimination(),
+    )
 
 
 def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None = None) -> None:
     """The whole default pipeline, teir -> llvm dialect, recording each stage's IR."""
     from teir_lowering.llvm.pipeline import LowerToLLVMDialectPass
+    from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass
 
-    for pipeline_pass in SCF_PIPELINE:
+    for pipeline_pass in scf_pipeline():
         with stage(pipeline_pass.name, module):
             pipeline_pass.apply(ctx, module)
     if stages is not None:
@@ -376,6 +365,9 @@ def _compile(module: ModuleOp, function: func.FuncOp, tensors: Sequence[TensorSp
     """The kernel's function lowered and JIT-compiled: the engine, whether it launches
     threads, and the IR of the stages (scf and llvm with `keep_ir`)."""
     from teir_lowering.jit import JitModule
+    from teir_lowering.parallel import launches_threads
+    from teir_passes.pipeline import OptimizePass, default_passes
+    from teir_passes.script import apply_schedule
 
     kernel_name = function.sym_name.data
     # Keep only the kernel's function.

@@ -21,10 +21,17 @@ from collections.abc import Sequence
 from types import UnionType
 from typing import Union, get_args, get_origin
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
-from xdsl.transforms.dead_code_elimination import is_trivially_dead
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+from xdsl.transforms.canonicalize import CanonicalizationRewritePattern, CanonicalizePass
+from xdsl.transforms.dead_code_elimination import is_trivially_dead, region_dce
 
 
 def _op_types(pattern: RewritePattern) -> tuple[type[Operation], ...] | None:
@@ -111,3 +118,14 @@ def rewrite_once(
         apply_recursively=apply_recursively,
         walk_reverse=walk_reverse,
     ).rewrite_module(module)
+
+
+class OneWalkCanonicalizePass(CanonicalizePass):
+    """xDSL's `canonicalize`, the same patterns and folding, in one walk (`OneWalk`):
+    teir-to-scf's code needs no second one."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        pattern = GreedyRewritePatternApplier(
+            [CanonicalizationRewritePattern()], ctx=ctx, folding_enabled=True
+        )
+        OneWalk(pattern, post_walk_func=region_dce).rewrite_module(op)
