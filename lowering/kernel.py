@@ -77,8 +77,11 @@ def scf_pipeline() -> tuple[ModulePass, ...]:
     )
 
 
-def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None = None) -> None:
-    """The whole default pipeline, teir -> llvm dialect, recording each stage's IR."""
+def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None = None,
+                  *, verify: bool = True) -> None:
+    """The whole default pipeline, teir -> llvm dialect, recording each stage's IR
+    in `stages` if given; `verify`: the llvm dialect module op by op
+    (`LowerToLLVMDialectPass.verify`)."""
     from teir_lowering.llvm.pipeline import LowerToLLVMDialectPass
     from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass
 
@@ -90,7 +93,7 @@ def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None 
             stages["scf"] = str(module)
     with stage("teir-outline-parallel", module):
         OutlineParallelPass().apply(ctx, module)
-    LowerToLLVMDialectPass().apply(ctx, module)
+    LowerToLLVMDialectPass(verify).apply(ctx, module)
     with stage("teir-gomp-launch", module):
         GompLaunchPass().apply(ctx, module)
     if stages is not None:
@@ -391,7 +394,7 @@ def _compile(module: ModuleOp, function: func.FuncOp, tensors: Sequence[TensorSp
                 module.verify()
             with stage("print teir"):
                 stages["optimized"] = str(module)
-        lower_to_llvm(module, ctx, stages if keep_ir else None)
+        lower_to_llvm(module, ctx, stages if keep_ir else None, verify=keep_ir)
     except DiagnosticException as err:
         raise TeirError(f"lowering failed: {err}") from None
     parallel = launches_threads(module)

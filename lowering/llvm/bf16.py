@@ -114,15 +114,16 @@ class BF16AsI16Pass(ModulePass):
     name = "teir-bf16-as-i16"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        retype = RetypeWhere(BF16AsI16(recursive=True), BFloat16Type)
+        found = False
         for inner in op.walk():
             if _computes_in_bf16(inner):
                 raise DiagnosticException(
                     f"teir-bf16-as-i16: {inner.name} computes on bf16 values; widen them "
                     "to f32 first (teir_lowering.emit.widen)"
                 )
-        for pattern in (
-            ConvertBF16Constant(),
-            RetypeWhere(BF16AsI16(recursive=True), BFloat16Type),
-            DropNoOpBitcast(),
-        ):
+            found = found or retype.touches(inner)
+        if not found:  # nothing to retype: a kernel of other data types
+            return
+        for pattern in (ConvertBF16Constant(), retype, DropNoOpBitcast()):
             rewrite_once(op, [pattern], dce=False)

@@ -147,14 +147,18 @@ class RetypeWhere(RewritePattern):
     conversion: TypeConversionPattern
     kind: type[Attribute]
 
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+    def touches(self, op: Operation) -> bool:
+        """Whether `op` holds a `kind` type (then the conversion rewrites it)."""
         kind = self.kind
-        if (
+        return (
             any(holds(result.type, kind) for result in op.results)
             or any(holds(value, kind) for value in op.properties.values())
             or any(holds(value, kind) for value in op.attributes.values())
             or any(holds(arg.type, kind) for region in op.regions for block in region.blocks
                    for arg in block.args)
-        ):
+        )
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        if self.touches(op):
             self.conversion.match_and_rewrite(op, rewriter)
 
