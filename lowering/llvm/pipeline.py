@@ -57,7 +57,11 @@ from teir_lowering.llvm.cf import ConvertCfToLLVMPass
 from teir_lowering.llvm.fence_nontemporal import FenceNontemporalStoresPass
 from teir_lowering.llvm.func import ConvertFuncToLLVMPass
 from teir_lowering.llvm.lane import is_llvm_level
-from teir_lowering.llvm.memref import ConvertAllocaToLLVMPass, HoistAllocasPass
+from teir_lowering.llvm.memref import (
+    ConvertAllocaToLLVMPass,
+    ConvertMemRefAccessToLLVMPass,
+    HoistAllocasPass,
+)
 from teir_lowering.llvm.ptr import ConvertPtrAddressingToLLVMPass, ConvertPtrToLLVMPass
 from teir_lowering.llvm.rewriting import rewrite_once
 from teir_lowering.llvm.vector import ConvertVectorToLLVMPass
@@ -134,6 +138,8 @@ LOWER_TO_LLVM_PASSES: tuple[ModulePass, ...] = (
     ConvertVectorToLLVMPass(),
     # vector.load/store on memrefs -> ptr loads/stores (xDSL), before memrefs go
     _VectorToPtr(),
+    # scalar accesses straight to llvm; the others through ptr_xdsl
+    ConvertMemRefAccessToLLVMPass(),
     # memref arguments become bare pointers (see teir_lowering.llvm.func)
     _MemRefToPtr(lower_func=True),
     ConvertPtrAddressingToLLVMPass(),
