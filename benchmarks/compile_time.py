@@ -33,6 +33,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SPEC_EXAMPLES = sorted((ROOT / "examples" / "spec").rglob("*.json"))
+TUNE_CASE = 12
+"""The TCCG case teir-tune searches for `--tools` (a GEMM, above the size where the
+tuner runs the reference interpreter)."""
 
 
 def parse_cases(text: str) -> list[int]:
@@ -141,14 +144,22 @@ def tools(tune_seconds: float) -> dict:
         from teir_lowering.tune import tune
         from teir_tools.teir_tune import einsum_record
 
-        record = einsum_record("abc,cd->abd", {"a": 32, "b": 48, "c": 64, "d": 96}, "FP32")
-        seen: list[tuple[float, int]] = []
+        sys.path.insert(0, str(HERE))
+        from tccg import CASES, read_cases
+
+        case, _ = read_cases(CASES)[TUNE_CASE - 1].scaled(0.2)
+        record = einsum_record(case.subscripts, case.extents, "FP32")
+        seen: list[tuple[float, float, int]] = []
         start = time.process_time()
         tune(record, threads=1, budget=tune_seconds,
-             progress=lambda elapsed, _best, count: seen.append((elapsed, count)))
-        cpu = time.process_time() - start
-        elapsed, count = seen[-1] if seen else (tune_seconds, 0)
-        results["teir-tune candidates/s"] = [count / elapsed, count / cpu]
+             progress=lambda elapsed, _best, count: seen.append(
+                 (elapsed, time.process_time() - start, count)))
+        if len(seen) > 1:  # from the first candidate on: the baseline's setup aside
+            (w0, c0, n0), (w1, c1, n1) = seen[0], seen[-1]
+            rates = [(n1 - n0) / (w1 - w0), (n1 - n0) / (c1 - c0)]
+        else:
+            rates = [0.0, 0.0]
+        results[f"teir-tune candidates/s (TCCG {TUNE_CASE}, {len(seen)} candidates)"] = rates
     return results
 
 
@@ -167,7 +178,7 @@ def summary(report: dict) -> None:
             total[0] += wall
             total[1] += cpu
             total[2] = max(total[2], ops or 0)
-    all_cpu = sum(r["cpu"] for r in report["cold"]["rows"])
+    all_cpu = sum(r["cpu"] for r in report["cold"]["rows"]) or 1.0
     print(f"\nStages over every cold compile (CPU total {all_cpu:.2f} s):")
     print(f"  {'stage':36s} {'wall s':>8s} {'cpu s':>8s} {'cpu %':>6s} {'max ops':>8s}")
     for name, (wall, cpu, ops) in sorted(stages.items(), key=lambda kv: -kv[1][1]):
@@ -193,6 +204,8 @@ def main() -> int:
     parser.add_argument("--tools", action="store_true",
                         help="also time import teir_lowering, teir-opt, teir-tune")
     parser.add_argument("--tune-seconds", type=float, default=20.0)
+    parser.add_argument("--tools-only", action="store_true",
+                        help="only import teir_lowering, teir-opt, teir-tune")
     parser.add_argument("--json", type=Path, help="write the measurements here")
     parser.add_argument("--warm-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -205,14 +218,16 @@ def main() -> int:
         os.environ.setdefault("TEIR_NUM_THREADS", "1")
         wall, cpu = timed(__import__, "teir_lowering")
         print(f"import teir_lowering (this process): {wall:.3f} s wall {cpu:.3f} s cpu")
-        report: dict = {"cold": cold(numbers, args.max_gflop, not args.no_spec)}
-        if not args.no_warm:
+        report: dict = {"cold": {"rows": []}}
+        if not args.tools_only:
+            report["cold"] = cold(numbers, args.max_gflop, not args.no_spec)
+        if not args.no_warm and not args.tools_only:
             done = subprocess.run(
                 [sys.executable, __file__, "--warm-child", "--cases", args.cases,
                  "--max-gflop", str(args.max_gflop)],
                 check=True, capture_output=True, text=True)
             report["warm"] = json.loads(done.stdout.splitlines()[-1])
-        if args.tools:
+        if args.tools or args.tools_only:
             report["tools"] = tools(args.tune_seconds)
     summary(report)
     if args.json:
