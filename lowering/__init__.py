@@ -33,6 +33,9 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     ),
     "teir-convert-func-to-llvm": lazy_pass("teir_lowering.llvm.func", "ConvertFuncToLLVMPass"),
     "teir-convert-cf-to-llvm": lazy_pass("teir_lowering.llvm.cf", "ConvertCfToLLVMPass"),
+    "teir-convert-memref-access-to-llvm": lazy_pass(
+        "teir_lowering.llvm.memref", "ConvertMemRefAccessToLLVMPass"
+    ),
     "teir-hoist-allocas": lazy_pass("teir_lowering.llvm.memref", "HoistAllocasPass"),
     "teir-fence-nontemporal-stores": lazy_pass(
         "teir_lowering.llvm.fence_nontemporal", "FenceNontemporalStoresPass"

@@ -127,7 +127,7 @@ def fused_and_unfused(record: dict[str, Any], optimize: bool) -> tuple[Kernel, K
             patch.setattr(kernel_module, "_CACHE", {})
             if not fuse:
                 patch.setattr(FuseEpiloguesPass, "apply", lambda self, ctx, op: None)
-            kernels.append(compile_kernel(record, optimize=optimize))
+            kernels.append(compile_kernel(record, optimize=optimize, keep_ir=True))
     return kernels[0], kernels[1]
 
 

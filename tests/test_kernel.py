@@ -177,8 +177,8 @@ def test_parallelism_is_read_from_the_ir(monkeypatch: pytest.MonkeyPatch) -> Non
 
     monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
     monkeypatch.setattr(kernel_module, "_CACHE", {})
-    parallel = compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json")
-    sequential = compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_6_contraction_gemm.json")
+    parallel = compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json", keep_ir=True)
+    sequential = compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_6_contraction_gemm.json", keep_ir=True)
     assert parallel.parallel and "__teir_launch_" in parallel.stages["llvm"]
     assert not sequential.parallel and "__teir_launch_" not in sequential.stages["llvm"]
 

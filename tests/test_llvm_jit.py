@@ -758,6 +758,7 @@ def test_pass_list_is_exposed_and_registered():
         "teir-convert-alloca-to-llvm",
         "teir-convert-vector-to-llvm",
         "convert-vector-to-ptr",
+        "teir-convert-memref-access-to-llvm",
         "convert-memref-to-ptr",
         "teir-convert-ptr-addressing-to-llvm",
         "convert-ptr-type-offsets",

@@ -119,7 +119,7 @@ def test_brgemm(shape: tuple[int, int, int], dtype: str) -> None:
 def test_microkernel_is_used_and_vectorized(optimize: bool) -> None:
     """compile_kernel runs teir-match-gemm, whose `kernel` attribute teir-to-scf
     reads, also without teir-optimize."""
-    kernel = compile_kernel(gemm_record(64, 24, 8), optimize=optimize)
+    kernel = compile_kernel(gemm_record(64, 24, 8), optimize=optimize, keep_ir=True)
     assert ("optimized" in kernel.stages) == optimize
     assert "vector.fma" in kernel.stages["scf"]
     assert "vector<" in kernel.stages["scf"]
@@ -276,7 +276,7 @@ def test_every_layout_matches_reference(trans: str, kind: str, dtype: str,
     pads = (number % 4, (number // 2) % 3 + 1, (number // 4) % 4)
     record = layout_record(trans, m, n, k, dtype=dtype, batch=2 + number % 3 if kind == "brgemm" else 0,
                            pads=pads, offsets=number % 3 == 1, zero=number % 4 == 2)
-    kernel = compile_kernel(record)
+    kernel = compile_kernel(record, keep_ir=True)
     arrays = sentinel_arrays(record, kernel, np.random.default_rng(number))
     kernel, _, _ = check_against_reference(record, arrays)
     plans = planned(record)
@@ -304,7 +304,7 @@ def test_every_layout_gets_vector_code(trans: str) -> None:
     buffer (memref.alloca); else it is read in place."""
     k = 80 if trans.startswith("TN") else 18
     record = layout_record(trans, 21, 19, k, dtype="FP32", zero=True)
-    kernel = compile_kernel(record, optimize=False)
+    kernel = compile_kernel(record, optimize=False, keep_ir=True)
     scf = kernel.stages["scf"]
     assert "vector.fma" in scf
     assert "arith.mulf" not in scf
@@ -355,7 +355,7 @@ def test_scalar_code_only_without_a_vector_dimension() -> None:
     plan = plan_gemm(GemmShape(1, 1, 40, 3, 40, 2, 1, 0, 0, "NNN"), 4)
     assert plan.lanes == 1
     record = layout_record("NNN", 1, 1, 40, pads=(2, 0, 1), zero=True, relu=True)
-    kernel = compile_kernel(record)
+    kernel = compile_kernel(record, keep_ir=True)
     assert "vector.fma" not in kernel.stages["scf"]
     check_against_reference(record, sentinel_arrays(record, kernel, np.random.default_rng(2)))
 
@@ -442,7 +442,7 @@ def test_relu_guarded_by_last_of_the_k_loop(trans: str, optimize: bool) -> None:
     record = layout_record(trans, 20, 17, 9, batch=2, outer=3, zero=True, relu=True,
                            zero_guard=["first(w)"], relu_guard=["last(w)"])
     check_relu(record, trans, True, 7, optimize)
-    scf = compile_kernel(record, optimize=optimize).stages["scf"]
+    scf = compile_kernel(record, optimize=optimize, keep_ir=True).stages["scf"]
     assert "scf.if" not in scf  # no separately guarded Zero or ReLU
 
 
@@ -495,7 +495,7 @@ def test_flat_form_zero_brgemm_relu_with_a_k_loop() -> None:
         "data_type": "FP32", "prim_first": "Zero", "prim_main": "BRGEMM", "prim_last": "ReLU",
     }
     record = flat_to_tree(flat)
-    kernel = compile_kernel(record)
+    kernel = compile_kernel(record, keep_ir=True)
     _, _, want = check_against_reference(
         record, sentinel_arrays(record, kernel, np.random.default_rng(9)))
     assert (want == 0).any() and (want > 0).any()
@@ -565,7 +565,7 @@ def test_forced_plans_match_reference(case, forced) -> None:
     forced(lambda shape, plan: dataclasses.replace(
         plan, **{"lanes": min(lanes or plan.lanes, plan.lanes), **changes}))
     record = layout_record(trans, m, n, k, dtype=dtype, batch=batch, pads=(2, 1, 3), **options)
-    kernel = compile_kernel(record, optimize=False)
+    kernel = compile_kernel(record, optimize=False, keep_ir=True)
     arrays = sentinel_arrays(record, kernel, np.random.default_rng(m * n + k))
     check_against_reference(record, arrays, optimize=False)
     scf = kernel.stages["scf"]
@@ -577,7 +577,7 @@ def test_alloca_is_hoisted_out_of_the_loops(forced) -> None:
     """A packed kernel inside a loop: one stack slot in the function's entry block."""
     forced(lambda shape, plan: dataclasses.replace(plan, pack="copy"))
     record = layout_record("NNN", 24, 12, 9, outer=3, zero=True)
-    kernel = compile_kernel(record, optimize=False)
+    kernel = compile_kernel(record, optimize=False, keep_ir=True)
     llvm_ir = kernel.stages["llvm"]
     assert llvm_ir.count("llvm.alloca") == 1
     check_against_reference(record, sentinel_arrays(record, kernel, np.random.default_rng(6)),

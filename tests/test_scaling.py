@@ -82,7 +82,7 @@ def compile_seconds(invocations: int) -> float:
 
 def test_wide_record_runs_as_its_schedule_says() -> None:
     record = wide_record(64)
-    kernel = compile_kernel(record, threads=2)
+    kernel = compile_kernel(record, threads=2, keep_ir=True)
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal(-(-t.needed_bytes // 4)).astype(np.float32)
               for t in kernel.tensors]
@@ -92,7 +92,7 @@ def test_wide_record_runs_as_its_schedule_says() -> None:
     np.testing.assert_allclose(arrays[-1], expected[-1], rtol=1e-6, atol=1e-6)
     # repeats are loops: the code does not grow with them
     assert kernel.stages["scf"].count("memref.store") < 40
-    four_times = compile_kernel(wide_record(256), threads=2).stages["scf"]
+    four_times = compile_kernel(wide_record(256), threads=2, keep_ir=True).stages["scf"]
     assert four_times.count("\n") <= kernel.stages["scf"].count("\n") + 4
 
 
@@ -160,7 +160,7 @@ the default tier; the slow tier repeats every example, optimized too."""
 def test_repeats_become_loops_with_the_same_results(name: str, optimize: bool,
                                                     interleave: bool) -> None:
     record = repeated(load(SPEC_EXAMPLES / "tree" / f"{name}.json"), 3, interleave)
-    kernel = compile_kernel(record, threads=2, optimize=optimize)
+    kernel = compile_kernel(record, threads=2, optimize=optimize, keep_ir=True)
     rng = np.random.default_rng(1)
     arrays = [rng.standard_normal(-(-t.needed_bytes // t.dtype.itemsize)).astype(t.dtype)
               for t in kernel.tensors]

@@ -111,7 +111,7 @@ def _check(record: dict[str, Any], expect: str, special: bool = False,
            arrays: list[np.ndarray] | None = None) -> Any:
     """Compiled kernel == reference on every byte, for 1 and 2 threads; `expect` must
     appear in the scf stage. Returns the kernel."""
-    kernel = compile_kernel(record)
+    kernel = compile_kernel(record, keep_ir=True)
     assert expect in kernel.stages["scf"], f"{expect} not emitted:\n{kernel.stages['scf']}"
     if arrays is None:
         arrays = random_arrays(record, np.random.default_rng(0), fill=SENTINEL)
@@ -281,7 +281,7 @@ def test_streaming_transpose(streaming: None, dtype: str, rows: int, columns: in
 
 
 def test_no_streaming_for_small_outputs() -> None:
-    kernel = compile_kernel(transpose_record(64, 16, "FP32", out_row=80))
+    kernel = compile_kernel(transpose_record(64, 16, "FP32", out_row=80), keep_ir=True)
     assert "vector.shuffle" in kernel.stages["scf"]
     assert "nontemporal" not in kernel.stages["scf"]
 

@@ -24,10 +24,10 @@ from teir_dialect import teir_context
 from teir_lowering.llvm.upstream import UpstreamTarget
 from teir_lowering.runtime.jit import JitModule, host_target_machine
 from teir_lowering.runtime.kernel import (
-    SCF_PIPELINE,
     compile_kernel,
     load_module,
     lower_to_llvm,
+    scf_pipeline,
 )
 from teir_passes.pipeline import OptimizePass
 from teir_tools.teir_run import make_inputs
@@ -82,7 +82,7 @@ def test_upstream_lowerings_compute_the_bytes_of_teirs_kernel(path: Path) -> Non
     optimized = load_module(path)
     OptimizePass().apply(ctx, optimized)
     scf = optimized.clone()
-    for scf_pass in SCF_PIPELINE:
+    for scf_pass in scf_pipeline():
         scf_pass.apply(ctx, scf)
     llvm_level = optimized.clone()
     lower_to_llvm(llvm_level, ctx)

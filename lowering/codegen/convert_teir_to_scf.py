@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, scf
-from xdsl.dialects.builtin import IndexType, MemRefType, NoneAttr
+from xdsl.dialects.builtin import IndexType, NoneAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -73,32 +73,8 @@ from teir_lowering.codegen.emit import (
 )
 from teir_lowering.codegen.gemm_emitter import GemmEmitter
 from teir_lowering.codegen.gemm_plan import GemmShape
+from teir_lowering.codegen.storage import STORED_DATA_TYPES, stored_data_type
 from teir_lowering.codegen.tile_primitives import emit_tile_primitive
-
-STORED_DATA_TYPES: tuple[DataType, ...] = (
-    DataType.FP32, DataType.FP64, DataType.FP16, DataType.BF16
-)
-"""The data type each memref element type holds (TF32 is stored as FP32)."""
-
-
-def stored_data_type(tensor: str, tensor_type: Attribute) -> DataType:
-    """The data type a tensor's memref stores (f32: FP32, which TF32 shares); a
-    TeirError for any other memref."""
-    if not isinstance(tensor_type, MemRefType) or tensor_type.get_num_dims() != 1:
-        raise Unsupported(
-            f"lowering: tensor {tensor} must be a 1-D memref of its element type, got "
-            f"{tensor_type}; other memref shapes are not supported yet"
-        )
-    element = tensor_type.element_type
-    for data_type in STORED_DATA_TYPES:
-        if data_type.storage_type == element:
-            return data_type
-    stored = ", ".join(str(d.storage_type) for d in STORED_DATA_TYPES)
-    raise TeirError(
-        f"lowering: tensor {tensor} holds {element}; only {stored} tensors are "
-        "supported yet"
-    )
-
 
 MAX_PERIOD = 4
 """The longest sequence of sibling subtrees whose repeats become one loop."""
@@ -548,3 +524,6 @@ class TeirToScfPass(ModulePass):
         PatternRewriteWalker(
             LowerConfig(self.microkernels), apply_recursively=False
         ).rewrite_module(op)
+
+
+__all__ = ["STORED_DATA_TYPES", "TeirToScfPass", "stored_data_type"]

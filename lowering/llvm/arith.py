@@ -38,9 +38,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -52,6 +50,7 @@ from teir_lowering.llvm.common import (
     replace_with_llvm,
 )
 from teir_lowering.llvm.lane import ConvertLaneCmpf, ConvertLaneSelect
+from teir_lowering.llvm.rewriting import rewrite_once
 
 
 def intrinsic_suffix(typ: Attribute) -> str:
@@ -510,26 +509,25 @@ class ConvertArithToLLVMPass(ModulePass):
     name = "teir-convert-arith-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [
-                    ConvertConstantOp(),
-                    ConvertIntegerBinaryOp(),
-                    ConvertFloatBinaryOp(),
-                    ConvertNegfOp(),
-                    ConvertIntegerMinMaxOp(),
-                    ConvertFloatMinMaxOp(),
-                    ConvertCmpiOp(),
-                    ConvertCmpfOp(),
-                    ConvertSelectOp(),
-                    ConvertLaneCmpf(),
-                    ConvertLaneSelect(),
-                    ConvertIntegerResizeOp(),
-                    ConvertFloatCastOp(),
-                    ConvertFPToIntOp(),
-                    ConvertUIToFPOp(),
-                    ConvertMathFmaOp(),
-                    ConvertMathIntrinsicOp(),
-                ]
-            )
-        ).rewrite_module(op)
+        rewrite_once(
+            op,
+            [
+                ConvertConstantOp(),
+                ConvertIntegerBinaryOp(),
+                ConvertFloatBinaryOp(),
+                ConvertNegfOp(),
+                ConvertIntegerMinMaxOp(),
+                ConvertFloatMinMaxOp(),
+                ConvertCmpiOp(),
+                ConvertCmpfOp(),
+                ConvertSelectOp(),
+                ConvertLaneCmpf(),
+                ConvertLaneSelect(),
+                ConvertIntegerResizeOp(),
+                ConvertFloatCastOp(),
+                ConvertFPToIntOp(),
+                ConvertUIToFPOp(),
+                ConvertMathFmaOp(),
+                ConvertMathIntrinsicOp(),
+            ]
+        )

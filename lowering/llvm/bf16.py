@@ -35,7 +35,6 @@ from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     TypeConversionPattern,
     attr_type_rewrite_pattern,
@@ -48,6 +47,7 @@ from teir_dialect.interpreter import from_float64
 from teir_dialect.vocabulary import DataType
 from teir_lowering.llvm.common import RetypeWhere
 from teir_lowering.llvm.lane import TEIR_LANE, LaneSelectOp
+from teir_lowering.llvm.rewriting import rewrite_once
 
 _BIT_OPS = (arith.ConstantOp, arith.BitcastOp, arith.SelectOp, LaneSelectOp)
 """The arith (and lane) ops that may touch bf16 values: they move bits."""
@@ -114,15 +114,16 @@ class BF16AsI16Pass(ModulePass):
     name = "teir-bf16-as-i16"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        retype = RetypeWhere(BF16AsI16(recursive=True), BFloat16Type)
+        found = False
         for inner in op.walk():
             if _computes_in_bf16(inner):
                 raise DiagnosticException(
                     f"teir-bf16-as-i16: {inner.name} computes on bf16 values; widen them "
                     "to f32 first (teir_lowering.codegen.emit.widen)"
                 )
-        for pattern in (
-            ConvertBF16Constant(),
-            RetypeWhere(BF16AsI16(recursive=True), BFloat16Type),
-            DropNoOpBitcast(),
-        ):
-            PatternRewriteWalker(pattern).rewrite_module(op)
+            found = found or retype.touches(inner)
+        if not found:  # nothing to retype: a kernel of other data types
+            return
+        for pattern in (ConvertBF16Constant(), retype, DropNoOpBitcast()):
+            rewrite_once(op, [pattern], dce=False)

@@ -18,9 +18,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -30,6 +28,7 @@ from teir_lowering.llvm.common import (
     cast_to_llvm,
     convert_block_arguments,
 )
+from teir_lowering.llvm.rewriting import rewrite_once
 
 
 def _branch_operands(
@@ -142,13 +141,13 @@ class ConvertCfToLLVMPass(ModulePass):
     name = "teir-convert-cf-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [
-                    ConvertBranchOp(),
-                    ConvertConditionalBranchOp(),
-                    ConvertSwitchOp(),
-                    ConvertAssertOp(),
-                ]
-            )
-        ).rewrite_module(op)
+        rewrite_once(
+            op,
+            [
+                ConvertBranchOp(),
+                ConvertConditionalBranchOp(),
+                ConvertSwitchOp(),
+                ConvertAssertOp(),
+            ],
+            dce=False,
+        )

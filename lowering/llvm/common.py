@@ -54,12 +54,20 @@ def cast_to_llvm(
     Returns `values` with their LLVM types, casting those whose type changes.
 
     The casts let a converted op consume values whose producers are not converted yet.
+    A value that is itself a cast from a value of the LLVM type (a converted
+    producer's result cast back) is replaced by that value at once: no cast pair
+    for `reconcile-unrealized-casts` to fold, and half the ops to build.
     """
     converted: list[SSAValue] = []
     for value in values:
         target = convert_type_to_llvm(value.type)
         if target == value.type:
             converted.append(value)
+            continue
+        owner = value.owner
+        if (isinstance(owner, UnrealizedConversionCastOp) and len(owner.inputs) == 1
+                and owner.inputs[0].type == target):
+            converted.append(owner.inputs[0])
             continue
         cast_op = rewriter.insert(UnrealizedConversionCastOp.get((value,), (target,)))
         cast_op.results[0].name_hint = value.name_hint
@@ -85,6 +93,8 @@ def replace_with_llvm(
         if new.type == old.type:
             results.append(new)
             continue
+        if new.name_hint is None:
+            new.name_hint = old.name_hint  # users that take it directly keep the name
         cast_op = rewriter.insert(UnrealizedConversionCastOp.get((new,), (old.type,)))
         results.append(cast_op.results[0])
     rewriter.replace(op, (), results)
@@ -137,14 +147,18 @@ class RetypeWhere(RewritePattern):
     conversion: TypeConversionPattern
     kind: type[Attribute]
 
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+    def touches(self, op: Operation) -> bool:
+        """Whether `op` holds a `kind` type (then the conversion rewrites it)."""
         kind = self.kind
-        if (
+        return (
             any(holds(result.type, kind) for result in op.results)
             or any(holds(value, kind) for value in op.properties.values())
             or any(holds(value, kind) for value in op.attributes.values())
             or any(holds(arg.type, kind) for region in op.regions for block in region.blocks
                    for arg in block.args)
-        ):
+        )
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        if self.touches(op):
             self.conversion.match_and_rewrite(op, rewriter)
 

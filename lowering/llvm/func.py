@@ -20,9 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -34,6 +32,7 @@ from teir_lowering.llvm.common import (
     convert_type_to_llvm,
     replace_with_llvm,
 )
+from teir_lowering.llvm.rewriting import rewrite_once
 
 
 def _llvm_function_type(
@@ -119,8 +118,8 @@ class ConvertFuncToLLVMPass(ModulePass):
     name = "teir-convert-func-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [ConvertFuncOp(), ConvertReturnOp(), ConvertCallOp()]
-            )
-        ).rewrite_module(op)
+        rewrite_once(
+            op,
+            [ConvertFuncOp(), ConvertReturnOp(), ConvertCallOp()],
+            dce=False,
+        )

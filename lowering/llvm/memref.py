@@ -1,5 +1,6 @@
 """
-The microkernels' scratch buffers for packed panels, in the llvm dialect.
+The microkernels' scratch buffers for packed panels, and scalar memref accesses,
+in the llvm dialect.
 
 `teir-convert-alloca-to-llvm`: `memref.alloca` of a static shape becomes an
 `llvm.alloca`; `teir-hoist-allocas` moves every `llvm.alloca` of a constant size
@@ -8,20 +9,40 @@ the loop nest, and each buffer is dead between two kernel calls; an alloca left 
 a loop body would grow the stack on every iteration, while one in the entry block
 is a fixed slot of the frame. After teir-outline-parallel each thread runs its
 chunk function on its own stack, so the buffers are per thread.
+
+`teir-convert-memref-access-to-llvm`: `memref.load`/`memref.store` of a scalar on
+a 1-D memref without layout (the kernels' tensors and buffers) becomes the code
+`convert-memref-to-ptr`, `teir-convert-ptr-addressing-to-llvm` and
+`teir-convert-arith-to-llvm` make of it together (the byte offset `i * size`, a
+`getelementptr i8`, an access aligned to the element), in one step: the
+scalar accesses are the most numerous ops of the edge code, and the chain built
+five ops for each only to convert them again. Other accesses are left to the chain.
 """
 
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm, memref
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnrealizedConversionCastOp, i64
+from xdsl.dialects.builtin import (
+    FixedBitwidthType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    UnrealizedConversionCastOp,
+    i8,
+    i64,
+)
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
+
+from teir_lowering.llvm.common import cast_to_llvm
+from teir_lowering.llvm.rewriting import rewrite_once
 
 
 @dataclass
@@ -55,7 +76,7 @@ class ConvertAllocaToLLVMPass(ModulePass):
     name = "teir-convert-alloca-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(ConvertAlloca()).rewrite_module(op)
+        rewrite_once(op, [ConvertAlloca()], dce=False)
 
 
 @dataclass(frozen=True)
@@ -77,3 +98,55 @@ class HoistAllocasPass(ModulePass):
                 alloca.detach()
                 entry.insert_ops_before([constant, alloca], entry.first_op)  # pyright: ignore
                 alloca.operands[0] = constant.result
+
+
+def _element_address(
+    op: memref.LoadOp | memref.StoreOp, rewriter: PatternRewriter
+) -> tuple[list[Operation], SSAValue, int] | None:
+    """The ops computing the address of the element `op` accesses, the address and
+    the element's size; None unless a scalar of a 1-D memref without layout."""
+    memref_type = op.memref.type
+    if not (isinstance(memref_type, MemRefType) and memref_type.get_num_dims() == 1
+            and isinstance(memref_type.layout, NoneAttr)):
+        return None
+    element = memref_type.element_type
+    if not isinstance(element, FixedBitwidthType) or element.bitwidth % 8:
+        return None
+    size = element.size
+    base, position = cast_to_llvm((op.memref, op.indices[0]), rewriter)
+    scale = llvm.ConstantOp(IntegerAttr(size, i64), i64)
+    offset = llvm.MulOp(position, scale.result)
+    address = llvm.GEPOp.from_mixed_indices(base, (offset.res,), i8)
+    return [scale, offset, address], address.result, size
+
+
+@dataclass
+class ConvertMemRefLoad(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter, /):
+        if (found := _element_address(op, rewriter)) is None:
+            return
+        ops, address, size = found
+        rewriter.insert(ops)
+        rewriter.replace(op, llvm.LoadOp(address, op.res.type, alignment=size))
+
+
+@dataclass
+class ConvertMemRefStore(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter, /):
+        if (found := _element_address(op, rewriter)) is None:
+            return
+        ops, address, size = found
+        rewriter.insert(ops)
+        rewriter.replace(op, llvm.StoreOp(op.value, address, alignment=size))
+
+
+@dataclass(frozen=True)
+class ConvertMemRefAccessToLLVMPass(ModulePass):
+    """Scalar `memref.load`/`memref.store` on 1-D memrefs -> llvm (see the module doc)."""
+
+    name = "teir-convert-memref-access-to-llvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        rewrite_once(op, [ConvertMemRefLoad(), ConvertMemRefStore()], dce=False)

@@ -24,12 +24,31 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
-from xdsl.transforms.convert_memref_to_ptr import ConvertMemRefToPtr
-from xdsl.transforms.convert_ptr_type_offsets import ConvertPtrTypeOffsetsPass
+from xdsl.transforms.convert_memref_to_ptr import (
+    ConvertCastOp,
+    ConvertLoadPattern,
+    ConvertMemRefToPtr,
+    ConvertReinterpretCastOp,
+    ConvertStorePattern,
+    ConvertSubviewPattern,
+    LowerMemRefFuncCallPattern,
+    LowerMemRefFuncOpPattern,
+    LowerMemRefFuncReturnPattern,
+)
+from xdsl.transforms.convert_ptr_type_offsets import (
+    ConvertPtrTypeOffsetsPass,
+    ConvertTypeOffsetOp,
+)
 from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering, SwitchLowering
-from xdsl.transforms.convert_vector_to_ptr import ConvertVectorToPtrPass
-from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
+from xdsl.transforms.convert_vector_to_ptr import (
+    ConvertVectorToPtrPass,
+    VectorLoadToPtr,
+    VectorStoreToPtr,
+)
+from xdsl.transforms.reconcile_unrealized_casts import (
+    ReconcileUnrealizedCastsPass,
+    ReconcileUnrealizedCastsPattern,
+)
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from teir_lowering.llvm.arith import ConvertArithToLLVMPass
@@ -38,8 +57,13 @@ from teir_lowering.llvm.cf import ConvertCfToLLVMPass
 from teir_lowering.llvm.fence_nontemporal import FenceNontemporalStoresPass
 from teir_lowering.llvm.func import ConvertFuncToLLVMPass
 from teir_lowering.llvm.lane import is_llvm_level
-from teir_lowering.llvm.memref import ConvertAllocaToLLVMPass, HoistAllocasPass
+from teir_lowering.llvm.memref import (
+    ConvertAllocaToLLVMPass,
+    ConvertMemRefAccessToLLVMPass,
+    HoistAllocasPass,
+)
 from teir_lowering.llvm.ptr import ConvertPtrAddressingToLLVMPass, ConvertPtrToLLVMPass
+from teir_lowering.llvm.rewriting import rewrite_once
 from teir_lowering.llvm.vector import ConvertVectorToLLVMPass
 
 
@@ -55,10 +79,45 @@ class ConvertScfToCfPass(ModulePass):
     name = "teir-convert-scf-to-cf"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier([SwitchLowering(), IfLowering(), ForLowering()]),
-            walk_reverse=True,
-        ).rewrite_module(op)
+        rewrite_once(op, [SwitchLowering(), IfLowering(), ForLowering()], dce=False,
+                     walk_reverse=True)
+
+
+@dataclass(frozen=True)
+class _VectorToPtr(ConvertVectorToPtrPass):
+    """xDSL's `convert-vector-to-ptr`, its patterns in one walk (`rewrite_once`)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        rewrite_once(op, [VectorLoadToPtr(), VectorStoreToPtr()], dce=False,
+                     apply_recursively=False)
+
+
+@dataclass(frozen=True)
+class _MemRefToPtr(ConvertMemRefToPtr):
+    """xDSL's `convert-memref-to-ptr`, its patterns in one walk each (`rewrite_once`)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        rewrite_once(op, [ConvertStorePattern(), ConvertLoadPattern(), ConvertSubviewPattern(),
+                          ConvertCastOp(), ConvertReinterpretCastOp()], dce=False)
+        if self.lower_func:
+            rewrite_once(op, [LowerMemRefFuncOpPattern(), LowerMemRefFuncCallPattern(),
+                              LowerMemRefFuncReturnPattern()], dce=False)
+
+
+@dataclass(frozen=True)
+class _PtrTypeOffsets(ConvertPtrTypeOffsetsPass):
+    """xDSL's `convert-ptr-type-offsets` in one walk (`rewrite_once`)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        rewrite_once(op, [ConvertTypeOffsetOp()], dce=False)
+
+
+@dataclass(frozen=True)
+class _ReconcileCasts(ReconcileUnrealizedCastsPass):
+    """xDSL's `reconcile-unrealized-casts` in one walk (`rewrite_once`)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        rewrite_once(op, [ReconcileUnrealizedCastsPattern(warn_on_failure=True)], dce=False)
 
 
 def verify_ops(module: ModuleOp) -> None:
@@ -78,16 +137,18 @@ LOWER_TO_LLVM_PASSES: tuple[ModulePass, ...] = (
     # before convert-vector-to-ptr, which would drop the nontemporal flag of stores
     ConvertVectorToLLVMPass(),
     # vector.load/store on memrefs -> ptr loads/stores (xDSL), before memrefs go
-    ConvertVectorToPtrPass(),
+    _VectorToPtr(),
+    # scalar accesses straight to llvm; the others through ptr_xdsl
+    ConvertMemRefAccessToLLVMPass(),
     # memref arguments become bare pointers (see teir_lowering.llvm.func)
-    ConvertMemRefToPtr(lower_func=True),
+    _MemRefToPtr(lower_func=True),
     ConvertPtrAddressingToLLVMPass(),
-    ConvertPtrTypeOffsetsPass(),
+    _PtrTypeOffsets(),
     ConvertPtrToLLVMPass(),
     ConvertArithToLLVMPass(),
     ConvertFuncToLLVMPass(),
     ConvertCfToLLVMPass(),
-    ReconcileUnrealizedCastsPass(),
+    _ReconcileCasts(),
     HoistAllocasPass(),
     FenceNontemporalStoresPass(),
 )
@@ -137,12 +198,22 @@ class LowerToLLVMDialectPass(ModulePass):
 
     name = "teir-lower-to-llvm-dialect"
 
+    verify: bool = True
+    """Verify the result op by op. `compile_kernel` does not: LLVM verifies the
+    module it is given (teir_lowering.runtime.jit), and the tests verify this stage."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from teir_lowering.runtime.stages import stage
+
         for lowering_pass in LOWER_TO_LLVM_PASSES:
-            lowering_pass.apply(ctx, op)
+            with stage(lowering_pass.name, op):
+                lowering_pass.apply(ctx, op)
         check_llvm_dialect_only(op)
+        if not self.verify:
+            return
         try:
-            verify_ops(op)
+            with stage("verify llvm"):
+                verify_ops(op)
         except VerifyException as error:
             raise LLVMLoweringError(
                 f"the module lowered to the llvm dialect does not verify: {error}"

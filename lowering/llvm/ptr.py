@@ -29,12 +29,10 @@ from xdsl.dialects.builtin import (
     i8,
     i64,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -49,6 +47,7 @@ from xdsl.transforms.convert_ptr_to_llvm import (
 from xdsl.utils.type import get_element_type_or_self
 
 from teir_lowering.llvm.common import RetypeWhere
+from teir_lowering.llvm.rewriting import rewrite_once
 from teir_lowering.llvm.vector import NONTEMPORAL
 
 
@@ -68,6 +67,17 @@ def _value_size(typ: Attribute) -> int | None:
         return None
     lanes = typ.get_shape()[0] if isinstance(typ, VectorType) else 1
     return lanes * element.size
+
+
+def _as_llvm_pointer(value: SSAValue) -> tuple[list[Operation], SSAValue]:
+    """`value` (a `!ptr_xdsl.ptr`) as an `!llvm.ptr`: the pointer a cast made it from
+    when it is one (an address computed by `ConvertPtrAddToGEP`), else a new cast."""
+    owner = value.owner
+    if (isinstance(owner, UnrealizedConversionCastOp) and len(owner.inputs) == 1
+            and isinstance(owner.inputs[0].type, llvm.LLVMPointerType)):
+        return [], owner.inputs[0]
+    cast_op = UnrealizedConversionCastOp.get((value,), (llvm.LLVMPointerType(),))
+    return [cast_op], cast_op.results[0]
 
 
 @dataclass
@@ -92,11 +102,11 @@ class ConvertPtrAddToGEP(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ptr.PtrAddOp, rewriter: PatternRewriter, /):
-        base = UnrealizedConversionCastOp.get((op.addr,), (llvm.LLVMPointerType(),))
+        cast, base = _as_llvm_pointer(op.addr)
         offset = arith.IndexCastOp(op.offset, i64)
-        gep = llvm.GEPOp.from_mixed_indices(base.results[0], (offset.result,), i8)
+        gep = llvm.GEPOp.from_mixed_indices(base, (offset.result,), i8)
         result = UnrealizedConversionCastOp.get(gep.results, (op.result.type,))
-        rewriter.replace(op, (base, offset, gep, result))
+        rewriter.replace(op, (*cast, offset, gep, result))
 
 
 @dataclass
@@ -130,11 +140,9 @@ class ConvertAlignedLoad(RewritePattern):
     def match_and_rewrite(self, op: ptr.LoadOp, rewriter: PatternRewriter, /):
         if op.volatile or op.syncscope or op.ordering or op.invariant:
             return
-        address = UnrealizedConversionCastOp.get((op.addr,), (llvm.LLVMPointerType(),))
-        load = llvm.LoadOp(
-            address.results[0], op.res.type, alignment=_element_alignment(op.res.type)
-        )
-        rewriter.replace(op, (address, load))
+        cast, address = _as_llvm_pointer(op.addr)
+        load = llvm.LoadOp(address, op.res.type, alignment=_element_alignment(op.res.type))
+        rewriter.replace(op, (*cast, load))
 
 
 @dataclass
@@ -152,17 +160,17 @@ class ConvertAlignedStore(RewritePattern):
         if op.syncscope or op.ordering:
             return
         nontemporal = NONTEMPORAL in op.attributes
-        address = UnrealizedConversionCastOp.get((op.addr,), (llvm.LLVMPointerType(),))
+        cast, address = _as_llvm_pointer(op.addr)
         store = llvm.StoreOp(
             op.value,
-            address.results[0],
+            address,
             alignment=(
                 _value_size(op.value.type) if nontemporal else _element_alignment(op.value.type)
             ),
             volatile=op.volatile is not None,
             nontemporal=nontemporal,
         )
-        rewriter.replace(op, (address, store))
+        rewriter.replace(op, (*cast, store))
 
 
 
@@ -177,17 +185,17 @@ class ConvertPtrAddressingToLLVMPass(ModulePass):
     name = "teir-convert-ptr-addressing-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [
-                    ConvertVectorTypeOffset(),
-                    ConvertExtractAlignedPointer(),
-                    ConvertPtrAddToGEP(),
-                    ConvertAlignedLoad(),
-                    ConvertAlignedStore(),
-                ]
-            )
-        ).rewrite_module(op)
+        rewrite_once(
+            op,
+            [
+                ConvertVectorTypeOffset(),
+                ConvertExtractAlignedPointer(),
+                ConvertPtrAddToGEP(),
+                ConvertAlignedLoad(),
+                ConvertAlignedStore(),
+            ],
+            dce=False,
+        )
 
 
 @dataclass(frozen=True)
@@ -199,15 +207,14 @@ class ConvertPtrToLLVMPass(ModulePass):
     name = "teir-convert-ptr-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [
-                    ConvertStoreOp(),
-                    ConvertLoadOp(),
-                    ConvertPtrAddOp(),
-                    ConvertToPtrOp(),
-                    ConvertFromPtrOp(),
-                    RetypeWhere(RewritePtrTypes(recursive=True), ptr.PtrType),
-                ]
-            )
-        ).rewrite_module(op)
+        rewrite_once(
+            op,
+            [
+                ConvertStoreOp(),
+                ConvertLoadOp(),
+                ConvertPtrAddOp(),
+                ConvertToPtrOp(),
+                ConvertFromPtrOp(),
+                RetypeWhere(RewritePtrTypes(recursive=True), ptr.PtrType),
+            ]
+        )

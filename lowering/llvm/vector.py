@@ -38,14 +38,14 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
 from xdsl.transforms.convert_memref_to_ptr import build_target_ptr
 from xdsl.utils.hints import isa
+
+from teir_lowering.llvm.rewriting import rewrite_once
 
 NONTEMPORAL = "nontemporal"
 """The unit attribute marking a `ptr_xdsl.store` as non-temporal."""
@@ -156,10 +156,7 @@ class ConvertVectorToLLVMPass(ModulePass):
     name = "teir-convert-vector-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier([
-                ConvertBroadcast(), ConvertFMA(), ConvertShuffle(), ConvertInsert(),
-                ConvertExtract(), ConvertBitcast(), ConvertNontemporalStore(),
-            ]),
-            apply_recursively=False,
-        ).rewrite_module(op)
+        rewrite_once(op, [
+            ConvertBroadcast(), ConvertFMA(), ConvertShuffle(), ConvertInsert(),
+            ConvertExtract(), ConvertBitcast(), ConvertNontemporalStore(),
+        ], dce=False, apply_recursively=False)

@@ -21,10 +21,7 @@ from typing import Any, ClassVar
 import llvmlite.binding as llvm
 from llvmlite import ir
 from llvmlite.ir.values import FunctionAttributes
-from xdsl.backend.llvm.convert import convert_module
-from xdsl.dialects import llvm as llvm_dialect
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import LLVMTranslationException
 
 _initialized = False
 
@@ -69,6 +66,8 @@ def _mark_nontemporal_stores(module: ModuleOp, ir_module: ir.Module) -> None:
     nothing else as a store, function by function and in block order, so the k-th
     store of a function is its k-th `llvm.store`.
     """
+    from xdsl.dialects import llvm as llvm_dialect
+
     marks: dict[str, list[bool]] = {}
     for function in module.ops:
         if isinstance(function, llvm_dialect.FuncOp):
@@ -134,8 +133,16 @@ class JitModule:
         self._target_machine = host_target_machine(opt_level)
         triple = llvm.get_default_triple()
 
+        # Translation only: a kernel loaded from the cache (`from_machine_code`)
+        # does without xDSL's LLVM backend.
+        from xdsl.backend.llvm.convert import convert_module
+        from xdsl.utils.exceptions import LLVMTranslationException
+
+        from teir_lowering.runtime.stages import stage
+
         try:
-            ir_module = convert_module(module, fallback_target_triple=triple)
+            with stage("translate to llvmlite"):
+                ir_module = convert_module(module, fallback_target_triple=triple)
         except (NotImplementedError, LLVMTranslationException) as error:
             raise JitCompilationError(
                 f"cannot translate the module to LLVM IR: {error} "
@@ -154,8 +161,11 @@ class JitModule:
                     _set_string_attribute(function, "prefer-vector-width", "512")
 
         try:
-            llvm_module = llvm.parse_assembly(str(ir_module))
-            llvm_module.verify()
+            with stage("print LLVM IR"):
+                text = str(ir_module)
+            with stage("parse + verify LLVM IR"):
+                llvm_module = llvm.parse_assembly(text)
+                llvm_module.verify()
         except RuntimeError as error:
             raise JitCompilationError(
                 f"LLVM rejects the translated module: {error}"
@@ -168,8 +178,10 @@ class JitModule:
         tuning.slp_vectorization = opt_level >= 2
         self._pass_builder = llvm.create_pass_builder(self._target_machine, tuning)
         self._tuning = tuning
-        self._pass_builder.getModulePassManager().run(llvm_module, self._pass_builder)
-        self._finish(llvm_module, None)
+        with stage("LLVM O3"):
+            self._pass_builder.getModulePassManager().run(llvm_module, self._pass_builder)
+        with stage("MCJIT codegen"):
+            self._finish(llvm_module, None)
 
     @classmethod
     def from_machine_code(cls, llvm_ir: str, object_code: bytes) -> JitModule:

@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import copy
 import ctypes
+import gc
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
@@ -38,10 +40,6 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.transforms.canonicalize import CanonicalizePass
-from xdsl.transforms.common_subexpression_elimination import (
-    CommonSubexpressionElimination,
-)
 from xdsl.utils.exceptions import DiagnosticException
 
 from teir_dialect import teir_context
@@ -49,52 +47,64 @@ from teir_dialect.arrays import TensorSpec, check_arrays, tensor_specs
 from teir_dialect.dialect import ConfigOp
 from teir_dialect.host import host
 from teir_dialect.records import TeirError, Unsupported, find_configs, load_module
-from teir_lowering.codegen.convert_teir_to_scf import TeirToScfPass, stored_data_type
-from teir_lowering.codegen.parallel import (
-    GompLaunchPass,
-    OutlineParallelPass,
-    launches_threads,
-)
+from teir_lowering.codegen.storage import stored_data_type
 from teir_lowering.runtime.ndarray_entry import (
     ENTRY_SUFFIX,
     add_ndarray_entry,
     data_offset,
 )
+from teir_lowering.runtime.stages import stage
 from teir_passes import schedule_cache
-from teir_passes.fuse_epilogues import FuseEpiloguesPass
-from teir_passes.match_gemm import MatchGemmPass
-from teir_passes.pipeline import OptimizePass, default_passes
-from teir_passes.script import apply_schedule
 
 if TYPE_CHECKING:
     from teir_lowering.runtime.jit import JitModule
 
-SCF_PIPELINE: tuple[ModulePass, ...] = (
-    MatchGemmPass(),
-    FuseEpiloguesPass(),
-    TeirToScfPass(),
-    CanonicalizePass(),
-    CommonSubexpressionElimination(),
-)
-"""teir -> scf/arith/memref, cleaned up. teir-to-scf reads teir-match-gemm's
-`kernel` and teir-fuse-epilogues' `epilogue` attributes, so the pipeline records
-them first (they are refreshed, idempotent passes, when teir-optimize ran before)."""
+@cache
+def scf_pipeline() -> tuple[ModulePass, ...]:
+    """teir -> scf/arith/memref, cleaned up. teir-to-scf reads teir-match-gemm's
+    `kernel` and teir-fuse-epilogues' `epilogue` attributes, so the pipeline records
+    them first (they are refreshed, idempotent passes, when teir-optimize ran before).
+    Imported when first needed: a kernel loaded from the disk cache needs none of it."""
+    from xdsl.transforms.common_subexpression_elimination import (
+        CommonSubexpressionElimination,
+    )
+
+    from teir_lowering.codegen.convert_teir_to_scf import TeirToScfPass
+    from teir_lowering.llvm.rewriting import OneWalkCanonicalizePass
+    from teir_passes.fuse_epilogues import FuseEpiloguesPass
+    from teir_passes.match_gemm import MatchGemmPass
+
+    return (
+        MatchGemmPass(),
+        FuseEpiloguesPass(),
+        TeirToScfPass(),
+        OneWalkCanonicalizePass(),
+        CommonSubexpressionElimination(),
+    )
 
 
-def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None = None) -> None:
-    """The whole default pipeline, teir -> llvm dialect, recording each stage's IR."""
-    from teir_lowering.llvm.pipeline import LowerToLLVMDialectPass, verify_ops
+def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None = None,
+                  *, verify: bool = True) -> None:
+    """The whole default pipeline, teir -> llvm dialect, recording each stage's IR
+    in `stages` if given; `verify`: the llvm dialect module op by op
+    (`LowerToLLVMDialectPass.verify`)."""
+    from teir_lowering.codegen.parallel import GompLaunchPass, OutlineParallelPass
+    from teir_lowering.llvm.pipeline import LowerToLLVMDialectPass
 
-    for pipeline_pass in SCF_PIPELINE:
-        pipeline_pass.apply(ctx, module)
+    for pipeline_pass in scf_pipeline():
+        with stage(pipeline_pass.name, module):
+            pipeline_pass.apply(ctx, module)
     if stages is not None:
-        stages["scf"] = str(module)
-    OutlineParallelPass().apply(ctx, module)
-    LowerToLLVMDialectPass().apply(ctx, module)
-    GompLaunchPass().apply(ctx, module)
-    verify_ops(module)
+        with stage("print scf"):
+            stages["scf"] = str(module)
+    with stage("teir-outline-parallel", module):
+        OutlineParallelPass().apply(ctx, module)
+    LowerToLLVMDialectPass(verify).apply(ctx, module)
+    with stage("teir-gomp-launch", module):
+        GompLaunchPass().apply(ctx, module)
     if stages is not None:
-        stages["llvm"] = str(module)
+        with stage("print llvm"):
+            stages["llvm"] = str(module)
 
 
 @dataclass(frozen=True)
@@ -285,6 +295,7 @@ def compile_kernel(
     name: str | None = None,
     threads: int | None = None,
     optimize: bool = True,
+    keep_ir: bool = False,
 ) -> Kernel:
     """A callable kernel for `config` (module, record, JSON text, or path).
 
@@ -295,16 +306,24 @@ def compile_kernel(
     any case. `threads` (an int >= 1; default `default_threads()`) is the
     default thread count of the kernel's calls; the code is compiled once for
     every thread count.
+
+    `Kernel.stages` holds the IR of the configuration ("teir") and, when it
+    was compiled here, of the scheduled one ("optimized"). With `keep_ir` the
+    kernel is compiled afresh, caches not consulted, and the scf and llvm
+    dialect stages are kept too ("scf", "llvm"): printing a large kernel
+    takes longer than several of its lowering passes.
     """
     threads = default_threads() if threads is None else check_threads(threads)
-    module = load_module(config)
+    with stage("record -> module (verified)"):
+        module = load_module(config)
     function, config_op = _entry(module, name)
-    function_ir = str(function)
-    tuned = schedule_cache.lookup(function_ir, threads) if optimize else None
-    # host(): plans follow the description, which a test may pin
-    key = (function_ir, optimize, tuned.key if tuned else None, host().fingerprint())
+    with stage("key"):
+        function_ir = str(function)
+        tuned = schedule_cache.lookup(function_ir, threads) if optimize else None
+        # host(): plans follow the description, which a test may pin
+        key = (function_ir, optimize, tuned.key if tuned else None, host().fingerprint())
     with _CACHE_LOCK:
-        cached = _CACHE.get(key)
+        cached = None if keep_ir else _CACHE.get(key)
     if cached is not None:
         return cached if cached.threads == threads else cached.with_threads(threads)
     tensors = tensor_specs(config_op, {
@@ -315,18 +334,25 @@ def compile_kernel(
     from teir_lowering.runtime import kernel_cache
     from teir_lowering.runtime.jit import JitModule
 
-    disk_key = kernel_cache.kernel_key(*key)
-    if (stored := kernel_cache.load(disk_key)) is not None:
+    with stage("key"):
+        disk_key = kernel_cache.kernel_key(*key)
+    with stage("cache load"):
+        stored = None if keep_ir else kernel_cache.load(disk_key)
+    if stored is not None:
         if stored.parallel:
             JitModule.load_library("libgomp.so.1")
-        engine = JitModule.from_machine_code(stored.llvm_ir, stored.object_code)
+        with stage("cache MCJIT"):
+            engine = JitModule.from_machine_code(stored.llvm_ir, stored.object_code)
         parallel = stored.parallel
         stages = {"teir": function_ir, "cached": str(kernel_cache.kernel_dir() / disk_key)}
     else:
-        engine, parallel, stages = _compile(module, function, tensors, tuned, optimize)
+        with _collector_paused():
+            engine, parallel, stages = _compile(module, function, tensors, tuned, optimize,
+                                                keep_ir)
         assert engine.object_code is not None
-        kernel_cache.store(disk_key, kernel_cache.CachedKernel(
-            kernel_name, parallel, engine.llvm_ir, engine.object_code))
+        with stage("cache store"):
+            kernel_cache.store(disk_key, kernel_cache.CachedKernel(
+                kernel_name, parallel, engine.llvm_ir, engine.object_code))
     offset = data_offset()
     kernel = Kernel(
         kernel_name,
@@ -343,32 +369,66 @@ def compile_kernel(
     return kernel
 
 
+_PAUSES = 0
+_PAUSES_LOCK = threading.Lock()
+_RESUME = False
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while kernels compile (in any thread). The
+    lowering builds and drops tens of thousands of ops, each in reference cycles
+    with its block; the collector ran over the whole growing IR again and again
+    (a fifth of the compile time). What the lowering dropped is collected when
+    the last compilation ends."""
+    global _PAUSES, _RESUME
+    with _PAUSES_LOCK:
+        if _PAUSES == 0:
+            _RESUME = gc.isenabled()
+            gc.disable()
+        _PAUSES += 1
+    try:
+        yield
+    finally:
+        with _PAUSES_LOCK:
+            _PAUSES -= 1
+            if _PAUSES == 0 and _RESUME:
+                gc.enable()
+
+
 def _compile(module: ModuleOp, function: func.FuncOp, tensors: Sequence[TensorSpec],
-             tuned: schedule_cache.Entry | None, optimize: bool,
+             tuned: schedule_cache.Entry | None, optimize: bool, keep_ir: bool,
              ) -> tuple[JitModule, bool, dict[str, str]]:
     """The kernel's function lowered and JIT-compiled: the engine, whether it launches
-    threads, and the IR of each stage."""
+    threads, and the IR of the stages (scf and llvm with `keep_ir`)."""
+    from teir_lowering.codegen.parallel import launches_threads
     from teir_lowering.runtime.jit import JitModule
+    from teir_passes.pipeline import OptimizePass, default_passes
+    from teir_passes.script import apply_schedule
 
     kernel_name = function.sym_name.data
     # Keep only the kernel's function.
     for op in list(module.ops):
         if op is not function:
             op.detach()
-    stages: dict[str, str] = {"teir": str(module)}
+    with stage("print teir"):
+        stages: dict[str, str] = {"teir": str(module)}
     ctx = teir_context()
     try:
         if tuned is not None:
-            apply_schedule(module, tuned.script, ctx)
-            for after_scheduling in default_passes()[1:]:
-                after_scheduling.apply(ctx, module)
-            module.verify()
-            stages["optimized"] = str(module)
+            with stage("teir-optimize", module):
+                apply_schedule(module, tuned.script, ctx)
+                for after_scheduling in default_passes()[1:]:
+                    after_scheduling.apply(ctx, module)
         elif optimize:
-            OptimizePass().apply(ctx, module)
-            module.verify()
-            stages["optimized"] = str(module)
-        lower_to_llvm(module, ctx, stages)
+            with stage("teir-optimize", module):
+                OptimizePass().apply(ctx, module)
+        if tuned is not None or optimize:
+            with stage("verify teir"):
+                module.verify()
+            with stage("print teir"):
+                stages["optimized"] = str(module)
+        lower_to_llvm(module, ctx, stages if keep_ir else None, verify=keep_ir)
     except Unsupported:
         raise  # its own kind: it names what TEIR does not compile
     except DiagnosticException as err:

@@ -16,15 +16,15 @@ func.func @constants() -> (i32, index, f32, f64, i1, vector<4xf32>, vector<2xind
 
 // CHECK-LABEL: func.func @constants()
 // CHECK-NEXT:    %i = llvm.mlir.constant(42 : i32) : i32
-// CHECK-NEXT:    %[[X:.*]] = llvm.mlir.constant(-7) : i64
-// CHECK-NEXT:    %x = builtin.unrealized_conversion_cast %[[X]] : i64 to index
+// CHECK-NEXT:    %x = llvm.mlir.constant(-7) : i64
+// CHECK-NEXT:    %[[X:.*]] = builtin.unrealized_conversion_cast %x : i64 to index
 // CHECK-NEXT:    %f = llvm.mlir.constant(1.500000e+00 : f32) : f32
 // CHECK-NEXT:    %d = llvm.mlir.constant(2.000000e+00 : f64) : f64
 // CHECK-NEXT:    %b = llvm.mlir.constant(true) : i1
 // CHECK-NEXT:    %v = llvm.mlir.constant(dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : vector<4xf32>) : vector<4xf32>
-// CHECK-NEXT:    %[[VI:.*]] = llvm.mlir.constant(dense<3> : vector<2xi64>) : vector<2xi64>
-// CHECK-NEXT:    %vi = builtin.unrealized_conversion_cast %[[VI]] : vector<2xi64> to vector<2xindex>
-// CHECK-NEXT:    func.return %i, %x, %f, %d, %b, %v, %vi
+// CHECK-NEXT:    %vi = llvm.mlir.constant(dense<3> : vector<2xi64>) : vector<2xi64>
+// CHECK-NEXT:    %[[VI:.*]] = builtin.unrealized_conversion_cast %vi : vector<2xi64> to vector<2xindex>
+// CHECK-NEXT:    func.return %i, %[[X]], %f, %d, %b, %v, %[[VI]]
 
 // -----
 
@@ -184,29 +184,20 @@ func.func @index_arith(%i: index, %n: i32) -> (index, i32, i64) {
   func.return %q, %t, %u : index, i32, i64
 }
 
-// Index operands are cast to i64, index results cast back to index.
+// Index operands are cast to i64, index results cast back to index; an operand
+// that is a converted result cast back is taken as the i64 value at once (no cast
+// pair), and casts back that are left unused are erased.
 // CHECK-LABEL: func.func @index_arith(%i: index, %n: i32)
-// CHECK-NEXT:    %[[C4:.*]] = llvm.mlir.constant(4) : i64
-// CHECK-NEXT:    %c4 = builtin.unrealized_conversion_cast %[[C4]] : i64 to index
+// CHECK-NEXT:    %c4 = llvm.mlir.constant(4) : i64
 // CHECK-NEXT:    %[[I:.*]] = builtin.unrealized_conversion_cast %i : index to i64
-// CHECK-NEXT:    %[[C4A:.*]] = builtin.unrealized_conversion_cast %c4 : index to i64
-// CHECK-NEXT:    %[[MUL:.*]] = llvm.mul %[[I]], %[[C4A]] : i64
-// CHECK-NEXT:    %m = builtin.unrealized_conversion_cast %[[MUL]] : i64 to index
-// CHECK-NEXT:    %[[NI:.*]] = llvm.sext %n : i32 to i64
-// CHECK-NEXT:    %ni = builtin.unrealized_conversion_cast %[[NI]] : i64 to index
-// CHECK-NEXT:    %[[M:.*]] = builtin.unrealized_conversion_cast %m : index to i64
-// CHECK-NEXT:    %[[NIA:.*]] = builtin.unrealized_conversion_cast %ni : index to i64
-// CHECK-NEXT:    %[[ADD:.*]] = llvm.add %[[M]], %[[NIA]] : i64
-// CHECK-NEXT:    %s = builtin.unrealized_conversion_cast %[[ADD]] : i64 to index
-// CHECK-NEXT:    %[[S:.*]] = builtin.unrealized_conversion_cast %s : index to i64
-// CHECK-NEXT:    %[[C4B:.*]] = builtin.unrealized_conversion_cast %c4 : index to i64
-// CHECK-NEXT:    %[[DIV:.*]] = llvm.sdiv %[[S]], %[[C4B]] : i64
-// CHECK-NEXT:    %q = builtin.unrealized_conversion_cast %[[DIV]] : i64 to index
-// CHECK-NEXT:    %[[Q:.*]] = builtin.unrealized_conversion_cast %q : index to i64
-// CHECK-NEXT:    %t = llvm.trunc %[[Q]] : i64 to i32
+// CHECK-NEXT:    %m = llvm.mul %[[I]], %c4 : i64
+// CHECK-NEXT:    %ni = llvm.sext %n : i32 to i64
+// CHECK-NEXT:    %s = llvm.add %m, %ni : i64
+// CHECK-NEXT:    %q = llvm.sdiv %s, %c4 : i64
+// CHECK-NEXT:    %[[QI:.*]] = builtin.unrealized_conversion_cast %q : i64 to index
+// CHECK-NEXT:    %t = llvm.trunc %q : i64 to i32
 // index_cast to i64 is the i64 value itself
-// CHECK-NEXT:    %[[U:.*]] = builtin.unrealized_conversion_cast %q : index to i64
-// CHECK-NEXT:    func.return %q, %t, %[[U]] : index, i32, i64
+// CHECK-NEXT:    func.return %[[QI]], %t, %q : index, i32, i64
 
 // -----
 

@@ -26,8 +26,7 @@ func.func @indices(%i: index, %x: f32) -> index {
 
 // CHECK-LABEL: llvm.func @indices(%i: i64, %x: f32) -> i64 {
 // CHECK-NEXT:    %[[I:.*]] = builtin.unrealized_conversion_cast %i : i64 to index
-// CHECK-NEXT:    %[[I64:.*]] = builtin.unrealized_conversion_cast %[[I]] : index to i64
-// CHECK-NEXT:    llvm.return %[[I64]] : i64
+// CHECK-NEXT:    llvm.return %i : i64
 
 // -----
 
@@ -47,8 +46,7 @@ func.func @nothing() {
 // CHECK:       llvm.func @external(f64, i64) -> f64
 // CHECK-NEXT:  llvm.func @caller(%x: f64 {llvm.noalias}, %i: i64) -> f64 {
 // CHECK-NEXT:    %[[I:.*]] = builtin.unrealized_conversion_cast %i : i64 to index
-// CHECK-NEXT:    %[[I64:.*]] = builtin.unrealized_conversion_cast %[[I]] : index to i64
-// CHECK-NEXT:    %y = llvm.call @external(%x, %[[I64]]) : (f64, i64) -> f64
+// CHECK-NEXT:    %y = llvm.call @external(%x, %i) : (f64, i64) -> f64
 // CHECK-NEXT:    llvm.call @nothing() : () -> ()
 // CHECK-NEXT:    llvm.return %y : f64
 // CHECK-NEXT:  }
@@ -70,5 +68,4 @@ func.func @blocks(%i: index) -> index {
 // CHECK-NEXT:    cf.br ^bb1(%[[I]] : index)
 // CHECK-NEXT:  ^bb1(%j: i64):
 // CHECK-NEXT:    %[[J:.*]] = builtin.unrealized_conversion_cast %j : i64 to index
-// CHECK-NEXT:    %[[J64:.*]] = builtin.unrealized_conversion_cast %[[J]] : index to i64
-// CHECK-NEXT:    llvm.return %[[J64]] : i64
+// CHECK-NEXT:    llvm.return %j : i64
