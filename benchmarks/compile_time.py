@@ -9,7 +9,7 @@ benchmarks/tccg.py. Cold: an empty kernel cache (TEIR_CACHE_DIR points at a new
 temporary folder), in a process that has imported teir_lowering; per case the
 first `teir_lowering.einsum` call (wall and CPU seconds; the machine may be
 shared, so CPU time is the steadier figure) and, for every kernel that call
-compiled, each stage of the pipeline (teir_lowering.runtime.stages): seconds and the
+compiled, each stage of the pipeline (teir_lowering.stages): seconds and the
 ops the stage left. Warm: a new process on the same, now full, cache: its
 first call of each case minus its second call. The spec examples
 (examples/spec) are compiled with `compile_kernel` the same way. `--tools`
@@ -72,7 +72,7 @@ def cold(numbers: list[int], max_gflop: float, spec: bool) -> dict:
     """First calls on an empty cache; the stage totals of each."""
     from teir_dialect.records import TeirError
     from teir_lowering import compile_kernel, einsum
-    from teir_lowering.runtime.stages import StageLog
+    from teir_lowering.stages import StageLog
 
     rows = []
     for number in numbers:

@@ -329,3 +329,35 @@ def test_no_submodule_shadows_a_function_of_its_package() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=False)
     assert result.returncode == 0, result.stderr
+
+
+LOWERING_LAYERS = (
+    ("teir_lowering.codegen", "teir_lowering.llvm"),
+    ("teir_lowering.runtime",),
+    ("teir_lowering.measure",),
+    ("teir_lowering.frontends",),
+)
+"""Inside teir_lowering, bottom to top: the two code generators (scf level, llvm
+level; neither imports the other), the runtime that runs their output,
+measuring on the host, the frontends users call. Modules at the package's root
+(the `teir_lane` dialect, the stage log) are shared by all of them."""
+
+
+def test_lowering_subpackages_are_layered() -> None:
+    """A subpackage imports only from its own level or those below it; the two code
+    generators do not import each other."""
+    g = graph()
+    rank = {package: level for level, packages in enumerate(LOWERING_LAYERS)
+            for package in packages}
+    wrong = [
+        f"{importer} imports {imported}"
+        for importer in rank for imported in rank
+        if importer != imported and rank[imported] >= rank[importer]
+        and g.direct_import_exists(importer=importer, imported=imported, as_packages=True)
+    ]
+    assert not wrong, "\n".join(wrong)
+    root = {m for m in g.find_children("teir_lowering") if m not in rank}
+    for module in root - {"teir_lowering"}:
+        for package in rank:
+            assert not g.direct_import_exists(importer=module, imported=package,
+                                              as_packages=True), (module, package)

@@ -11,7 +11,7 @@ import pytest
 from conftest import SPEC_EXAMPLES
 from teir_lowering.llvm.pipeline import LOWER_TO_LLVM_PASSES
 from teir_lowering.runtime.kernel import compile_kernel
-from teir_lowering.runtime.stages import StageLog
+from teir_lowering.stages import StageLog
 
 EXAMPLE = SPEC_EXAMPLES / "tree" / "10_6_3_gemm.json"
 

@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException
 
-from teir_lowering.llvm.lane import TEIR_LANE
+from teir_lowering.lane import TEIR_LANE
 from teir_lowering.llvm.pipeline import (
     LOWER_TO_LLVM_PASSES,
     LLVMLoweringError,

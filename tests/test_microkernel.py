@@ -33,7 +33,7 @@ from teir_dialect.records import load_module
 from teir_lowering.codegen import gemm_emitter, gemm_plan
 from teir_lowering.codegen.convert_teir_to_scf import TeirToScfPass
 from teir_lowering.codegen.gemm_plan import GemmPlan, GemmShape, plan_gemm
-from teir_lowering.llvm.lane import LaneCmpfOp
+from teir_lowering.lane import LaneCmpfOp
 from teir_lowering.runtime import kernel as kernel_module
 from teir_lowering.runtime.kernel import compile_kernel
 from teir_passes.fuse_epilogues import FuseEpiloguesPass

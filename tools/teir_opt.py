@@ -199,7 +199,7 @@ class TeirOptMain(xDSLOptMain):
 
 def _check_llvm_dialect(module: ModuleOp) -> None:
     """xDSL's `-t llvm` translates only the llvm dialect; say which pass produces it."""
-    from teir_lowering.llvm.lane import is_llvm_level
+    from teir_lowering.lane import is_llvm_level
 
     others = sorted(
         {op.name for op in module.walk() if op is not module and not is_llvm_level(op)}

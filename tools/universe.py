@@ -28,7 +28,7 @@ def _dialect() -> Dialect:
 
 
 def _lane_dialect() -> Dialect:
-    from teir_lowering.llvm.lane import TEIR_LANE
+    from teir_lowering.lane import TEIR_LANE
 
     return TEIR_LANE
 

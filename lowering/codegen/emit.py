@@ -66,7 +66,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from teir_lowering.llvm.lane import lane_cmpf, lane_select
+from teir_lowering.lane import lane_cmpf, lane_select
 
 # -- addressing -----------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ teir_lowering.llvm.common.
 Ops with no faithful LLVM counterpart in xDSL's dialect (e.g. `arith.floordivsi`, or
 `arith.cmpf` on vectors, which xDSL types with a scalar i1) are left alone, so that
 `teir-lower-to-llvm-dialect` can report them. The pass also lowers the lane-wise
-compare and select of the `teir_lane` dialect (teir_lowering.llvm.lane), which the
+compare and select of the `teir_lane` dialect (teir_lowering.lane), which the
 vectorized ReLU uses instead.
 """
 

@@ -45,8 +45,8 @@ from xdsl.utils.type import get_element_type_or_self
 
 from teir_dialect.interpreter import from_float64
 from teir_dialect.vocabulary import DataType
+from teir_lowering.lane import TEIR_LANE, LaneSelectOp
 from teir_lowering.llvm.common import RetypeWhere
-from teir_lowering.llvm.lane import TEIR_LANE, LaneSelectOp
 from teir_lowering.llvm.rewriting import rewrite_once
 
 _BIT_OPS = (arith.ConstantOp, arith.BitcastOp, arith.SelectOp, LaneSelectOp)

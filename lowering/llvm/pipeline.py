@@ -51,12 +51,12 @@ from xdsl.transforms.reconcile_unrealized_casts import (
 )
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
+from teir_lowering.lane import is_llvm_level
 from teir_lowering.llvm.arith import ConvertArithToLLVMPass
 from teir_lowering.llvm.bf16 import BF16AsI16Pass
 from teir_lowering.llvm.cf import ConvertCfToLLVMPass
 from teir_lowering.llvm.fence_nontemporal import FenceNontemporalStoresPass
 from teir_lowering.llvm.func import ConvertFuncToLLVMPass
-from teir_lowering.llvm.lane import is_llvm_level
 from teir_lowering.llvm.memref import (
     ConvertAllocaToLLVMPass,
     ConvertMemRefAccessToLLVMPass,
@@ -203,7 +203,7 @@ class LowerToLLVMDialectPass(ModulePass):
     module it is given (teir_lowering.runtime.jit), and the tests verify this stage."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from teir_lowering.runtime.stages import stage
+        from teir_lowering.stages import stage
 
         for lowering_pass in LOWER_TO_LLVM_PASSES:
             with stage(lowering_pass.name, op):

@@ -1,6 +1,6 @@
 """The `mlir-upstream` target: TEIR's lowered IR as upstream MLIR reads it.
 
-The lowering holds `teir_lane` ops (teir_lowering.llvm.lane) where xDSL 0.74's
+The lowering holds `teir_lane` ops (teir_lowering.lane) where xDSL 0.74's
 `arith.cmpf`/`arith.select` and `llvm.fcmp`/`llvm.select` take scalars only;
 upstream MLIR has them as those ops' vector forms. This target prints them under
 MLIR's names and custom syntax and everything else as the `mlir` target does,
@@ -27,7 +27,7 @@ from xdsl.ir import Operation
 from xdsl.printer import Printer
 from xdsl.utils.target import Target
 
-from teir_lowering.llvm.lane import (
+from teir_lowering.lane import (
     LaneCmpfOp,
     LaneCompare,
     LaneFCmpOp,

@@ -138,7 +138,7 @@ class JitModule:
         from xdsl.backend.llvm.convert import convert_module
         from xdsl.utils.exceptions import LLVMTranslationException
 
-        from teir_lowering.runtime.stages import stage
+        from teir_lowering.stages import stage
 
         try:
             with stage("translate to llvmlite"):

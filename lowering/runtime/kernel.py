@@ -53,7 +53,7 @@ from teir_lowering.runtime.ndarray_entry import (
     add_ndarray_entry,
     data_offset,
 )
-from teir_lowering.runtime.stages import stage
+from teir_lowering.stages import stage
 from teir_passes import schedule_cache
 
 if TYPE_CHECKING:

@@ -1,0 +1,208 @@
+"""The `teir_lane` dialect: lane-wise compare and select on 1-D vectors.
+
+In xDSL 0.74, `arith.cmpf` always has a scalar i1 result and `arith.select`
+verifies a scalar i1 condition only, and so do `llvm.fcmp` and `llvm.select`;
+MLIR, LLVM and xDSL's llvmlite translation take vectors of floats and of i1
+alike. The vectorized ReLU and the f16/bf16 roundings of teir_lowering.codegen.emit
+need them, so this dialect holds MLIR's vector forms, at two levels:
+
+    teir_lane.cmpf olt, %x, %zero : vector<8xf32>          (arith level)
+    teir_lane.select %neg, %zero, %x : vector<8xi1>, vector<8xf32>
+    teir_lane.llvm_fcmp olt, %x, %zero : vector<8xf32>     (llvm level)
+    teir_lane.llvm_select %neg, %zero, %x : vector<8xi1>, vector<8xf32>
+
+Build the first two with `lane_cmpf` and `lane_select` (scalars give arith
+ops); `teir-convert-arith-to-llvm` lowers them to the other two, which xDSL's
+llvmlite translation takes as `llvm.fcmp` and `llvm.select` (it dispatches on
+`isinstance`; they are registered as virtual subclasses of xDSL's ops).
+
+A module at the package's root: the scf-level emitters build these ops and
+the LLVM conversions (`teir_lowering.llvm.lane`) lower them.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects import arith, llvm
+from xdsl.dialects.builtin import AnyFloat, IntegerAttr, VectorType, i1, i64
+from xdsl.ir import Dialect, Operation, SSAValue
+from xdsl.irdl import (
+    AnyAttr,
+    IRDLOperation,
+    VarConstraint,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+PREDICATES = arith.CMPF_COMPARISON_OPERATIONS
+"""The predicates by number, as arith.cmpf and llvm.fcmp both number them."""
+
+
+class LaneCompare(IRDLOperation):
+    """A compare of two 1-D float vectors giving the vector of i1 of its shape. The
+    ops below name their result as the xDSL op they stand for does."""
+
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    predicate = prop_def(IntegerAttr[i64])
+
+    traits = traits_def(Pure())
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, predicate: str):
+        shape = lhs.type.get_shape() if isinstance(lhs.type, VectorType) else ()
+        super().__init__(
+            operands=[lhs, rhs],
+            result_types=[VectorType(i1, shape)],
+            properties={"predicate": IntegerAttr(PREDICATES.index(predicate), i64)},
+        )
+
+    @property
+    def predicate_name(self) -> str:
+        return PREDICATES[self.predicate.value.data]
+
+    def verify_(self) -> None:
+        if not 0 <= self.predicate.value.data < len(PREDICATES):
+            raise VerifyException(f"predicate {self.predicate.value.data} out of range")
+        typ = self.lhs.type
+        if not (
+            isinstance(typ, VectorType)
+            and typ.get_num_dims() == 1
+            and isinstance(typ.element_type, AnyFloat)
+        ):
+            raise VerifyException(f"expected a 1-D vector of floats, got {typ}")
+        result = self.results[0].type
+        if result != VectorType(i1, typ.get_shape()):
+            raise VerifyException(
+                f"expected result {VectorType(i1, typ.get_shape())}, got {result}"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LaneCompare:
+        predicate = parser.parse_identifier()
+        if predicate not in PREDICATES:
+            parser.raise_error(f"unknown compare predicate {predicate!r}")
+        parser.parse_punctuation(",")
+        lhs = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        rhs = parser.parse_unresolved_operand()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        typ = parser.parse_type()
+        operands = parser.resolve_operands([lhs, rhs], [typ, typ], parser.pos)
+        op = cls(operands[0], operands[1], predicate)
+        op.attributes |= attributes
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.predicate_name}, ")
+        printer.print_list((self.lhs, self.rhs), printer.print_ssa_value)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.lhs.type)
+
+
+class LaneSelect(IRDLOperation):
+    """Lane i of the result is lane i of `lhs` where lane i of `cond` is set, else
+    lane i of `rhs` (MLIR's semantics for a vector condition)."""
+
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    cond = operand_def()
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+
+    traits = traits_def(Pure())
+
+    def __init__(self, cond: SSAValue, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[cond, lhs, rhs], result_types=[lhs.type])
+
+    def verify_(self) -> None:
+        typ = self.lhs.type
+        if not (isinstance(typ, VectorType) and typ.get_num_dims() == 1):
+            raise VerifyException(f"expected 1-D vector operands, got {typ}")
+        if self.cond.type != VectorType(i1, typ.get_shape()):
+            raise VerifyException(
+                f"expected condition {VectorType(i1, typ.get_shape())}, got {self.cond.type}"
+            )
+
+
+@irdl_op_definition
+class LaneCmpfOp(LaneCompare):
+    """`arith.cmpf` of 1-D float vectors with MLIR's result, a vector of i1."""
+
+    name = "teir_lane.cmpf"
+
+    result = result_def()
+
+
+@irdl_op_definition
+class LaneSelectOp(LaneSelect):
+    """`arith.select` with a vector-of-i1 condition (lane-wise)."""
+
+    name = "teir_lane.select"
+
+    result = result_def(LaneSelect.T)
+
+    assembly_format = "$cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($result)"
+
+
+@irdl_op_definition
+class LaneFCmpOp(LaneCompare):
+    """`llvm.fcmp` of 1-D float vectors, giving a vector of i1."""
+
+    name = "teir_lane.llvm_fcmp"
+
+    res = result_def()
+
+
+@irdl_op_definition
+class LaneLLVMSelectOp(LaneSelect):
+    """`llvm.select` with a vector-of-i1 condition (lane-wise)."""
+
+    name = "teir_lane.llvm_select"
+
+    res = result_def(LaneSelect.T)
+
+    assembly_format = "$cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($res)"
+
+
+# xDSL's llvmlite translation matches `case llvm.FCmpOp()` / `case llvm.SelectOp()` and
+# reads the same fields (predicate, lhs, rhs, cond, res), which build vector
+# instructions as well as scalar ones.
+llvm.FCmpOp.register(LaneFCmpOp)
+llvm.SelectOp.register(LaneLLVMSelectOp)
+
+LLVM_LEVEL = (LaneFCmpOp, LaneLLVMSelectOp)
+"""The lane ops that xDSL's translation to LLVM IR takes."""
+
+TEIR_LANE = Dialect("teir_lane", [LaneCmpfOp, LaneSelectOp, LaneFCmpOp, LaneLLVMSelectOp])
+
+
+def is_llvm_level(op: Operation) -> bool:
+    """Whether xDSL's translation to LLVM IR takes `op`: an llvm op or an llvm-level
+    lane op."""
+    return op.dialect_name() == "llvm" or isinstance(op, LLVM_LEVEL)
+
+
+def lane_cmpf(lhs: SSAValue, rhs: SSAValue, predicate: str) -> arith.CmpfOp | LaneCmpfOp:
+    """`arith.cmpf`, lane-wise (`teir_lane.cmpf`) on vectors."""
+    if isinstance(lhs.type, VectorType):
+        return LaneCmpfOp(lhs, rhs, predicate)
+    return arith.CmpfOp(lhs, rhs, predicate)
+
+
+def lane_select(
+    cond: SSAValue, lhs: SSAValue, rhs: SSAValue
+) -> arith.SelectOp | LaneSelectOp:
+    """`arith.select`, lane-wise (`teir_lane.select`) when `cond` is a vector of i1."""
+    if isinstance(cond.type, VectorType):
+        return LaneSelectOp(cond, lhs, rhs)
+    return arith.SelectOp(cond, lhs, rhs)
