@@ -1,7 +1,7 @@
 // TEIR's scf-level output in MLIR's generic form (-t 'mlir-upstream{generic=true}')
 // parses and verifies upstream and lowers as the custom form does. The llvm level
 // does not: xDSL 0.74 prints llvm.mul's overflowFlags as `0 : i32` where MLIR wants
-// #llvm.overflow<none> (lowering/llvm/upstream.py); the custom form is the one
+// #llvm.overflow<none> (lowering/teir_lowering/llvm/upstream.py); the custom form is the one
 // to give upstream tools there.
 
 // REQUIRES: mlir-opt-19

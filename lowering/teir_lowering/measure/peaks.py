@@ -2,7 +2,7 @@
 
 - `FmaPeak` / `measure_peak`: the FMA peak of FP32 or FP64 at a thread count, from
   a JIT-compiled loop of independent vector FMA chains on registers (llvmlite,
-  host CPU and features, O3, as lowering/runtime/jit.py compiles kernels), run on that
+  host CPU and features, O3, as lowering/teir_lowering/runtime/jit.py compiles kernels), run on that
   many threads at once;
 - `measure_copy_bandwidth`: plain-copy bandwidth (`np.copyto` between contiguous
   arrays larger than the caches), counted as bytes read + written.
