@@ -1,3 +1,3 @@
-"""scf-level code generation: the GEMM/BRGEMM planner (`gemm_plan`, a cost model of
-the host: data in, plan out) and the emitter that turns a plan into
-scf/arith/memref/vector (`gemm_emitter`)."""
+"""scf-level code generation: teir-to-scf, the emitter toolkit, tile primitives,
+the GEMM/BRGEMM planner (`gemm_plan`, a cost model of the host: data in, plan
+out) and its emitter, parallel outlining."""
