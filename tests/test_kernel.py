@@ -157,10 +157,11 @@ def test_thread_count_is_not_compiled_in() -> None:
     """One compilation serves every thread count: `threads=` at compile time is
     the calls' default, and kernels that differ only in it share the machine code."""
     path = SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json"
-    one, two = compile_kernel(path, threads=1), compile_kernel(path, threads=2)
+    one, two = (compile_kernel(path, threads=n, optimize=False) for n in (1, 2))
+    assert one.parallel
     assert (one.threads, two.threads) == (1, 2)
     assert one._engine is two._engine and one._function is two._function
-    assert compile_kernel(path, threads=2).stages is one.stages
+    assert compile_kernel(path, threads=2, optimize=False).stages is one.stages
     inputs = _inputs(one, seed=8)
     results = []
     for kernel in (one, two):
@@ -177,7 +178,9 @@ def test_parallelism_is_read_from_the_ir(monkeypatch: pytest.MonkeyPatch) -> Non
 
     monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
     monkeypatch.setattr(kernel_module, "_CACHE", {})
-    parallel = compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json")
+    # As written (p, r parallel): the auto-scheduler keeps so small a kernel on one thread.
+    parallel = compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json",
+                              optimize=False)
     sequential = compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_6_contraction_gemm.json")
     assert parallel.parallel and "__teir_launch_" in parallel.stages["llvm"]
     assert not sequential.parallel and "__teir_launch_" not in sequential.stages["llvm"]
@@ -369,7 +372,7 @@ def _guarded_parallel_records() -> list[dict]:
 
 @pytest.mark.parametrize("record", _guarded_parallel_records(), ids=["pinned", "runs"])
 def test_guarded_parallel_writes_match_reference_at_two_threads(record: dict) -> None:
-    kernel = compile_kernel(record)
+    kernel = compile_kernel(record, optimize=False)  # optimized, too small to fork
     assert kernel.parallel
     rng = np.random.default_rng(3)
     inputs = [rng.standard_normal(64).astype(np.float32), np.full(24, 7.0, np.float32)]
@@ -379,3 +382,33 @@ def test_guarded_parallel_writes_match_reference_at_two_threads(record: dict) ->
         compiled = [a.copy() for a in inputs]
         kernel(*compiled, threads=threads)
         np.testing.assert_array_equal(compiled[-1], expected[-1])
+
+
+def test_chunks_on_demand_give_every_thread_count_the_same_bytes() -> None:
+    """The launcher hands out chunks of total / (8 x threads) iterations: 21 parallel
+    (p, r) iterations leave remainders at every count; the bytes never depend on
+    which thread ran a chunk."""
+    p, q, r, s, t, u = 3, 5, 7, 4, 2, 3
+    record = {
+        "dim_ids": ["p", "r", "t", "s", "q", "u"],
+        "dim_types": ["N", "M", "K", "M", "N", "K"],
+        "exec_types": ["parallel", "parallel", "prim", "prim", "prim", "prim"],
+        "dim_sizes": [p, r, t, s, q, u],
+        "strides": [[0, u * s, r * u * s, 1, 0, s], [q * t * u, 0, u, 0, t * u, 1],
+                    [q * r * s, s, 0, 1, r * s, 0]],
+        "data_type": "FP32", "prim_first": "Zero", "prim_main": "BRGEMM", "prim_last": "None",
+    }
+    kernel = compile_kernel(record, optimize=False)
+    assert kernel.parallel
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((t, r, u, s)).astype(np.float32)
+    b = rng.standard_normal((p, q, t, u)).astype(np.float32)
+    results = []
+    for threads in (1, 2, 3, 5, 16):
+        out = np.full(p * q * r * s, np.nan, np.float32)
+        kernel(a.ravel(), b.ravel(), out, threads=threads)
+        results.append(out)
+    for result in results[1:]:
+        np.testing.assert_array_equal(result, results[0])
+    np.testing.assert_allclose(results[0].reshape(p, q, r, s),
+                               np.einsum("trus,pqtu->pqrs", a, b), rtol=1e-5, atol=1e-5)
