@@ -50,7 +50,12 @@ from teir_dialect.dialect import ConfigOp
 from teir_dialect.records import TeirError, Unsupported, find_configs, load_module
 from teir_lowering.convert_teir_to_scf import TeirToScfPass, stored_data_type
 from teir_lowering.ndarray_entry import ENTRY_SUFFIX, add_ndarray_entry, data_offset
-from teir_lowering.parallel import GompLaunchPass, OutlineParallelPass, launches_threads
+from teir_lowering.parallel import (
+    GompLaunchPass,
+    OutlineParallelPass,
+    launches_threads,
+    load_libgomp,
+)
 from teir_passes import schedule_cache
 from teir_passes.fuse_epilogues import FuseEpiloguesPass
 from teir_passes.host import host
@@ -310,7 +315,7 @@ def compile_kernel(
     disk_key = kernel_cache.kernel_key(*key)
     if (stored := kernel_cache.load(disk_key)) is not None:
         if stored.parallel:
-            JitModule.load_library("libgomp.so.1")
+            load_libgomp()
         engine = JitModule.from_machine_code(stored.llvm_ir, stored.object_code)
         parallel = stored.parallel
         stages = {"teir": function_ir, "cached": str(kernel_cache.kernel_dir() / disk_key)}
@@ -367,7 +372,7 @@ def _compile(module: ModuleOp, function: func.FuncOp, tensors: Sequence[TensorSp
         raise TeirError(f"lowering failed: {err}") from None
     parallel = launches_threads(module)
     if parallel:
-        JitModule.load_library("libgomp.so.1")
+        load_libgomp()
     offset = data_offset()
 
     def add_entry(ir_module: ir.Module) -> None:

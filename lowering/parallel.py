@@ -30,6 +30,8 @@ against a Python thread pool calling JIT'd chunks.
 
 from __future__ import annotations
 
+import os
+import threading
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
@@ -45,10 +47,41 @@ from teir_lowering.emit import for_loop
 
 LAUNCH_PREFIX = "__teir_launch_"
 
+LIBGOMP = "libgomp.so.1"
+
+WAIT_POLICY = "passive"
+"""libgomp's wait policy when TEIR loads it and the environment names none
+(OMP_WAIT_POLICY, GOMP_SPINCOUNT). By default a libgomp thread spins for
+300,000 pauses (milliseconds) before it sleeps, at the join and between
+regions. When every core is busy (another pool still spinning after its call,
+other jobs), the woken worker lands on the core where the calling thread spins
+at the join waiting for it, and each call of a 2-thread kernel waited
+milliseconds (benchmarks/mixed_pools.py). Passive threads sleep at once."""
+
+_LOAD_LOCK = threading.Lock()
+
 CHUNKS_PER_THREAD = 8
 """Chunks of the iteration space per thread that libgomp hands out on demand: a
 thread whose core something else also runs on (another library's thread pool
 still spinning, another process) takes fewer, so the join does not wait for it."""
+
+
+def load_libgomp() -> None:
+    """Loads libgomp for the JIT (once per process), with WAIT_POLICY unless the
+    environment chose one. libgomp reads its environment when it is loaded, so the
+    variable is set around the load only; a libgomp another library loaded first
+    keeps its settings."""
+    from teir_lowering.jit import JitModule
+
+    with _LOAD_LOCK:
+        chosen = any(name in os.environ for name in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT"))
+        if not chosen:
+            os.environ["OMP_WAIT_POLICY"] = WAIT_POLICY
+        try:
+            JitModule.load_library(LIBGOMP)
+        finally:
+            if not chosen:
+                os.environ.pop("OMP_WAIT_POLICY", None)
 
 
 def launches_threads(module: builtin.ModuleOp) -> bool:

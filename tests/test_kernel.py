@@ -7,6 +7,9 @@ bit-identical results; bad calls raise Python exceptions before native code runs
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -412,3 +415,37 @@ def test_chunks_on_demand_give_every_thread_count_the_same_bytes() -> None:
         np.testing.assert_array_equal(result, results[0])
     np.testing.assert_allclose(results[0].reshape(p, q, r, s),
                                np.einsum("trus,pqtu->pqrs", a, b), rtol=1e-5, atol=1e-5)
+
+
+_LOAD_AND_RUN = """
+import os
+import numpy as np
+from teir_lowering import compile_kernel
+kernel = compile_kernel({path!r}, optimize=False)
+assert kernel.parallel
+kernel(*[np.zeros(t.needed_bytes // 4, np.float32) for t in kernel.tensors], threads=2)
+print("left in the environment:", os.environ.get("OMP_WAIT_POLICY"))
+"""
+
+
+@pytest.mark.parametrize("chosen, spin_count, left", [
+    ({}, "0", "None"),
+    ({"OMP_WAIT_POLICY": "active"}, None, "active"),
+])
+def test_libgomp_sleeps_at_once_unless_the_environment_says_otherwise(
+        chosen: dict, spin_count: str | None, left: str) -> None:
+    """libgomp's threads spun for 300,000 pauses at every join; a worker woken onto the
+    core where the caller spun waited that long. TEIR loads it passive, without
+    leaving the variable in the environment; a policy the user set stands."""
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    environment |= {"OMP_DISPLAY_ENV": "VERBOSE", **chosen}
+    script = _LOAD_AND_RUN.format(path=str(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json"))
+    done = subprocess.run([sys.executable, "-c", script], env=environment,
+                          capture_output=True, text=True, timeout=300, check=True)
+    assert f"left in the environment: {left}" in done.stdout
+    (line,) = [x for x in done.stderr.splitlines() if "GOMP_SPINCOUNT" in x]
+    if spin_count is not None:
+        assert line.split("=")[1].strip() == f"'{spin_count}'"
+    else:
+        assert line.split("=")[1].strip() != "'0'"
