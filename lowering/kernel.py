@@ -228,14 +228,10 @@ def _overlap(start: int, size: int, out_start: int, out_size: int) -> bool:
     return bool(size and out_size and start < out_start + out_size and out_start < start + size)
 
 
-_OMP_THREADS = threading.local()
-"""The thread count last given to omp_set_num_threads on this OS thread (a per-thread ICV)."""
-
-
 def _set_omp_threads(setter, count: int) -> None:
-    if getattr(_OMP_THREADS, "count", None) != count:
-        setter(count)
-        _OMP_THREADS.count = count
+    """libgomp's thread count for this OS thread's next fork, set on every call:
+    another library (threadpoolctl, an OpenMP extension) may have changed it since."""
+    setter(count)
 
 
 @cache

@@ -449,3 +449,18 @@ def test_libgomp_sleeps_at_once_unless_the_environment_says_otherwise(
         assert line.split("=")[1].strip() == f"'{spin_count}'"
     else:
         assert line.split("=")[1].strip() != "'0'"
+
+
+def test_a_thread_count_another_library_set_does_not_stick() -> None:
+    """threadpoolctl (or any OpenMP code in the process) may call omp_set_num_threads
+    between two calls: the kernel's own count is what the next call forks with."""
+    import ctypes
+
+    kernel = compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json",
+                            optimize=False)
+    libgomp = ctypes.CDLL("libgomp.so.1")
+    arrays = [np.zeros(t.needed_bytes // 4, np.float32) for t in kernel.tensors]
+    kernel(*arrays, threads=2)
+    libgomp.omp_set_num_threads(1)
+    kernel(*arrays, threads=2)
+    assert libgomp.omp_get_max_threads() == 2
