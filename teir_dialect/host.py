@@ -109,6 +109,10 @@ PINNED_HOSTS: dict[str, Host] = {
     "avx2-small": Host("pinned avx2 (Haswell-like)", 32, 16,
                        frozenset({"avx", "avx2", "fma", "f16c"}), 32 << 10, 256 << 10,
                        8 << 20, 4),
+    "avx512-16": Host("pinned avx512, 16 cores (Zen 5 server-like)", 64, 32,
+                      frozenset({"avx", "avx2", "fma", "f16c", "avx512f", "avx512bw",
+                                 "avx512bf16"}),
+                      48 << 10, 1 << 20, 64 << 20, 16),
 }
 """Host descriptions tests pin (`TEIR_HOST`), one per kind of CI machine."""
 

@@ -7,6 +7,9 @@ bit-identical results; bad calls raise Python exceptions before native code runs
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -157,10 +160,11 @@ def test_thread_count_is_not_compiled_in() -> None:
     """One compilation serves every thread count: `threads=` at compile time is
     the calls' default, and kernels that differ only in it share the machine code."""
     path = SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json"
-    one, two = compile_kernel(path, threads=1), compile_kernel(path, threads=2)
+    one, two = (compile_kernel(path, threads=n, optimize=False) for n in (1, 2))
+    assert one.parallel
     assert (one.threads, two.threads) == (1, 2)
     assert one._engine is two._engine and one._function is two._function
-    assert compile_kernel(path, threads=2).stages is one.stages
+    assert compile_kernel(path, threads=2, optimize=False).stages is one.stages
     inputs = _inputs(one, seed=8)
     results = []
     for kernel in (one, two):
@@ -177,8 +181,11 @@ def test_parallelism_is_read_from_the_ir(monkeypatch: pytest.MonkeyPatch) -> Non
 
     monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
     monkeypatch.setattr(kernel_module, "_CACHE", {})
-    parallel = compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json", keep_ir=True)
-    sequential = compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_6_contraction_gemm.json", keep_ir=True)
+    # As written (p, r parallel): the auto-scheduler keeps so small a kernel on one thread.
+    parallel = compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json",
+                              optimize=False, keep_ir=True)
+    sequential = compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_6_contraction_gemm.json",
+                                keep_ir=True)
     assert parallel.parallel and "__teir_launch_" in parallel.stages["llvm"]
     assert not sequential.parallel and "__teir_launch_" not in sequential.stages["llvm"]
 
@@ -369,7 +376,7 @@ def _guarded_parallel_records() -> list[dict]:
 
 @pytest.mark.parametrize("record", _guarded_parallel_records(), ids=["pinned", "runs"])
 def test_guarded_parallel_writes_match_reference_at_two_threads(record: dict) -> None:
-    kernel = compile_kernel(record)
+    kernel = compile_kernel(record, optimize=False)  # optimized, too small to fork
     assert kernel.parallel
     rng = np.random.default_rng(3)
     inputs = [rng.standard_normal(64).astype(np.float32), np.full(24, 7.0, np.float32)]
@@ -379,3 +386,82 @@ def test_guarded_parallel_writes_match_reference_at_two_threads(record: dict) ->
         compiled = [a.copy() for a in inputs]
         kernel(*compiled, threads=threads)
         np.testing.assert_array_equal(compiled[-1], expected[-1])
+
+
+def test_chunks_on_demand_give_every_thread_count_the_same_bytes() -> None:
+    """The launcher hands out chunks of total / (8 x threads) iterations: 21 parallel
+    (p, r) iterations leave remainders at every count; the bytes never depend on
+    which thread ran a chunk."""
+    p, q, r, s, t, u = 3, 5, 7, 4, 2, 3
+    record = {
+        "dim_ids": ["p", "r", "t", "s", "q", "u"],
+        "dim_types": ["N", "M", "K", "M", "N", "K"],
+        "exec_types": ["parallel", "parallel", "prim", "prim", "prim", "prim"],
+        "dim_sizes": [p, r, t, s, q, u],
+        "strides": [[0, u * s, r * u * s, 1, 0, s], [q * t * u, 0, u, 0, t * u, 1],
+                    [q * r * s, s, 0, 1, r * s, 0]],
+        "data_type": "FP32", "prim_first": "Zero", "prim_main": "BRGEMM", "prim_last": "None",
+    }
+    kernel = compile_kernel(record, optimize=False)
+    assert kernel.parallel
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((t, r, u, s)).astype(np.float32)
+    b = rng.standard_normal((p, q, t, u)).astype(np.float32)
+    results = []
+    for threads in (1, 2, 3, 5, 16):
+        out = np.full(p * q * r * s, np.nan, np.float32)
+        kernel(a.ravel(), b.ravel(), out, threads=threads)
+        results.append(out)
+    for result in results[1:]:
+        np.testing.assert_array_equal(result, results[0])
+    np.testing.assert_allclose(results[0].reshape(p, q, r, s),
+                               np.einsum("trus,pqtu->pqrs", a, b), rtol=1e-5, atol=1e-5)
+
+
+_LOAD_AND_RUN = """
+import os
+import numpy as np
+from teir_lowering import compile_kernel
+kernel = compile_kernel({path!r}, optimize=False)
+assert kernel.parallel
+kernel(*[np.zeros(t.needed_bytes // 4, np.float32) for t in kernel.tensors], threads=2)
+print("left in the environment:", os.environ.get("OMP_WAIT_POLICY"))
+"""
+
+
+@pytest.mark.parametrize("chosen, spin_count, left", [
+    ({}, "0", "None"),
+    ({"OMP_WAIT_POLICY": "active"}, None, "active"),
+])
+def test_libgomp_sleeps_at_once_unless_the_environment_says_otherwise(
+        chosen: dict, spin_count: str | None, left: str) -> None:
+    """libgomp's threads spun for 300,000 pauses at every join; a worker woken onto the
+    core where the caller spun waited that long. TEIR loads it passive, without
+    leaving the variable in the environment; a policy the user set stands."""
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    environment |= {"OMP_DISPLAY_ENV": "VERBOSE", **chosen}
+    script = _LOAD_AND_RUN.format(path=str(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json"))
+    done = subprocess.run([sys.executable, "-c", script], env=environment,
+                          capture_output=True, text=True, timeout=300, check=True)
+    assert f"left in the environment: {left}" in done.stdout
+    (line,) = [x for x in done.stderr.splitlines() if "GOMP_SPINCOUNT" in x]
+    if spin_count is not None:
+        assert line.split("=")[1].strip() == f"'{spin_count}'"
+    else:
+        assert line.split("=")[1].strip() != "'0'"
+
+
+def test_a_thread_count_another_library_set_does_not_stick() -> None:
+    """threadpoolctl (or any OpenMP code in the process) may call omp_set_num_threads
+    between two calls: the kernel's own count is what the next call forks with."""
+    import ctypes
+
+    kernel = compile_kernel(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json",
+                            optimize=False)
+    libgomp = ctypes.CDLL("libgomp.so.1")
+    arrays = [np.zeros(t.needed_bytes // 4, np.float32) for t in kernel.tensors]
+    kernel(*arrays, threads=2)
+    libgomp.omp_set_num_threads(1)
+    kernel(*arrays, threads=2)
+    assert libgomp.omp_get_max_threads() == 2

@@ -1,6 +1,9 @@
-"""The auto-scheduler parallelizes only what pays for its fork/join (issue 25, defect 8)."""
+"""The auto-scheduler parallelizes only what pays for its fork/join (issue 25, defect 8;
+issue 23: fork costs by host and team size, written-parallel small kernels, 16 cores)."""
 
 from __future__ import annotations
+
+from math import prod
 
 import numpy as np
 import pytest
@@ -8,9 +11,10 @@ import pytest
 from conftest import SPEC_EXAMPLES, load
 from teir_dialect import from_json, to_json
 from teir_dialect.builders import einsum_config
-from teir_dialect.host import pinned
+from teir_dialect.host import PINNED_HOSTS, Host, pinned
 from teir_dialect.interpreter import run_reference
 from teir_passes import apply_schedule
+from teir_passes.auto_schedule import fork_pays
 
 
 def _record(k: int, m: int) -> dict:
@@ -100,3 +104,73 @@ def test_no_parallel_loop_under_a_sequential_one_under_a_parallel_one() -> None:
         },
     }
     assert _parallel_loops(record) == ["i"]
+
+
+def _flat_contraction(p: int, q: int, r: int, s: int, t: int, u: int) -> dict:
+    """trus,pqtu->pqrs in flat BRGEMM form with p and r parallel (benchmarks/run.py's
+    contraction case)."""
+    return {
+        "dim_ids": ["p", "r", "t", "s", "q", "u"],
+        "dim_types": ["N", "M", "K", "M", "N", "K"],
+        "exec_types": ["parallel", "parallel", "prim", "prim", "prim", "prim"],
+        "dim_sizes": [p, r, t, s, q, u],
+        "strides": [[0, u * s, r * u * s, 1, 0, s],
+                    [q * t * u, 0, u, 0, t * u, 1],
+                    [q * r * s, s, 0, 1, r * s, 0]],
+        "data_type": "FP32", "prim_first": "Zero", "prim_main": "BRGEMM", "prim_last": "None",
+    }
+
+
+def _schedule(record: dict, machine: str, threads: int) -> dict:
+    module = from_json(record)
+    with pinned(machine):
+        apply_schedule(module, [{"op": "teir-auto-schedule", "threads": threads}])
+    return to_json(module)
+
+
+def _parallel_extents(record: dict, machine: str, threads: int = 0) -> list[int]:
+    scheduled = _schedule(record, machine, threads)
+    extents = {axis["id"]: axis["extent"] for axis in scheduled["axes"]}
+    return [extents[n["axis"]] for n in scheduled["schedule"]["iterations"]
+            if n["policy"] == "parallel"]
+
+
+@pytest.mark.parametrize("machine", ["avx2", "avx512"])
+def test_a_small_contraction_written_parallel_runs_on_one_thread(machine: str) -> None:
+    """All extents 8 (0.5 MFLOP, microseconds on one core): the fork/join of its
+    parallel p and r costs more than the second thread saves (41 GFLOP/s at two
+    threads against 71 at one, AMD EPYC Zen 5)."""
+    assert _parallel_extents(_flat_contraction(8, 8, 8, 8, 8, 8), machine, 2) == []
+
+
+@pytest.mark.parametrize("machine", ["avx2", "avx512"])
+def test_a_large_contraction_written_parallel_keeps_its_parallel_loops(machine: str) -> None:
+    assert _parallel_extents(_flat_contraction(32, 64, 32, 64, 8, 64), machine, 2) == [32, 32]
+
+
+def test_one_fork_pays_from_the_work_the_host_does_in_a_fork_join() -> None:
+    """The threshold follows the host's per-core rate and the team size: a wider
+    vector does the same work in fewer cycles, a larger team joins in more."""
+    avx2, avx512, wide = (PINNED_HOSTS[name] for name in ("avx2", "avx512", "avx512-16"))
+
+    def threshold(machine: Host, threads: int, width: int = 4) -> float:
+        return next(f for f in (2.0**e for e in range(10, 50))
+                    if fork_pays(f, 0.0, machine, threads, width))
+
+    assert not fork_pays(2.0 * 8**6, 0.0, avx512, 2)
+    assert fork_pays(2.0 * 16**6, 0.0, avx512, 2)
+    assert threshold(avx512, 2) == 2 * threshold(avx2, 2) == 2 * threshold(avx512, 2, 8)
+    assert threshold(wide, 2) == threshold(avx512, 2)
+    assert threshold(wide, 16) >= 2 * threshold(wide, 2)
+    assert not fork_pays(1e12, 1e12, avx512, 1)
+
+
+def test_sixteen_cores_get_sixteen_threads_worth_of_parallel_iterations() -> None:
+    """The spec contraction built by einsum_config: its parallel r loop (32
+    iterations) feeds 2 cores four times over, but not 16, so the N axis of its
+    BRGEMM is split for the rest, joining r's parallel loop."""
+    record = einsum_config("trus,pqtu->pqrs", (8, 32, 64, 64), (32, 64, 8, 64))
+    assert prod(_parallel_extents(record, "avx512")) == 32
+    sixteen = _parallel_extents(record, "avx512-16")
+    assert prod(sixteen) >= 4 * 16
+    assert _parallel_extents(record, "avx512-16", 16) == sixteen

@@ -21,7 +21,8 @@ that changed something are recorded on the configuration as the attribute
    reduction loop around the kernel, which still fuses its Zero and ReLU);
    one whose A block (m x K) would not fit half the L2 gets its M axis split;
 5. with more than one thread, no parallel loop yet and enough work to pay
-   for a fork/join, the outermost loops
+   for a fork/join (`fork_pays`: the time the threads save at the host's
+   per-core rate against a fork/join's cost for that team size), the outermost loops
    that move out are made parallel until their iterations number at least
    four per thread (the race rule decides; refused steps are skipped); when
    there is no such loop, the N (or M) axis of the largest Contraction is
@@ -31,6 +32,9 @@ that changed something are recorded on the configuration as the attribute
    the split of the widest axis. Loops are made parallel from the outside in,
    directly nested, so that they join into one parallel loop; none below a
    sequential loop under a parallel one (it would fork inside each thread).
+   When the loops give fewer iterations than that, the split adds the rest,
+   directly inside them. Parallel loops a configuration came with stay, unless
+   its work does not pay for their fork/join: then they run sequentially.
 
 Each step keeps results exactly (the transformation passes check it), so the
 schedule it produces computes what the configuration did.
@@ -55,11 +59,30 @@ from teir_passes.legality import k_move_problem
 from teir_passes.schedule_edit import Rewriting, TransformError, names_axis
 from teir_passes.script import make_step
 
-MIN_PARALLEL_FLOPS = 4e6
-MIN_PARALLEL_BYTES = 2e6
-"""Work below which one thread is kept: a fork/join through libgomp costs about 10
-microseconds (benchmarks/parallel_overhead.py), the time of a few million flops
-or a few megabytes of copying on one core; the tuner can overrule it."""
+FORK_JOIN_CYCLES = 40_000
+"""What one fork/join through libgomp costs a 2-thread kernel, in core cycles:
+about 10 microseconds at 4 GHz (benchmarks/parallel_overhead.py), the worker
+woken from its futex included. Wider teams wake and join in about log2(threads)
+such steps."""
+
+FLOPS_PER_LANE_CYCLE = 4
+"""Flops per vector lane and cycle of one core: two FMA pipes, 2 flops each."""
+
+
+def fork_pays(flops: float, moved: float, machine: Host, threads: int,
+              element_width: int = 4) -> bool:
+    """Whether work of `flops` (and `moved` bytes) run by `threads` threads saves
+    more time than one fork/join costs, at the host's per-core rate: T threads
+    save (1 - 1/T) of the one-thread time, a fork/join costs FORK_JOIN_CYCLES x
+    ceil(log2 T). Below that a kernel at T threads is slower than at one."""
+    if threads <= 1:
+        return False
+    cost = FORK_JOIN_CYCLES * max(1, (threads - 1).bit_length())
+    saved = 1.0 - 1.0 / threads
+    compute = flops / (FLOPS_PER_LANE_CYCLE * machine.lanes(element_width))
+    copy = moved / machine.vector_bytes  # a vector load and store per cycle
+    return max(compute, copy) * saved >= cost
+
 
 NEST_STEPS = 16
 """Steps the scheduler tries on single loop nests (reorder, fuse, split). Each is a
@@ -256,12 +279,12 @@ class _Scheduler:
     # -- 5. threads ---------------------------------------------------------------------
 
     def parallelize(self) -> None:
+        if any(isinstance(n, IterOp) and n.parallel for n in self.config.schedule.walk_nodes()):
+            self.sequentialize_unpaid()
+            return  # otherwise the schedule says how to run in parallel
         wanted = self.knobs.parallel_iterations or 4 * self.threads
         if self.threads <= 1 or wanted <= 1 or not self.worth_threads():
             return
-        nodes = list(self.config.schedule.walk_nodes())
-        if any(isinstance(n, IterOp) and n.parallel for n in nodes):
-            return  # the schedule already says how to run in parallel
         iterations = 1
         forks = 1  # a parallel loop under sequential ones forks once per their iteration
         node = self.config.schedule.roots[0] if len(self.config.schedule.roots) == 1 else None
@@ -277,17 +300,36 @@ class _Scheduler:
             else:
                 break  # a parallel loop below this one would fork inside each thread
             node = node.only_child
-        if iterations == 1:
-            self.split_for_threads(wanted)
+        if iterations < wanted:
+            self.split_for_threads(-(-wanted // iterations))
 
     def worth_threads(self, forks: int = 1) -> bool:
-        """Whether the work of one fork/join (the whole work over `forks` of them) is
-        large enough that it pays (microseconds each)."""
+        """Whether the work of one fork/join (the whole work over `forks` of them)
+        pays for it on this host at this thread count (`fork_pays`)."""
         flops, moved = work(self.config)
-        return flops / forks >= MIN_PARALLEL_FLOPS or moved / forks >= MIN_PARALLEL_BYTES
+        widths = [p.element_width for p in self.config.primitives
+                  if p.kind is OperationKind.CONTRACTION]
+        return fork_pays(flops / forks, moved / forks, self.host, self.threads,
+                         max(widths, default=4))
+
+    def sequentialize_unpaid(self) -> None:
+        """Parallel loops the schedule came with whose fork/join does not pay (a
+        small configuration written parallel) run on one thread: at two threads
+        it would be slower than at one."""
+        nodes = [n for n in self.config.schedule.walk_nodes()
+                 if isinstance(n, IterOp) and n.parallel]
+        outermost = [n for n in nodes
+                     if not any(isinstance(a, IterOp) and a.parallel for a in n.ancestors())]
+        forks = sum(prod(a.axis_op().size for a in n.ancestors()) for n in outermost)
+        if self.threads > 1 and self.worth_threads(max(1, forks)):
+            return
+        for axis_id in dict.fromkeys(n.axis_id for n in nodes):
+            self.step({"op": "sequentialize", "axis": axis_id})
 
     def split_for_threads(self, wanted: int) -> None:
-        """No loop to share: cut the widest free role axis of the largest Contraction."""
+        """Too few loop iterations to share (none, or fewer than `wanted` more per
+        parallel one): cut the widest free role axis of the largest Contraction
+        into `wanted` blocks, made parallel directly inside the parallel loops."""
         invocations = [n for n in self.config.schedule.walk_nodes() if isinstance(n, InvokeOp)]
         prims = [inv.primitive_op() for inv in invocations]
         contractions = [p for p in prims if p.kind is OperationKind.CONTRACTION]
@@ -296,16 +338,25 @@ class _Scheduler:
         largest = max(contractions, key=lambda p: _volume(p))
         users = [inv for inv, p in zip(invocations, prims)
                  if p.primitive_id == largest.primitive_id]
-        forks = sum(prod(a.axis_op().size for a in inv.ancestors()) for inv in users)
+        if any(not _directly_parallel(inv) for inv in users):
+            return  # a sequential loop between: the new loop would fork inside it
+        nested = any(a.parallel for inv in users for a in inv.ancestors())
+        forks = sum(prod(a.axis_op().size for a in inv.ancestors() if not a.parallel)
+                    for inv in users)
         if not self.worth_threads(forks):
             return  # a loop around it would fork once per iteration of the loops above
         free = [a for role in (Role.N, Role.M) for a in largest.role_axes(role)]
         for axis in sorted(free, key=lambda a: -a.size):
-            if axis.size < 2 * self.threads:
+            if axis.size < 2 * min(wanted, self.threads):
                 continue
             block = -(-axis.size // wanted)
+            before = (self.module, self.config, self.text, len(self.script))
             if self.step({"op": "split", "axis": axis.axis_id, "factor": block}):
                 self.step({"op": "parallelize", "axis": axis.axis_id})
+                if nested and not _one_parallel_chain(self.config):
+                    # loops side by side inside a parallel one run sequentially
+                    self.module, self.config, self.text, length = before
+                    del self.script[length:]
                 return
 
     def run(self) -> list[dict]:
@@ -319,6 +370,22 @@ class _Scheduler:
         self.tile_contractions()
         self.parallelize()
         return self.script
+
+
+def _directly_parallel(node: InvokeOp) -> bool:
+    """Whether the loops above `node` are all parallel (or all sequential): a loop
+    made parallel right above it then joins theirs, or forks at the top."""
+    policies = {a.parallel for a in node.ancestors()}
+    return len(policies) <= 1
+
+
+def _one_parallel_chain(config: ConfigOp) -> bool:
+    """Whether the parallel loops form one chain of directly nested loops (which
+    teir-outline-parallel collapses into one)."""
+    parallel = [n for n in config.schedule.walk_nodes() if isinstance(n, IterOp) and n.parallel]
+    return all(
+        sum(1 for p in parallel if p.parent_op() is n.parent_op()) == 1 for n in parallel
+    )
 
 
 def _volume(prim: PrimitiveOp) -> int:

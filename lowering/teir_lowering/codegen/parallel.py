@@ -1,4 +1,4 @@
-"""Parallel loops on all cores through libgomp's `GOMP_parallel`.
+"""Parallel loops on all cores through libgomp's `GOMP_parallel_loop_dynamic`.
 
 Two passes:
 
@@ -8,11 +8,19 @@ Two passes:
   becomes a call of the declared `@__teir_launch_F__parallelN(captured...,
   %total)`. Nested `scf.parallel` loops inside run sequentially.
 - `teir-gomp-launch` (llvm level): defines each `__teir_launch_*` function. It
-  stores the arguments in a stack array, and calls `GOMP_parallel` with a
-  trampoline that reads them back, takes the calling thread's static chunk of
-  [0, total) from `omp_get_thread_num`/`omp_get_num_threads`, and calls the
-  outlined body. The thread count is libgomp's default (OMP_NUM_THREADS or
-  `omp_set_num_threads`), which the Python kernel sets per call.
+  stores the arguments in a stack array and calls `GOMP_parallel_loop_dynamic`
+  over [0, total) in chunks of total / (CHUNKS_PER_THREAD x threads), with a
+  trampoline that reads the arguments back and calls the outlined body on
+  each chunk `GOMP_loop_dynamic_next` hands its thread. The thread count is
+  libgomp's default (OMP_NUM_THREADS or `omp_set_num_threads`), which the
+  Python kernel sets per call.
+
+Why chunks on demand rather than one static chunk per thread: a process that
+also calls numpy has OpenBLAS's workers spinning on a core for about 0.1 s
+after each BLAS call (and a shared machine has other jobs); with static
+chunks the join waits for the thread that shares its core, so two threads ran
+at about one thread's speed. Every iteration computes the same bytes on any
+thread, so results stay independent of the thread count.
 
 Why libgomp: it ships with the compiler runtime on the host (Debian's
 libgomp1), its fork/join costs a few microseconds, and its threads stay
@@ -27,7 +35,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func, llvm, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, i32, i64
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, i8, i32, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -36,6 +44,11 @@ from teir_dialect.records import TeirError
 from teir_lowering.codegen.emit import for_loop
 
 LAUNCH_PREFIX = "__teir_launch_"
+
+CHUNKS_PER_THREAD = 8
+"""Chunks of the iteration space per thread that libgomp hands out on demand: a
+thread whose core something else also runs on (another library's thread pool
+still spinning, another process) takes fewer, so the join does not wait for it."""
 
 
 def launches_threads(module: builtin.ModuleOp) -> bool:
@@ -229,16 +242,16 @@ def materialize_launch(module: builtin.ModuleOp, launcher: llvm.FuncOp) -> None:
     inputs = list(launcher.function_type.inputs)  # captured..., total (i64)
     body_inputs = list(target.function_type.inputs)  # captured..., lo, hi
     ptr = llvm.LLVMPointerType()
-    slots = len(inputs)
+    slots = len(inputs) - 1  # the captured values; libgomp holds the range
 
-    # Trampoline: void omp_fn(ptr ctx)
+    # Trampoline: void omp_fn(ptr ctx): claim chunks until none is left.
     trampoline_name = body_name + "__omp"
-    tblock = Block(arg_types=[ptr])
-    tb = Builder(InsertPoint.at_end(tblock))
+    entry, claim, run, done = Block(arg_types=[ptr]), Block(), Block(), Block()
+    tb = Builder(InsertPoint.at_end(entry))
     values: list[SSAValue] = []
-    for slot, arg_type in enumerate(inputs):
+    for slot, arg_type in enumerate(inputs[:-1]):
         address = tb.insert(
-            llvm.GEPOp(tblock.args[0], [slot], pointee_type=i64)
+            llvm.GEPOp(entry.args[0], [slot], pointee_type=i64)
         ).result
         raw = tb.insert(llvm.LoadOp(address, i64)).dereferenced_value
         if isinstance(arg_type, llvm.LLVMPointerType):
@@ -246,32 +259,38 @@ def materialize_launch(module: builtin.ModuleOp, launcher: llvm.FuncOp) -> None:
         elif isinstance(arg_type, IntegerType) and arg_type.width.data < 64:
             raw = tb.insert(llvm.TruncOp(raw, arg_type)).res  # pyright: ignore
         values.append(raw)
-    total = values[-1]
-    thread = tb.insert(llvm.CallOp("omp_get_thread_num", return_type=i32)).returned
-    threads = tb.insert(llvm.CallOp("omp_get_num_threads", return_type=i32)).returned
-    thread = tb.insert(llvm.SExtOp(thread, i64)).res  # pyright: ignore
-    threads = tb.insert(llvm.SExtOp(threads, i64)).res  # pyright: ignore
-    # chunk = ceil(total / threads); lo = min(thread * chunk, total); hi = min(lo + chunk, total)
     one = _i64(tb, 1)
-    bumped = tb.insert(llvm.SubOp(tb.insert(llvm.AddOp(total, threads)).res, one)).res
-    chunk = tb.insert(llvm.SDivOp(bumped, threads)).res
-    start = tb.insert(llvm.MulOp(thread, chunk)).res
-    lo = _min(tb, start, total)
-    hi = _min(tb, tb.insert(llvm.AddOp(lo, chunk)).res, total)
-    call_args = [*values[:-1], lo, hi]
+    start = tb.insert(llvm.AllocaOp(one, i64)).res
+    end = tb.insert(llvm.AllocaOp(one, i64)).res
+    tb.insert(llvm.BrOp(claim))
+    cb = Builder(InsertPoint.at_end(claim))
+    claimed = cb.insert(
+        llvm.CallOp("GOMP_loop_dynamic_next", start, end, return_type=i8)
+    ).returned
+    zero8 = cb.insert(llvm.ConstantOp(IntegerAttr(0, i8), i8)).result
+    more = cb.insert(llvm.ICmpOp(claimed, zero8, IntegerAttr(1, IntegerType(64)))).res  # ne
+    cb.insert(llvm.CondBrOp(more, run, [], done, []))
+    rb = Builder(InsertPoint.at_end(run))
+    lo = rb.insert(llvm.LoadOp(start, i64)).dereferenced_value
+    hi = rb.insert(llvm.LoadOp(end, i64)).dereferenced_value
+    call_args = [*values, lo, hi]
     assert len(call_args) == len(body_inputs)
-    tb.insert(llvm.CallOp(body_name, *call_args))
-    tb.insert(llvm.ReturnOp())
+    rb.insert(llvm.CallOp(body_name, *call_args))
+    rb.insert(llvm.BrOp(claim))
+    db = Builder(InsertPoint.at_end(done))
+    db.insert(llvm.CallOp("GOMP_loop_end_nowait"))
+    db.insert(llvm.ReturnOp())
     trampoline = llvm.FuncOp(
-        trampoline_name, llvm.LLVMFunctionType([ptr]), body=Region(tblock)
+        trampoline_name, llvm.LLVMFunctionType([ptr]),
+        body=Region([entry, claim, run, done]),
     )
 
-    # Launcher: store the arguments, fork/join through GOMP_parallel.
+    # Launcher: store the arguments, fork/join through GOMP_parallel_loop_dynamic.
     lblock = Block(arg_types=inputs)
     lb = Builder(InsertPoint.at_end(lblock))
-    count = _i64(lb, slots)
+    count = _i64(lb, max(1, slots))
     context = lb.insert(llvm.AllocaOp(count, i64)).res
-    for slot, arg in enumerate(lblock.args):
+    for slot, arg in enumerate(lblock.args[:-1]):
         value: SSAValue = arg
         if isinstance(arg.type, llvm.LLVMPointerType):
             value = lb.insert(llvm.PtrToIntOp(arg, i64)).results[0]
@@ -281,9 +300,19 @@ def materialize_launch(module: builtin.ModuleOp, launcher: llvm.FuncOp) -> None:
             raise TeirError(f"teir-gomp-launch: cannot pass a {arg.type} to a parallel loop")
         address = lb.insert(llvm.GEPOp(context, [slot], pointee_type=i64)).result
         lb.insert(llvm.StoreOp(value, address))
+    total = lblock.args[-1]
+    # chunk = max(1, total / (CHUNKS_PER_THREAD * threads))
+    threads = lb.insert(llvm.CallOp("omp_get_max_threads", return_type=i32)).returned
+    threads = lb.insert(llvm.SExtOp(threads, i64)).res  # pyright: ignore
+    pieces = lb.insert(llvm.MulOp(threads, _i64(lb, CHUNKS_PER_THREAD))).res
+    chunk = lb.insert(llvm.SDivOp(total, pieces)).res
+    one = _i64(lb, 1)
+    small = lb.insert(llvm.ICmpOp(chunk, one, IntegerAttr(2, IntegerType(64)))).res  # slt
+    chunk = lb.insert(llvm.SelectOp(small, one, chunk)).results[0]
     function = lb.insert(llvm.AddressOfOp(trampoline_name, ptr)).result
     zero = lb.insert(llvm.ConstantOp(IntegerAttr(0, i32), i32)).result
-    lb.insert(llvm.CallOp("GOMP_parallel", function, context, zero, zero))
+    lb.insert(llvm.CallOp("GOMP_parallel_loop_dynamic", function, context, zero,
+                          _i64(lb, 0), total, one, chunk, zero))
     lb.insert(llvm.ReturnOp())
     launcher.body.add_block(lblock)
     launcher.linkage = llvm.LinkageAttr("internal")  # pyright: ignore
@@ -297,7 +326,7 @@ def _min(builder: Builder, a: SSAValue, b: SSAValue) -> SSAValue:
 
 @dataclass(frozen=True)
 class GompLaunchPass(ModulePass):
-    """Defines the `__teir_launch_*` functions with GOMP_parallel (llvm dialect)."""
+    """Defines the `__teir_launch_*` functions with libgomp (llvm dialect)."""
 
     name = "teir-gomp-launch"
 
@@ -311,8 +340,10 @@ class GompLaunchPass(ModulePass):
         if not launchers:
             return
         ptr = llvm.LLVMPointerType()
-        _declare(op, "GOMP_parallel", [ptr, ptr, i32, i32], None)
-        _declare(op, "omp_get_thread_num", [], i32)
-        _declare(op, "omp_get_num_threads", [], i32)
+        _declare(op, "GOMP_parallel_loop_dynamic",
+                 [ptr, ptr, i32, i64, i64, i64, i64, i32], None)
+        _declare(op, "GOMP_loop_dynamic_next", [ptr, ptr], i8)
+        _declare(op, "GOMP_loop_end_nowait", [], None)
+        _declare(op, "omp_get_max_threads", [], i32)
         for launcher in launchers:
             materialize_launch(op, launcher)

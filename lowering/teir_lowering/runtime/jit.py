@@ -15,6 +15,8 @@ The JitModule owns the execution engine: keep it alive while its code may run.
 from __future__ import annotations
 
 import ctypes
+import os
+import threading
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -265,3 +267,33 @@ class JitModule:
             copy = llvm.parse_assembly(self.llvm_ir)
             self._assembly = self._target_machine.emit_assembly(copy)
         return self._assembly
+
+
+LIBGOMP = "libgomp.so.1"
+
+WAIT_POLICY = "passive"
+"""libgomp's wait policy when TEIR loads it and the environment names none
+(OMP_WAIT_POLICY, GOMP_SPINCOUNT). By default a libgomp thread spins for
+300,000 pauses (milliseconds) before it sleeps, at the join and between
+regions. When every core is busy (another pool still spinning after its call,
+other jobs), the woken worker lands on the core where the calling thread spins
+at the join waiting for it, and each call of a 2-thread kernel waited
+milliseconds (benchmarks/mixed_pools.py). Passive threads sleep at once."""
+
+_LOAD_LOCK = threading.Lock()
+
+
+def load_libgomp() -> None:
+    """Loads libgomp for the JIT (once per process), with WAIT_POLICY unless the
+    environment chose one. libgomp reads its environment when it is loaded, so the
+    variable is set around the load only; a libgomp another library loaded first
+    keeps its settings."""
+    with _LOAD_LOCK:
+        chosen = any(name in os.environ for name in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT"))
+        if not chosen:
+            os.environ["OMP_WAIT_POLICY"] = WAIT_POLICY
+        try:
+            JitModule.load_library(LIBGOMP)
+        finally:
+            if not chosen:
+                os.environ.pop("OMP_WAIT_POLICY", None)

@@ -241,14 +241,10 @@ def _overlap(start: int, size: int, out_start: int, out_size: int) -> bool:
     return bool(size and out_size and start < out_start + out_size and out_start < start + size)
 
 
-_OMP_THREADS = threading.local()
-"""The thread count last given to omp_set_num_threads on this OS thread (a per-thread ICV)."""
-
-
 def _set_omp_threads(setter, count: int) -> None:
-    if getattr(_OMP_THREADS, "count", None) != count:
-        setter(count)
-        _OMP_THREADS.count = count
+    """libgomp's thread count for this OS thread's next fork, set on every call:
+    another library (threadpoolctl, an OpenMP extension) may have changed it since."""
+    setter(count)
 
 
 @cache
@@ -332,7 +328,7 @@ def compile_kernel(
     })
     kernel_name = function.sym_name.data
     from teir_lowering.runtime import kernel_cache
-    from teir_lowering.runtime.jit import JitModule
+    from teir_lowering.runtime.jit import JitModule, load_libgomp
 
     with stage("key"):
         disk_key = kernel_cache.kernel_key(*key)
@@ -340,7 +336,7 @@ def compile_kernel(
         stored = None if keep_ir else kernel_cache.load(disk_key)
     if stored is not None:
         if stored.parallel:
-            JitModule.load_library("libgomp.so.1")
+            load_libgomp()
         with stage("cache MCJIT"):
             engine = JitModule.from_machine_code(stored.llvm_ir, stored.object_code)
         parallel = stored.parallel
@@ -402,7 +398,7 @@ def _compile(module: ModuleOp, function: func.FuncOp, tensors: Sequence[TensorSp
     """The kernel's function lowered and JIT-compiled: the engine, whether it launches
     threads, and the IR of the stages (scf and llvm with `keep_ir`)."""
     from teir_lowering.codegen.parallel import launches_threads
-    from teir_lowering.runtime.jit import JitModule
+    from teir_lowering.runtime.jit import JitModule, load_libgomp
     from teir_passes.pipeline import OptimizePass, default_passes
     from teir_passes.script import apply_schedule
 
@@ -435,7 +431,7 @@ def _compile(module: ModuleOp, function: func.FuncOp, tensors: Sequence[TensorSp
         raise TeirError(f"lowering failed: {err}") from None
     parallel = launches_threads(module)
     if parallel:
-        JitModule.load_library("libgomp.so.1")
+        load_libgomp()
     offset = data_offset()
 
     def add_entry(ir_module: ir.Module) -> None:

@@ -1,8 +1,10 @@
 // RUN: teir-opt %s -p teir-gomp-launch | filecheck %s
 
 // The launcher stores its arguments (pointers as integers) in a stack array
-// and forks through GOMP_parallel; the trampoline reads them back and runs
-// the calling thread's static chunk [lo, hi) of [0, total).
+// and forks through GOMP_parallel_loop_dynamic over [0, total) in chunks of
+// total / (8 x threads) (at least 1); the trampoline reads the arguments back
+// and runs chunks while libgomp hands them out, so that a thread slowed by
+// something else on its core takes fewer of them.
 
 builtin.module {
   llvm.func @f__parallel0(%out: !llvm.ptr, %flag: i1, %lo: i64, %hi: i64) {
@@ -17,16 +19,38 @@ builtin.module {
 // CHECK:        llvm.store %[[PI]]
 // CHECK:        %[[FI:.*]] = llvm.zext %[[FLAG]] : i1 to i64
 // CHECK:        llvm.store %[[FI]]
-// CHECK:        llvm.store %[[TOTAL]]
+// CHECK-NOT:    llvm.store
+// CHECK:        %[[THREADS:.*]] = llvm.call @omp_get_max_threads() : () -> i32
+// CHECK:        %[[WIDE:.*]] = llvm.sext %[[THREADS]] : i32 to i64
+// CHECK:        %[[EIGHT:.*]] = llvm.mlir.constant(8) : i64
+// CHECK:        %[[PIECES:.*]] = llvm.mul %[[WIDE]], %[[EIGHT]] : i64
+// CHECK:        %[[CHUNK:.*]] = llvm.sdiv %[[TOTAL]], %[[PIECES]] : i64
+// CHECK:        %[[ONE:.*]] = llvm.mlir.constant(1) : i64
+// CHECK:        %[[SMALL:.*]] = llvm.icmp "slt" %[[CHUNK]], %[[ONE]] : i64
+// CHECK:        %[[AT_LEAST_ONE:.*]] = llvm.select %[[SMALL]], %[[ONE]], %[[CHUNK]] : i1, i64
 // CHECK:        %[[FN:.*]] = llvm.mlir.addressof @f__parallel0__omp : !llvm.ptr
-// CHECK:        llvm.call @GOMP_parallel(%[[FN]], %[[CTX]], %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
-// CHECK:      llvm.func @GOMP_parallel(!llvm.ptr, !llvm.ptr, i32, i32)
-// CHECK:      llvm.func @omp_get_thread_num() -> i32
-// CHECK:      llvm.func @omp_get_num_threads() -> i32
+// CHECK:        %[[ZERO32:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK:        %[[ZERO:.*]] = llvm.mlir.constant(0) : i64
+// CHECK:        llvm.call @GOMP_parallel_loop_dynamic(%[[FN]], %[[CTX]], %[[ZERO32]], %[[ZERO]], %[[TOTAL]], %[[ONE]], %[[AT_LEAST_ONE]], %[[ZERO32]]) : (!llvm.ptr, !llvm.ptr, i32, i64, i64, i64, i64, i32) -> ()
+// CHECK:      llvm.func @GOMP_parallel_loop_dynamic(!llvm.ptr, !llvm.ptr, i32, i64, i64, i64, i64, i32)
+// CHECK:      llvm.func @GOMP_loop_dynamic_next(!llvm.ptr, !llvm.ptr) -> i8
+// CHECK:      llvm.func @GOMP_loop_end_nowait()
+// CHECK:      llvm.func @omp_get_max_threads() -> i32
 // CHECK:      llvm.func internal @f__parallel0__omp(%{{.*}}: !llvm.ptr) {
-// CHECK:        llvm.inttoptr
-// CHECK:        llvm.trunc %{{.*}} : i64 to i1
-// CHECK:        llvm.call @omp_get_thread_num() : () -> i32
-// CHECK:        llvm.call @omp_get_num_threads() : () -> i32
-// CHECK:        llvm.sdiv
-// CHECK:        llvm.call @f__parallel0(%{{.*}}, %{{.*}}, %[[LO:.*]], %[[HI:.*]]) : (!llvm.ptr, i1, i64, i64) -> ()
+// CHECK:        %[[OUT:.*]] = llvm.inttoptr
+// CHECK:        %[[F:.*]] = llvm.trunc %{{.*}} : i64 to i1
+// CHECK:        %[[START:.*]] = llvm.alloca %{{.*}} x i64
+// CHECK:        %[[END:.*]] = llvm.alloca %{{.*}} x i64
+// CHECK:        llvm.br ^[[CLAIM:.*]]
+// CHECK:      ^[[CLAIM]]:
+// CHECK:        %[[GOT:.*]] = llvm.call @GOMP_loop_dynamic_next(%[[START]], %[[END]]) : (!llvm.ptr, !llvm.ptr) -> i8
+// CHECK:        %[[MORE:.*]] = llvm.icmp "ne" %[[GOT]], %{{.*}} : i8
+// CHECK:        llvm.cond_br %[[MORE]], ^[[BODY:.*]], ^[[DONE:.*]]
+// CHECK:      ^[[BODY]]:
+// CHECK:        %[[LO:.*]] = llvm.load %[[START]] : !llvm.ptr -> i64
+// CHECK:        %[[HI:.*]] = llvm.load %[[END]] : !llvm.ptr -> i64
+// CHECK:        llvm.call @f__parallel0(%[[OUT]], %[[F]], %[[LO]], %[[HI]]) : (!llvm.ptr, i1, i64, i64) -> ()
+// CHECK:        llvm.br ^[[CLAIM]]
+// CHECK:      ^[[DONE]]:
+// CHECK:        llvm.call @GOMP_loop_end_nowait() : () -> ()
+// CHECK:        llvm.return
