@@ -13,7 +13,12 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i64,
 )
-from xdsl.ir import Attribute, ParametrizedAttribute
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import (
+    Attribute,
+    ParametrizedAttribute,
+    SpacedOpaqueSyntaxAttribute,
+)
 from xdsl.irdl import (
     irdl_attr_definition,
     param_def,
@@ -24,11 +29,31 @@ from xdsl.utils.exceptions import VerifyException
 
 from teir_dialect.gemm import KernelMatch
 from teir_dialect.ids import TeirId, id_text, make_id, parse_id, print_id
-from teir_dialect.vocabulary import GuardKind, KernelKind, parse_enum
+from teir_dialect.vocabulary import GuardKind, KernelKind, Policy, parse_enum
+
+# --------------------------------------------------------------------------
+# Policies
+# --------------------------------------------------------------------------
+
+
+@irdl_attr_definition
+class PolicyAttr(EnumAttribute[Policy], SpacedOpaqueSyntaxAttribute):
+    """An iteration node's policy, `#teir<policy parallel>` in generic form; the
+    custom form of `teir.iter` writes the bare word."""
+
+    name = "teir.policy"
+
 
 # --------------------------------------------------------------------------
 # Guards
 # --------------------------------------------------------------------------
+
+
+@irdl_attr_definition
+class GuardKindAttr(EnumAttribute[GuardKind], SpacedOpaqueSyntaxAttribute):
+    """`first` or `last`, `#teir<guard_kind first>` in generic form."""
+
+    name = "teir.guard_kind"
 
 
 @irdl_attr_definition
@@ -37,20 +62,17 @@ class GuardTermAttr(ParametrizedAttribute):
 
     name = "teir.term"
 
-    kind: StringAttr = param_def()
+    kind: GuardKindAttr = param_def()
     axis: TeirId = param_def()
 
     def __init__(self, kind: str, axis: str | int | StringAttr | IntegerAttr):
         if not isinstance(axis, Attribute):
             axis = make_id(axis)
-        super().__init__(StringAttr(kind), axis)
-
-    def verify(self) -> None:
-        if parse_enum(GuardKind, self.kind.data) is None:
+        if (member := parse_enum(GuardKind, kind)) is None:
             raise VerifyException(
-                f"guard rule: a guard term is first(axis) or last(axis), "
-                f"got '{self.kind.data}'"
+                f"guard rule: a guard term is first(axis) or last(axis), got '{kind}'"
             )
+        super().__init__(GuardKindAttr(member), axis)
 
     @property
     def axis_text(self) -> str:
@@ -156,6 +178,13 @@ _ALL_KERNEL_PARAMS = KERNEL_PARAMS[KernelKind.BRGEMM]
 
 
 @irdl_attr_definition
+class KernelKindAttr(EnumAttribute[KernelKind], SpacedOpaqueSyntaxAttribute):
+    """A row of Table 10.6.1, `#teir<kernel_kind gemm>` in generic form."""
+
+    name = "teir.kernel_kind"
+
+
+@irdl_attr_definition
 class KernelAttr(ParametrizedAttribute):
     """The kernel `teir-match-gemm` selected for a Contraction primitive.
 
@@ -169,7 +198,7 @@ class KernelAttr(ParametrizedAttribute):
 
     name = "teir.kernel"
 
-    kind: StringAttr = param_def()
+    kind: KernelKindAttr = param_def()
     m: IntegerAttr = param_def()
     n: IntegerAttr = param_def()
     k: IntegerAttr = param_def()
@@ -185,8 +214,13 @@ class KernelAttr(ParametrizedAttribute):
         unknown = set(params) - set(_ALL_KERNEL_PARAMS)
         if unknown:
             raise TypeError(f"teir.kernel has no parameter {', '.join(sorted(unknown))}")
+        if (member := parse_enum(KernelKind, kind)) is None:
+            raise VerifyException(
+                f"kernel rule: teir.kernel kind is one of {', '.join(KERNEL_KINDS)}, "
+                f"got '{kind}'"
+            )
         super().__init__(
-            StringAttr(kind),
+            KernelKindAttr(member),
             *(IntegerAttr(int(params.get(p, 0)), i64) for p in _ALL_KERNEL_PARAMS),
             StringAttr(trans),
         )
@@ -212,7 +246,7 @@ class KernelAttr(ParametrizedAttribute):
     @property
     def is_gemm(self) -> bool:
         """A GEMM or BRGEMM: the kinds that get a register-blocked microkernel."""
-        return KernelKind(self.kind.data).microkernel
+        return self.kind.data.microkernel
 
     @property
     def trans_a(self) -> str:

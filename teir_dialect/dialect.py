@@ -24,8 +24,11 @@ from teir_dialect.attributes import (
     EPILOGUE_ATTR,
     EpilogueAttr,
     GuardAttr,
+    GuardKindAttr,
     GuardTermAttr,
     KernelAttr,
+    KernelKindAttr,
+    PolicyAttr,
 )
 from teir_dialect.ids import fresh_id, id_text, id_value, make_id
 from teir_dialect.ops import (
@@ -50,10 +53,13 @@ __all__ = [
     "ConfigVerifier",
     "EpilogueAttr",
     "GuardAttr",
+    "GuardKindAttr",
     "GuardTermAttr",
     "InvokeOp",
     "IterOp",
     "KernelAttr",
+    "KernelKindAttr",
+    "PolicyAttr",
     "PrimitiveOp",
     "ScheduleNode",
     "ScheduleOp",
@@ -68,5 +74,6 @@ __all__ = [
 TEIR = Dialect(
     "teir",
     [ConfigOp, AxisOp, PrimitiveOp, ScheduleOp, IterOp, InvokeOp],
-    [GuardAttr, GuardTermAttr, KernelAttr, EpilogueAttr],
+    [GuardAttr, GuardKindAttr, GuardTermAttr, KernelAttr, KernelKindAttr, EpilogueAttr,
+     PolicyAttr],
 )

@@ -39,6 +39,7 @@ from teir_dialect.attributes import (
     GuardAttr,
     GuardTermAttr,
     KernelAttr,
+    PolicyAttr,
     parse_optional_guard,
 )
 from teir_dialect.gemm import KERNEL_ATTR, match_contraction
@@ -508,7 +509,7 @@ class IterOp(ScheduleNode):
     name = "teir.iter"
 
     axis = prop_def(TeirId)
-    policy = prop_def(StringAttr)
+    policy = prop_def(PolicyAttr)
     body = region_def("single_block")
 
     traits = lazy_traits_def(lambda: (NoTerminator(), HasParent(IterOp, ScheduleOp)))
@@ -528,7 +529,7 @@ class IterOp(ScheduleNode):
             properties={
                 "id": make_id(id),
                 "axis": make_id(axis),
-                "policy": StringAttr(policy),
+                "policy": PolicyAttr(Policy(policy)),
                 "guard": guard,
             },
             regions=[Region(Block(children))],
@@ -571,11 +572,6 @@ class IterOp(ScheduleNode):
         """The rules of one iteration node; its axis, guard and path are checked
         with the configuration's tables (ConfigOp)."""
         node = self.node_id
-        if parse_enum(Policy, self.policy.data) is None:
-            raise VerifyException(
-                f"iteration node rule: iteration node '{node}' has policy "
-                f"'{self.policy.data}'; expected {spelled(Policy)}"
-            )
         self.verify_children(self.body.block, f"iteration node '{node}'")
         if self.body.block.first_op is None:
             raise VerifyException(
@@ -588,9 +584,9 @@ class IterOp(ScheduleNode):
         print_id(printer, self.id)
         printer.print_string(" over ")
         print_id(printer, self.axis)
-        if self.policy.data != "sequential":
+        if self.policy.data is not Policy.SEQUENTIAL:
             printer.print_string(" ")
-            printer.print_identifier_or_string_literal(self.policy.data)
+            printer.print_string(self.policy.data)
         if self.guard is not None:
             printer.print_string(" ")
             self.guard.print_terms(printer)
@@ -608,7 +604,13 @@ class IterOp(ScheduleNode):
         node_id = parse_id(parser)
         parser.parse_keyword("over")
         axis = parse_id(parser)
-        policy = parser.parse_optional_identifier_or_str_literal() or "sequential"
+        at = parser.pos
+        word = parser.parse_optional_identifier_or_str_literal() or Policy.SEQUENTIAL
+        if (policy := parse_enum(Policy, word)) is None:
+            parser.raise_error(
+                f"iteration node rule: iteration node '{id_text(node_id)}' has policy "
+                f"'{word}'; expected {spelled(Policy)}", at, parser.pos
+            )
         guard = parse_optional_guard(parser)
         entered = _PARSE_DEPTH.set(depth)
         try:
@@ -618,7 +620,7 @@ class IterOp(ScheduleNode):
         properties: dict[str, Attribute] = {
             "id": node_id,
             "axis": axis,
-            "policy": StringAttr(policy),
+            "policy": PolicyAttr(policy),
         }
         if guard is not None:
             properties["guard"] = guard

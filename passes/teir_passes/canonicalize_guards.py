@@ -54,8 +54,9 @@ from teir_dialect.dialect import (
     IterOp,
     ScheduleNode,
 )
+from teir_dialect.vocabulary import GuardKind
 
-KIND_ORDER = {"first": 0, "last": 1}
+KIND_ORDER = {GuardKind.FIRST: 0, GuardKind.LAST: 1}
 
 
 # --------------------------------------------------------------------------
@@ -124,7 +125,7 @@ def hoistable_out_of(invoke: InvokeOp, loop: IterOp, kind: str) -> bool:
 
 def end_child(parent: IterOp, kind: str) -> ScheduleNode | None:
     """The first child for `first`, the last child for `last`."""
-    return parent.first_child if kind == "first" else parent.last_child
+    return parent.first_child if kind == GuardKind.FIRST else parent.last_child
 
 
 def out_span(loop: IterOp, below: IterOp) -> int | None:
@@ -221,7 +222,7 @@ class EraseUnsatisfiable(RewritePattern):
         config = op.config
         for term in op.guard.terms:
             axis = config.find_axis(term.axis_text)
-            both = kinds_on(op, term.axis_text) == {"first", "last"}
+            both = kinds_on(op, term.axis_text) == {GuardKind.FIRST, GuardKind.LAST}
             if both and axis is not None and axis.size > 1:
                 erase_node(op, rewriter)
                 return
@@ -244,7 +245,7 @@ class HoistGuardedInvocation(RewritePattern):
         loop = op.parent_op()
         if not isinstance(loop, IterOp) or op.guard is None:
             return
-        for kind in ("first", "last"):
+        for kind in GuardKind:
             if end_child(loop, kind) is op and hoistable_out_of(op, loop, kind):
                 set_terms(
                     op,
@@ -253,7 +254,7 @@ class HoistGuardedInvocation(RewritePattern):
                 )
                 point = (
                     InsertPoint.before(loop)
-                    if kind == "first"
+                    if kind == GuardKind.FIRST
                     else InsertPoint.after(loop)
                 )
                 move_node(op, point, rewriter)
@@ -275,7 +276,7 @@ class SinkLoopBelowChain(RewritePattern):
         if len(set(operands)) != len(operands):
             return  # aliased tensors: reordering could change what an input reads
         ancestors = op.ancestors()
-        for kind in ("first", "last"):
+        for kind in GuardKind:
             if end_child(inner, kind) is not op:
                 continue
             for term in op.guard.terms:

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import builtin
-from xdsl.dialects.builtin import StringAttr
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import VerifyException
 
+from teir_dialect.attributes import PolicyAttr
 from teir_dialect.dialect import ConfigOp
 from teir_dialect.vocabulary import Policy
 from teir_passes.schedule_edit import (
@@ -32,7 +32,7 @@ def set_policy(config: ConfigOp, axis_id: str, policy: Policy, pass_name: str) -
     if not nodes:
         raise TransformError(pass_name, f"no iteration node iterates axis '{axis_id}'")
     for node in nodes:
-        node.properties["policy"] = StringAttr(policy)
+        node.properties["policy"] = PolicyAttr(policy)
     refresh_epilogues(config)  # a parallel loop takes no epilogue
     try:
         config.verify()  # the race rule decides
