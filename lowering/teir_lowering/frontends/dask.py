@@ -8,11 +8,11 @@
 in `dask.array.core.einsum_lookup` / `tensordot_lookup`; `register` puts
 TEIR's there for numpy chunks, in this process and, given a client, on every
 worker of its cluster, also those that join later (a `distributed.WorkerPlugin`
-registers them when a worker starts). Each chunk runs `einsum_tree.contract`
-(any number of operands) or `einsum_tree.tensordot` on `threads` threads (1 by
+registers them when a worker starts). Each chunk runs `teir_lowering.einsum`
+(numpy's semantics, any number of operands) or `einsum_tree.tensordot` on `threads` threads (1 by
 default: dask already runs one chunk per worker thread). A chunk TEIR cannot
-compute (integer or mixed dtypes, a `dtype=` asking for a conversion, a
-repeated index) raises; nothing falls back to numpy.
+compute (integer, complex or object chunks) raises; nothing falls back to
+numpy.
 
 dask is an optional extra: `pip install -e '.[dask]'`.
 """
@@ -24,7 +24,6 @@ from collections import Counter
 
 import numpy as np
 
-from teir_dialect.records import TeirError
 from teir_lowering.frontends import einsum_tree
 
 try:  # distributed is needed only for `register(client)`
@@ -57,27 +56,12 @@ def chunk_einsum(subscripts: str, *operands: np.ndarray, dtype: object = None,
                  optimize: object = False, casting: str = "safe",
                  order: str = "K") -> np.ndarray:
     """`np.einsum` on numpy chunks with the keywords dask passes (dtype, optimize:
-    False or np.einsum_path's path, and the user's casting and order)."""
-    if not isinstance(subscripts, str) or "->" not in subscripts or "." in subscripts:
-        raise TeirError(f"einsum: chunk subscripts {subscripts!r} are not explicit")
-    if order not in _ORDERS:
-        raise ValueError(f"einsum: order must be one of K, A, C, F, got {order!r}")
-    if casting not in _CASTINGS:
-        raise ValueError(f"einsum: casting must be one of {', '.join(_CASTINGS)}, "
-                         f"got {casting!r}")
-    left, output = subscripts.replace(" ", "").split("->")
-    inputs = left.split(",")
-    arrays = [np.asarray(op) if isinstance(op, np.generic) else op for op in operands]
-    common = einsum_tree._common_dtype(arrays) if arrays else None
-    if dtype is not None and np.dtype(dtype) != common:  # pyright: ignore
-        raise TypeError(f"einsum: dtype={np.dtype(dtype)} asks to convert {common} "  # pyright: ignore
-                        "chunks; TEIR's chunk einsum computes in the chunks' dtype")
-    extents = einsum_tree._extents(inputs, output, arrays)
-    out = np.empty(tuple(extents[x] for x in output), dtype=common,  # pyright: ignore
-                   order=_ORDERS[order])
-    result = einsum_tree.contract(inputs, output, arrays, out=out,
-                                  path=None if optimize is False else optimize,
-                                  threads=_THREADS[0])
+    False or np.einsum_path's path, and the user's casting and order), in numpy's
+    semantics (`teir_lowering.einsum`: conversions, diagonals, sums, trees)."""
+    from teir_lowering.frontends.einsum_semantics import einsum
+
+    result = einsum(subscripts, *operands, dtype=dtype, optimize=optimize,
+                    casting=casting, order=order, threads=_THREADS[0])
     _count("einsum")
     return result
 
