@@ -12,7 +12,7 @@ import pytest
 from dask.array.dispatch import einsum_lookup, tensordot_lookup
 from distributed import Client, LocalCluster
 
-import teir_lowering.frontends.dask as teir_dask
+import teir_lowering.dask as teir_dask
 
 RNG = np.random.default_rng(5)
 
