@@ -1,14 +1,18 @@
-"""teir_lowering.frontends.dask: da.einsum / da.tensordot on chunked arrays run TEIR
+"""teir_lowering.dask: da.einsum / da.tensordot on chunked arrays run TEIR
 kernels per chunk and equal numpy, on the threaded scheduler and on a local
 cluster of two worker processes (plus one that joins after `register`).
 """
 
 from __future__ import annotations
 
-import dask
-import dask.array as da
 import numpy as np
 import pytest
+
+# dask is the optional extra `.[dask]` (.ci/run and ./main-job install it).
+dask = pytest.importorskip("dask", reason="the dask extra is not installed: pip install -e '.[dask]'")
+distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
+
+import dask.array as da
 from dask.array.dispatch import einsum_lookup, tensordot_lookup
 from distributed import Client, LocalCluster
 
