@@ -261,12 +261,7 @@ class KernelAttr(ParametrizedAttribute):
         return self.trans.data[2]
 
     def verify(self) -> None:
-        kind = self.kind.data
-        if kind not in KERNEL_KINDS:
-            raise VerifyException(
-                f"kernel rule: teir.kernel kind is one of {', '.join(KERNEL_KINDS)}, "
-                f"got '{kind}'"
-            )
+        kind = self.kind.data  # a KernelKind: its attribute holds no other word
         carried = KERNEL_PARAMS[kind]
         for param in _ALL_KERNEL_PARAMS:
             attr = getattr(self, param)

@@ -187,7 +187,7 @@ class LiftGemm(RewritePattern):
             ):
                 continue
             roles = {role: [node.axis_op()] for role, node in chosen.items()}
-            if match_contraction(_Roles(prim, roles)).kind not in ("gemm", "brgemm"):
+            if not match_contraction(_Roles(prim, roles)).microkernel:
                 continue
             axes = {axis[0].axis_id for axis in roles.values()}
             if any(_names_axis(node, axes) for node in nodes):

@@ -36,8 +36,6 @@ __all__ = ["TeirWorkerPlugin", "calls", "chunk_einsum", "chunk_tensordot", "regi
 _CALLS: Counter[str] = Counter()
 _CALLS_LOCK = threading.Lock()
 _THREADS: list[int | None] = [1]
-_ORDERS = {"K": "C", "A": "C", "C": "C", "F": "F"}
-_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 
 
 def calls() -> dict[str, int]:

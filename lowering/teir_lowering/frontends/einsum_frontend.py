@@ -82,14 +82,7 @@ def einsum(subscripts: str, *operands: np.ndarray, out: np.ndarray | None = None
         out = result = np.empty(output_shape(subscripts, operands), dtype=operands[0].dtype)
     else:
         result, out = out, plain_array(out, "einsum: out")
-    key = (subscripts, tuple(_layout(op) for op in operands), _layout(out), relu, dtype)
-    with _LOCK:
-        plan = _PLANS.get(key)
-    if plan is None:
-        plan = _plan(subscripts, operands, out, relu, dtype, threads, tune)
-        with _LOCK:
-            _PLANS[key] = plan
-    plan(operands, out, threads)
+    _cached_plan(subscripts, operands, out, relu, dtype, threads, tune)(operands, out, threads)
     return result
 
 
@@ -97,13 +90,14 @@ Plan = Callable[[Sequence[np.ndarray], np.ndarray, "int | None"], None]
 
 
 def _cached_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
-                 relu: bool, dtype: str | None, threads: int | None) -> Plan:
+                 relu: bool, dtype: str | None, threads: int | None,
+                 tune: bool = False) -> Plan:
     """The plan `einsum` uses for these arrays' layouts (made and kept if new)."""
     key = (subscripts, tuple(_layout(op) for op in operands), _layout(out), relu, dtype)
     with _LOCK:
         plan = _PLANS.get(key)
     if plan is None:
-        plan = _plan(subscripts, operands, out, relu, dtype, threads, False)
+        plan = _plan(subscripts, operands, out, relu, dtype, threads, tune)
         with _LOCK:
             _PLANS[key] = plan
     return plan
@@ -173,7 +167,7 @@ def _has_microkernel(module: ModuleOp) -> bool:
     (config,) = find_configs(scheduled)
     answer = any(
         p.kind is OperationKind.CONTRACTION
-        and p.matched_kernel().kind_name in ("gemm", "brgemm")
+        and p.matched_kernel().is_gemm
         for p in config.primitives
     )
     kernel_cache.remember(question, answer)

@@ -221,7 +221,9 @@ class Kernel:
         if threads is not None and (type(threads) is not int or not 0 < threads <= MAX_THREADS):
             threads = check_threads(threads)  # a numpy integer, or an error
         if self._set_threads is not None:
-            _set_omp_threads(self._set_threads, self.threads if threads is None else threads)
+            # set on every call: another library (threadpoolctl, an OpenMP
+            # extension) may have changed libgomp's count for this OS thread since
+            self._set_threads(self.threads if threads is None else threads)
         if self._entry is None:
             self._function(*self.check(arrays))
             return arrays[-1]
@@ -239,12 +241,6 @@ class Kernel:
 
 def _overlap(start: int, size: int, out_start: int, out_size: int) -> bool:
     return bool(size and out_size and start < out_start + out_size and out_start < start + size)
-
-
-def _set_omp_threads(setter, count: int) -> None:
-    """libgomp's thread count for this OS thread's next fork, set on every call:
-    another library (threadpoolctl, an OpenMP extension) may have changed it since."""
-    setter(count)
 
 
 @cache
