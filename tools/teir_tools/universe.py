@@ -2,8 +2,9 @@
 
 `pyproject.toml` names `TEIR_UNIVERSE` under the `xdsl.universe` entry point,
 so plain `xdsl-opt` parses teir IR and the lowering's lane ops, runs every
-`teir-` pass and prints the `teir-json`/`teir-tree` targets and `mlir-upstream`
-(the lowered IR as upstream mlir-opt reads it). It lives in teir_tools, the top layer,
+`teir-` pass and prints the `teir-json`/`teir-tree` targets, `mlir-upstream`
+(the lowered IR as upstream mlir-opt reads it) and `teir-llvm-ir` (an scf-level
+module as the LLVM IR compile_kernel compiles). It lives in teir_tools, the top layer,
 because it names the passes of teir_passes and teir_lowering; the dialect
 layer below must not import them.
 """
@@ -51,6 +52,12 @@ def _upstream_target() -> type[Target]:
     return UpstreamTarget
 
 
+def _llvm_ir_target() -> type[Target]:
+    from teir_lowering.llvm.translate import LLVMIRTarget
+
+    return LLVMIRTarget
+
+
 def _tree_target() -> type[Target]:
     from teir_dialect.targets import TreeTarget
 
@@ -70,5 +77,6 @@ TEIR_UNIVERSE = Universe(
         "teir-tree": _tree_target,
         "teir-script": _script_target,
         "mlir-upstream": _upstream_target,
+        "teir-llvm-ir": _llvm_ir_target,
     },
 )

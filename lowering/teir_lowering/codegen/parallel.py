@@ -324,6 +324,36 @@ def _min(builder: Builder, a: SSAValue, b: SSAValue) -> SSAValue:
     return builder.insert(llvm.SelectOp(less, a, b)).results[0]
 
 
+def _llvm_argument(typ) -> object:
+    if isinstance(typ, builtin.MemRefType):
+        return llvm.LLVMPointerType()
+    return i64 if isinstance(typ, IndexType) else typ
+
+
+def launchers(module: builtin.ModuleOp) -> builtin.ModuleOp | None:
+    """The launchers `module` (scf level, after teir-outline-parallel) declares, as an
+    llvm-dialect module of their own: each launcher and its trampoline as
+    teir-gomp-launch defines them, with external linkage, beside declarations of the
+    chunk functions and of libgomp. For a kernel translated straight to LLVM IR
+    (teir_lowering.llvm.translate), which links them in. None: no parallel loop."""
+    declared = [f for f in module.ops if isinstance(f, func.FuncOp)
+                and f.sym_name.data.startswith(LAUNCH_PREFIX) and not f.body.blocks]
+    if not declared:
+        return None
+    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+    out = builtin.ModuleOp([])
+    for launcher in declared:
+        name = launcher.sym_name.data
+        for symbol in (name[len(LAUNCH_PREFIX):], name):
+            inputs = [_llvm_argument(t) for t in functions[symbol].function_type.inputs]
+            _declare(out, symbol, inputs, None)
+    GompLaunchPass().apply(Context(), out)
+    for op in out.ops:
+        if isinstance(op, llvm.FuncOp) and op.sym_name.data.startswith(LAUNCH_PREFIX):
+            op.linkage = llvm.LinkageAttr("external")  # pyright: ignore
+    return out
+
+
 @dataclass(frozen=True)
 class GompLaunchPass(ModulePass):
     """Defines the `__teir_launch_*` functions with libgomp (llvm dialect)."""

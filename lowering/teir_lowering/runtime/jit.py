@@ -103,6 +103,15 @@ def _host_features() -> llvm.FeatureMap:
         return llvm.FeatureMap()
 
 
+def function_attributes() -> str:
+    """The LLVM attributes of every function TEIR defines: on AVX-512 hosts
+    `prefer-vector-width` 512, so that the vectorizers use zmm registers (some
+    host CPUs default to 256 bits)."""
+    if _host_features().get("avx512f", False):
+        return '"prefer-vector-width"="512"'
+    return ""
+
+
 def host_target_machine(opt_level: int = 3) -> llvm.TargetMachine:
     """A target machine for the host triple, CPU and CPU features."""
     _initialize_llvm()
@@ -172,9 +181,39 @@ class JitModule:
             raise JitCompilationError(
                 f"LLVM rejects the translated module: {error}"
             ) from error
-        llvm_module.triple = triple
-        llvm_module.data_layout = str(self._target_machine.target_data)
+        self._optimize_and_finish(llvm_module, opt_level)
 
+    @classmethod
+    def from_llvm_ir(cls, text: str, *, linked: tuple[str, ...] = (),
+                     opt_level: int = 3) -> JitModule:
+        """A module given as LLVM IR text (teir_lowering.llvm.translate), with the
+        modules of `linked` (LLVM IR texts defining what it declares) linked in,
+        optimized and compiled like the translated llvm-dialect modules."""
+        from teir_lowering.stages import stage
+
+        _initialize_llvm()
+        self = cls.__new__(cls)
+        self._target_machine = host_target_machine(opt_level)
+        try:
+            with stage("parse + verify LLVM IR"):
+                llvm_module = llvm.parse_assembly(text)
+                for part in linked:
+                    llvm_module.link_in(llvm.parse_assembly(part))
+                llvm_module.verify()
+        except RuntimeError as error:
+            raise JitCompilationError(f"LLVM rejects the module: {error}") from error
+        self.defined_functions = tuple(
+            f.name for f in llvm_module.functions if not f.is_declaration
+        )
+        self._optimize_and_finish(llvm_module, opt_level)
+        return self
+
+    def _optimize_and_finish(self, llvm_module: llvm.ModuleRef, opt_level: int) -> None:
+        """The host's triple and data layout, LLVM's O`opt_level` pipeline, MCJIT."""
+        from teir_lowering.stages import stage
+
+        llvm_module.triple = llvm.get_default_triple()
+        llvm_module.data_layout = str(self._target_machine.target_data)
         tuning = llvm.PipelineTuningOptions(speed_level=opt_level)
         tuning.loop_vectorization = opt_level >= 2
         tuning.slp_vectorization = opt_level >= 2

@@ -83,13 +83,12 @@ def scf_pipeline() -> tuple[ModulePass, ...]:
     )
 
 
-def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None = None,
-                  *, verify: bool = True) -> None:
-    """The whole default pipeline, teir -> llvm dialect, recording each stage's IR
-    in `stages` if given; `verify`: the llvm dialect module op by op
-    (`LowerToLLVMDialectPass.verify`)."""
-    from teir_lowering.codegen.parallel import GompLaunchPass, OutlineParallelPass
-    from teir_lowering.llvm.pipeline import LowerToLLVMDialectPass
+def lower_to_scf(module: ModuleOp, ctx: Context, stages: dict[str, str] | None = None,
+                 ) -> None:
+    """teir -> scf/arith/memref/vector with the parallel loops outlined: the level
+    both the pass pipeline and the translation to LLVM IR start from; the scf IR
+    in `stages` if given."""
+    from teir_lowering.codegen.parallel import OutlineParallelPass
 
     for pipeline_pass in scf_pipeline():
         with stage(pipeline_pass.name, module):
@@ -99,6 +98,39 @@ def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None 
             stages["scf"] = str(module)
     with stage("teir-outline-parallel", module):
         OutlineParallelPass().apply(ctx, module)
+
+
+def translate(module: ModuleOp, ctx: Context) -> tuple[str, tuple[str, ...]]:
+    """The scf-level `module` (after `lower_to_scf`) as LLVM IR text, in one walk
+    (teir_lowering.llvm.translate), and the texts to link in: the libgomp launchers
+    of its parallel loops. What `compile_kernel` compiles; `teir-to-llvm` is the
+    same program through the pass pipeline."""
+    from xdsl.backend.llvm.convert import convert_module
+
+    from teir_lowering.codegen.parallel import launchers
+    from teir_lowering.llvm.bf16 import BF16AsI16Pass
+    from teir_lowering.llvm.translate import translate_to_llvm_ir
+    from teir_lowering.runtime.jit import function_attributes
+
+    with stage("teir-bf16-as-i16", module):
+        BF16AsI16Pass().apply(ctx, module)
+    with stage("translate to LLVM IR"):
+        text = translate_to_llvm_ir(module, function_attributes())
+        parallel = launchers(module)
+        linked = () if parallel is None else (str(convert_module(
+            parallel, fallback_target_triple="")),)
+    return text, linked
+
+
+def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None = None,
+                  *, verify: bool = True) -> None:
+    """The whole default pipeline, teir -> llvm dialect, recording each stage's IR
+    in `stages` if given; `verify`: the llvm dialect module op by op
+    (`LowerToLLVMDialectPass.verify`)."""
+    from teir_lowering.codegen.parallel import GompLaunchPass
+    from teir_lowering.llvm.pipeline import LowerToLLVMDialectPass
+
+    lower_to_scf(module, ctx, stages)
     LowerToLLVMDialectPass(verify).apply(ctx, module)
     with stage("teir-gomp-launch", module):
         GompLaunchPass().apply(ctx, module)
@@ -420,7 +452,8 @@ def _compile(module: ModuleOp, function: func.FuncOp, tensors: Sequence[TensorSp
                 module.verify()
             with stage("print teir"):
                 stages["optimized"] = str(module)
-        lower_to_llvm(module, ctx, stages if keep_ir else None, verify=keep_ir)
+        lower_to_scf(module, ctx, stages if keep_ir else None)
+        text, linked = translate(module, ctx)
     except Unsupported:
         raise  # its own kind: it names what TEIR does not compile
     except DiagnosticException as err:
@@ -429,12 +462,15 @@ def _compile(module: ModuleOp, function: func.FuncOp, tensors: Sequence[TensorSp
     if parallel:
         load_libgomp()
     offset = data_offset()
-
-    def add_entry(ir_module: ir.Module) -> None:
-        if offset is not None:
-            add_ndarray_entry(ir_module, kernel_name, [t.needed_bytes for t in tensors], offset)
-
-    return JitModule(module, extend=add_entry), parallel, stages
+    if offset is not None:
+        entry = ir.Module()
+        ir.Function(entry, ir.FunctionType(ir.VoidType(), [ir.PointerType()] * len(tensors)),
+                    kernel_name)
+        add_ndarray_entry(entry, kernel_name, [t.needed_bytes for t in tensors], offset)
+        linked = (*linked, str(entry))
+    if keep_ir:
+        stages["llvm"] = "\n".join([text, *linked])
+    return JitModule.from_llvm_ir(text, linked=linked), parallel, stages
 
 
 __all__ = ["Kernel", "check_threads", "compile_kernel", "default_threads", "load_module"]
