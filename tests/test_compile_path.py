@@ -29,7 +29,7 @@ def test_stage_log_names_every_stage_with_its_ops(fresh_kernels) -> None:
         compile_kernel(EXAMPLE, threads=1)
     names = [s.name for s in log.stages]
     for expected in ("record -> module (verified)", "teir-optimize", "teir-to-scf",
-                     "teir-outline-parallel", "teir-bf16-as-i16", "translate to LLVM IR",
+                     "teir-outline-parallel", "translate to LLVM IR",
                      "parse + verify LLVM IR", "LLVM O3", "MCJIT codegen"):
         assert expected in names
     # the scf level goes straight to LLVM IR: none of the llvm-dialect conversions runs
@@ -77,3 +77,30 @@ def test_cycle_collector_is_paused_while_compiling(fresh_kernels, monkeypatch) -
         assert seen == [False, False] and not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_schedule_is_made_once_per_ir_and_host(monkeypatch) -> None:
+    """The einsum frontend asks teir-optimize whether a record gets a microkernel,
+    then compiles it: the auto-scheduler runs once, and again only for another IR
+    or host description."""
+    from teir_dialect import teir_context
+    from teir_dialect.host import pinned
+    from teir_dialect.records import load_module
+    from teir_passes import pipeline
+
+    runs: list[str] = []
+    apply = pipeline.OptimizePass.apply
+
+    def counting(self, ctx, op):
+        runs.append(str(op))
+        apply(self, ctx, op)
+
+    monkeypatch.setattr(pipeline.OptimizePass, "apply", counting)
+    monkeypatch.setattr(pipeline, "_SCHEDULED", pipeline.OrderedDict())
+    first, second = load_module(EXAMPLE), load_module(EXAMPLE)
+    pipeline.optimize(first, teir_context())
+    pipeline.optimize(second, teir_context())
+    assert len(runs) == 1 and str(first) == str(second) and str(first) != runs[0]
+    with pinned("avx2-small"):
+        pipeline.optimize(load_module(EXAMPLE), teir_context())
+    assert len(runs) == 2

@@ -25,11 +25,15 @@ results exactly, so the pipeline does too.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import builtin
 from xdsl.passes import ModulePass
+
+from teir_dialect.host import host
 
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "teir-auto-schedule",
@@ -80,4 +84,38 @@ class OptimizePass(ModulePass):
             pipeline_pass.apply(ctx, op)
 
 
-__all__ = ["DEFAULT_PIPELINE", "LIFTING_PIPELINE", "OptimizePass", "default_passes"]
+_SCHEDULED: OrderedDict[tuple[str, bool, int, str], builtin.ModuleOp] = OrderedDict()
+_SCHEDULED_LOCK = threading.Lock()
+SCHEDULED_KEPT = 64
+"""Scheduled modules `optimize` keeps (the most recently used)."""
+
+
+def optimize(module: builtin.ModuleOp, ctx: Context, pipeline: OptimizePass | None = None,
+             ) -> None:
+    """`pipeline` (teir-optimize by default) on `module` in place, or the result it gave
+    on the same IR, options and host description before in this process: the
+    einsum frontend asks whether a record gets a microkernel before it compiles
+    the record, and the schedule is a good part of a first call's time."""
+    pipeline = pipeline or OptimizePass()
+    key = (str(module), pipeline.auto_schedule, pipeline.threads, host().fingerprint())
+    with _SCHEDULED_LOCK:
+        done = _SCHEDULED.get(key)
+        if done is not None:
+            _SCHEDULED.move_to_end(key)
+    if done is None:
+        pipeline.apply(ctx, module)
+        with _SCHEDULED_LOCK:
+            _SCHEDULED[key] = module.clone()
+            while len(_SCHEDULED) > SCHEDULED_KEPT:
+                _SCHEDULED.popitem(last=False)
+        return
+    for op in list(module.ops):
+        op.detach()
+        op.erase()
+    for op in done.clone().ops:
+        op.detach()
+        module.body.block.add_op(op)
+
+
+__all__ = ["DEFAULT_PIPELINE", "LIFTING_PIPELINE", "OptimizePass", "default_passes",
+           "optimize"]

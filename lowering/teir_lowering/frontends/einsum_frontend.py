@@ -34,7 +34,7 @@ from teir_dialect.records import TeirError, find_configs, load_module
 from teir_dialect.vocabulary import OperationKind
 from teir_lowering.runtime import kernel_cache
 from teir_lowering.runtime.kernel import compile_kernel
-from teir_passes.pipeline import OptimizePass
+from teir_passes.pipeline import optimize
 
 _PLANS: dict[tuple, Plan] = {}
 _LOCK = threading.Lock()
@@ -163,7 +163,7 @@ def _has_microkernel(module: ModuleOp) -> bool:
     if isinstance(known := kernel_cache.recall(question), bool):
         return known
     scheduled = module.clone()
-    OptimizePass().apply(teir_context(), scheduled)
+    optimize(scheduled, teir_context())  # remembered for compile_kernel
     (config,) = find_configs(scheduled)
     answer = any(
         p.kind is OperationKind.CONTRACTION

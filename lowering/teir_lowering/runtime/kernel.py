@@ -38,7 +38,7 @@ import numpy as np
 from llvmlite import ir
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import BFloat16Type, MemRefType, ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -112,14 +112,25 @@ def translate(module: ModuleOp, ctx: Context) -> tuple[str, tuple[str, ...]]:
     from teir_lowering.llvm.translate import translate_to_llvm_ir
     from teir_lowering.runtime.jit import function_attributes
 
-    with stage("teir-bf16-as-i16", module):
-        BF16AsI16Pass().apply(ctx, module)
+    if _holds_bf16(module):
+        with stage("teir-bf16-as-i16", module):
+            BF16AsI16Pass().apply(ctx, module)
     with stage("translate to LLVM IR"):
         text = translate_to_llvm_ir(module, function_attributes())
         parallel = launchers(module)
         linked = () if parallel is None else (str(convert_module(
             parallel, fallback_target_triple="")),)
     return text, linked
+
+
+def _holds_bf16(module: ModuleOp) -> bool:
+    """Whether a kernel's module has bf16 values: the code generators make them only
+    from bf16 memory, the tensors its functions take."""
+    return any(
+        isinstance(op, func.FuncOp) and any(
+            isinstance(typ, MemRefType) and isinstance(typ.element_type, BFloat16Type)
+            for typ in op.function_type.inputs)
+        for op in module.ops)
 
 
 def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None = None,
@@ -427,7 +438,8 @@ def _compile(module: ModuleOp, function: func.FuncOp, tensors: Sequence[TensorSp
     threads, and the IR of the stages (scf and llvm with `keep_ir`)."""
     from teir_lowering.codegen.parallel import launches_threads
     from teir_lowering.runtime.jit import JitModule, load_libgomp
-    from teir_passes.pipeline import OptimizePass, default_passes
+    from teir_passes.pipeline import default_passes
+    from teir_passes.pipeline import optimize as schedule
     from teir_passes.script import apply_schedule
 
     kernel_name = function.sym_name.data
@@ -446,7 +458,7 @@ def _compile(module: ModuleOp, function: func.FuncOp, tensors: Sequence[TensorSp
                     after_scheduling.apply(ctx, module)
         elif optimize:
             with stage("teir-optimize", module):
-                OptimizePass().apply(ctx, module)
+                schedule(module, ctx)
         if tuned is not None or optimize:
             with stage("verify teir"):
                 module.verify()
