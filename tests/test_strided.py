@@ -268,3 +268,25 @@ def test_race_rule_is_exact_on_records(record: dict) -> None:
     assert (verdict is not None) == bool(races), (verdict, sorted(races))
     if verdict is not None:
         assert verdict in races
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 40), st.integers(-6, 3), st.integers(0, 6)),
+                min_size=1, max_size=4),
+       st.integers(-300, 300), st.integers(1, 60))
+def test_small_searches_find_what_the_numpy_search_finds(terms, low, width) -> None:
+    """`solve` enumerates small searches in Python integers: the same solution (or
+    none) as its numpy form, which it uses past SMALL_SEARCH combinations."""
+    from teir_dialect import strided
+
+    terms = [(s, lo, lo + span) for s, lo, span in terms]
+    small = strided.solve(terms, low, low + width)
+    original = strided.SMALL_SEARCH
+    try:
+        strided.SMALL_SEARCH = 0
+        assert strided.solve(terms, low, low + width) == small
+    finally:
+        strided.SMALL_SEARCH = original
+    if small is not None:
+        total = sum(s * e for (s, _, _), e in zip(terms, small))
+        assert low < total < low + width

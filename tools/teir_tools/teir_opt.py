@@ -81,10 +81,10 @@ class TeirOptMain(xDSLOptMain):
         custom form (teir_dialect.linalg_ops)."""
         from xdsl.universe import Universe
 
-        from teir_dialect.linalg_ops import DIALECTS
+        from teir_dialect.context import REPLACED_DIALECTS
 
         for name, factory in Universe.get_multiverse().all_dialects.items():
-            self.ctx.register_dialect(name, DIALECTS.get(name, factory))
+            self.ctx.register_dialect(name, REPLACED_DIALECTS.get(name, factory))
 
     def register_all_frontends(self) -> None:
         super().register_all_frontends()
