@@ -416,12 +416,19 @@ def _shuffle(f: _Function, op: Operation) -> None:
                             f"<{len(mask)} x i32> <{lanes}>")
 
 
-@_handles(memref.LoadOp, vector.LoadOp)
-def _load(f: _Function, op: Operation) -> None:
-    memory, *indices = op.operands
+def _accessed(f: _Function, op: Operation, memory: SSAValue,
+              indices: list[SSAValue]) -> tuple[str, int]:
+    """The address a load or store of one index reads or writes, and its alignment."""
     if len(indices) != 1:
         raise TranslationError(f"{op.name} with {len(indices)} indices is not translated")
     address, _, size = f.address(memory, indices[0])
+    return address, size
+
+
+@_handles(memref.LoadOp, vector.LoadOp)
+def _load(f: _Function, op: Operation) -> None:
+    memory, *indices = op.operands
+    address, size = _accessed(f, op, memory, indices)
     result = op.results[0]
     f.define(result, f"load {llvm_type(result.type)}, ptr {address}, align {size}")
 
@@ -429,9 +436,7 @@ def _load(f: _Function, op: Operation) -> None:
 @_handles(memref.StoreOp, vector.StoreOp)
 def _store(f: _Function, op: Operation) -> None:
     value, memory, *indices = op.operands
-    if len(indices) != 1:
-        raise TranslationError(f"{op.name} with {len(indices)} indices is not translated")
-    address, _, size = f.address(memory, indices[0])
+    address, size = _accessed(f, op, memory, indices)
     line = f"  store {f.typed(value)}, ptr {address}, align {size}"
     flag = op.properties.get("nontemporal")
     if isinstance(op, vector.StoreOp) and flag is not None and flag.value.data:  # pyright: ignore

@@ -162,14 +162,10 @@ class JitModule:
         _mark_nontemporal_stores(module, ir_module)
         if extend is not None:
             extend(ir_module)
-        self.defined_functions: tuple[str, ...] = tuple(
-            f.name for f in ir_module.functions if not f.is_declaration
-        )
-        if _host_features().get("avx512f", False):
-            # Let the vectorizers use zmm registers: some host CPUs default to 256 bits.
+        if (attributes := function_attributes()):
             for function in ir_module.functions:
                 if not function.is_declaration:
-                    _set_string_attribute(function, "prefer-vector-width", "512")
+                    _set_string_attribute(function, *attributes.replace('"', "").split("="))
 
         try:
             with stage("print LLVM IR"):
@@ -202,9 +198,6 @@ class JitModule:
                 llvm_module.verify()
         except RuntimeError as error:
             raise JitCompilationError(f"LLVM rejects the module: {error}") from error
-        self.defined_functions = tuple(
-            f.name for f in llvm_module.functions if not f.is_declaration
-        )
         self._optimize_and_finish(llvm_module, opt_level)
         return self
 
@@ -236,9 +229,6 @@ class JitModule:
             llvm_module = llvm.parse_assembly(llvm_ir)
         except RuntimeError as error:
             raise JitCompilationError(f"the cached kernel's IR does not parse: {error}") from error
-        self.defined_functions = tuple(
-            f.name for f in llvm_module.functions if not f.is_declaration
-        )
         self._finish(llvm_module, object_code)
         return self
 
@@ -248,6 +238,9 @@ class JitModule:
         `object_code` for a cache."""
         self.llvm_ir: str = str(llvm_module)
         """The optimized LLVM IR."""
+        self.defined_functions: tuple[str, ...] = tuple(
+            f.name for f in llvm_module.functions if not f.is_declaration
+        )
         self.object_code: bytes | None = object_code
         """The machine code as a relocatable object (what MCJIT loaded)."""
 
