@@ -117,14 +117,16 @@ def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu
         copied = _copied_plan(subscripts, operands, out, relu, dtype)
         if copied is not None:
             return copied
-    return _direct(record, threads, tune, subscripts)
+    return _direct(record, threads, tune, subscripts, module)
 
 
-def _direct(record: dict, threads: int | None, tune: bool, subscripts: str) -> Plan:
-    """The kernel of `record`, run on the arrays' own memory."""
+def _direct(record: dict, threads: int | None, tune: bool, subscripts: str,
+            module: ModuleOp | None = None) -> Plan:
+    """The kernel of `record` (whose module is `module`, when built already), run on
+    the arrays' own memory."""
     if tune:
         _tune(record, subscripts, threads)
-    kernel = compile_kernel(record, threads=threads)
+    kernel = compile_kernel(record if module is None else module, threads=threads)
 
     def direct(arrays: Sequence[np.ndarray], target: np.ndarray, count: int | None) -> None:
         kernel(*(_memory(a) for a in arrays), _memory(target), threads=count)
