@@ -438,7 +438,7 @@ def _compile(module: ModuleOp, function: func.FuncOp, tensors: Sequence[TensorSp
     threads, and the IR of the stages (scf and llvm with `keep_ir`)."""
     from teir_lowering.codegen.parallel import launches_threads
     from teir_lowering.runtime.jit import JitModule, load_libgomp
-    from teir_passes.pipeline import default_passes
+    from teir_passes.pipeline import OptimizePass, default_passes
     from teir_passes.pipeline import optimize as schedule
     from teir_passes.script import apply_schedule
 
@@ -458,7 +458,10 @@ def _compile(module: ModuleOp, function: func.FuncOp, tensors: Sequence[TensorSp
                     after_scheduling.apply(ctx, module)
         elif optimize:
             with stage("teir-optimize", module):
-                schedule(module, ctx)
+                if keep_ir:  # compiled afresh: no schedule remembered either
+                    OptimizePass().apply(ctx, module)
+                else:
+                    schedule(module, ctx)
         if tuned is not None or optimize:
             with stage("verify teir"):
                 module.verify()
