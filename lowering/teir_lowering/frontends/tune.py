@@ -112,6 +112,7 @@ def tune(source: object, *, threads: int | None = None, budget: float = 60.0,
     best = Candidate(Knobs(), baseline_script, measure(baseline))
     baseline_seconds = best.seconds
     seen = {json.dumps(baseline_script): best}
+    tried = {Knobs()}  # knobs scheduled already: a neighbour of several parents
     frontier = [best]
     evaluated = 1
     while time.perf_counter() - start < budget:
@@ -120,6 +121,9 @@ def tune(source: object, *, threads: int | None = None, budget: float = 60.0,
             for knobs in neighbours(parent.knobs):
                 if time.perf_counter() - start >= budget:
                     break
+                if knobs in tried:
+                    continue
+                tried.add(knobs)
                 scheduled, script = _scheduled(module, threads, knobs)
                 if json.dumps(script) in seen:
                     continue
