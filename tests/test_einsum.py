@@ -130,6 +130,23 @@ def test_tuner_stores_a_script_that_compile_kernel_uses(tmp_path, monkeypatch) -
     assert schedule_cache.clear() == 1
 
 
+def test_tuner_schedules_each_knob_setting_once(tmp_path, monkeypatch) -> None:
+    """A knob setting that neighbours several candidates is scheduled once."""
+    from teir_lowering.frontends import tune as tuning
+
+    monkeypatch.setenv("TEIR_CACHE_DIR", str(tmp_path))
+    scheduled: list[object] = []
+    original = tuning._scheduled
+
+    def counting(module, threads, knobs):
+        scheduled.append(knobs)
+        return original(module, threads, knobs)
+
+    monkeypatch.setattr(tuning, "_scheduled", counting)
+    tuning.tune(einsum_config("ik,kj->ij", (48, 40), (40, 56)), threads=1, budget=4.0)
+    assert len(scheduled) > 2 and len(set(scheduled)) == len(scheduled)
+
+
 def test_spec_contraction_from_einsum_schedules_like_the_hand_written_one() -> None:
     """trus,pqtu->pqrs from einsum_config: teir-optimize finds §10.7.7's BRGEMM."""
     hand = from_json(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json")
