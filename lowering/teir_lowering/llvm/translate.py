@@ -140,15 +140,10 @@ _CASTS = {
 
 
 def _flags(op: Operation, name: str) -> str:
-    """LLVM's spelling of an op's overflow or fast-math flags (with a trailing space)."""
-    flags = op.properties.get(name)
-    data = getattr(flags, "data", None)
-    if name == "overflowFlags":
-        data = getattr(getattr(flags, "overflow_flags", None), "data", None) or data
-    if not data or isinstance(data, str):
-        return ""
-    words = sorted(getattr(flag, "value", str(flag)) for flag in data)
-    return "".join(f"{word} " for word in words if word != "none")
+    """LLVM's spelling of an op's overflow or fast-math flags (with a trailing space):
+    both attributes hold a set of enum flags named as LLVM names them."""
+    flags = getattr(op.properties.get(name), "data", ())
+    return "".join(f"{word} " for word in sorted(flag.value for flag in flags))
 
 
 def _intrinsic_suffix(typ: Attribute) -> str:

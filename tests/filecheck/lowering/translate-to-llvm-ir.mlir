@@ -133,4 +133,20 @@ func.func @constants(%p: memref<?xf16>, %c: i1, %v: vector<4xf32>) {
 // CHECK-NEXT:    ret void
 // CHECK:       declare void @"__teir_launch_body"(ptr, i64)
 
+
+
+// -----
+
+// Overflow and fast-math flags keep LLVM's names.
+
+func.func @flags(%a: f32, %i: i64) {
+  %b = arith.addf %a, %a fastmath<nnan,contract> : f32
+  %j = arith.addi %i, %i overflow<nsw,nuw> : i64
+  func.return
+}
+
+// CHECK-LABEL: define void @"flags"(float %a0, i64 %a1) {
+// CHECK:         fadd contract nnan float %a0, %a0
+// CHECK-NEXT:    add nsw nuw i64 %a1, %a1
+
 // ERR: arith.ceildivsi is not translated to LLVM IR
