@@ -54,7 +54,9 @@ EINSUM = {
 
 
 def _compile_both(config: object) -> tuple[JitModule, JitModule, str, list]:
-    """The kernel of `config` through the pass pipeline and through the translation."""
+    """The kernel of `config` through the pass pipeline (`teir-to-llvm`, as teir-opt
+    shows it) and through the translation (as compile_kernel compiles it, without
+    canonicalize and cse)."""
     engines = []
     for route in ("pipeline", "translation"):
         module = load_module(config)
@@ -68,7 +70,7 @@ def _compile_both(config: object) -> tuple[JitModule, JitModule, str, list]:
             for tensor, value in zip(config_op.tensor_names, config_op.tensors)})
         ctx = teir_context()
         OptimizePass().apply(ctx, module)
-        lower_to_scf(module, ctx)
+        lower_to_scf(module, ctx, clean=route == "pipeline")
         if launches_threads(module):
             load_libgomp()
         if route == "pipeline":

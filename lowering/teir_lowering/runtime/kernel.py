@@ -60,11 +60,12 @@ if TYPE_CHECKING:
     from teir_lowering.runtime.jit import JitModule
 
 @cache
-def scf_pipeline() -> tuple[ModulePass, ...]:
-    """teir -> scf/arith/memref, cleaned up. teir-to-scf reads teir-match-gemm's
-    `kernel` and teir-fuse-epilogues' `epilogue` attributes, so the pipeline records
-    them first (they are refreshed, idempotent passes, when teir-optimize ran before).
-    Imported when first needed: a kernel loaded from the disk cache needs none of it."""
+def scf_pipeline(clean: bool = True) -> tuple[ModulePass, ...]:
+    """teir -> scf/arith/memref, cleaned up by canonicalize and cse when `clean`.
+    teir-to-scf reads teir-match-gemm's `kernel` and teir-fuse-epilogues'
+    `epilogue` attributes, so the pipeline records them first (they are refreshed,
+    idempotent passes, when teir-optimize ran before). Imported when first needed:
+    a kernel loaded from the disk cache needs none of it."""
     from xdsl.transforms.common_subexpression_elimination import (
         CommonSubexpressionElimination,
     )
@@ -74,23 +75,21 @@ def scf_pipeline() -> tuple[ModulePass, ...]:
     from teir_passes.fuse_epilogues import FuseEpiloguesPass
     from teir_passes.match_gemm import MatchGemmPass
 
-    return (
-        MatchGemmPass(),
-        FuseEpiloguesPass(),
-        TeirToScfPass(),
-        OneWalkCanonicalizePass(),
-        CommonSubexpressionElimination(),
-    )
+    cleanup = (OneWalkCanonicalizePass(), CommonSubexpressionElimination()) if clean else ()
+    return (MatchGemmPass(), FuseEpiloguesPass(), TeirToScfPass(), *cleanup)
 
 
 def lower_to_scf(module: ModuleOp, ctx: Context, stages: dict[str, str] | None = None,
-                 ) -> None:
+                 *, clean: bool = True) -> None:
     """teir -> scf/arith/memref/vector with the parallel loops outlined: the level
     both the pass pipeline and the translation to LLVM IR start from; the scf IR
-    in `stages` if given."""
+    in `stages` if given. `compile_kernel` leaves out the clean-up (`clean`):
+    LLVM's O3 folds the same constants and finds the same common subexpressions,
+    and without xDSL's passes a compile takes a fifth less time for the same
+    results and kernels as fast (tests/test_translate.py, the note of issue 21)."""
     from teir_lowering.codegen.parallel import OutlineParallelPass
 
-    for pipeline_pass in scf_pipeline():
+    for pipeline_pass in scf_pipeline(clean):
         with stage(pipeline_pass.name, module):
             pipeline_pass.apply(ctx, module)
     if stages is not None:
@@ -467,7 +466,7 @@ def _compile(module: ModuleOp, function: func.FuncOp, tensors: Sequence[TensorSp
                 module.verify()
             with stage("print teir"):
                 stages["optimized"] = str(module)
-        lower_to_scf(module, ctx, stages if keep_ir else None)
+        lower_to_scf(module, ctx, stages if keep_ir else None, clean=False)
         text, linked = translate(module, ctx)
     except Unsupported:
         raise  # its own kind: it names what TEIR does not compile
