@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from math import prod
+from math import isqrt, prod
 
 from xdsl.context import Context
 from xdsl.dialects import builtin
@@ -346,10 +346,11 @@ class _Scheduler:
         if not self.worth_threads(forks):
             return  # a loop around it would fork once per iteration of the loops above
         free = [a for role in (Role.N, Role.M) for a in largest.role_axes(role)]
+        lanes = self.host.lanes(max(4, largest.element_width))  # of the accumulators
         for axis in sorted(free, key=lambda a: -a.size):
             if axis.size < 2 * min(wanted, self.threads):
                 continue
-            block = -(-axis.size // wanted)
+            block = thread_block(axis.size, wanted, lanes)
             before = (self.module, self.config, self.text, len(self.script))
             if self.step({"op": "split", "axis": axis.axis_id, "factor": block}):
                 self.step({"op": "parallelize", "axis": axis.axis_id})
@@ -370,6 +371,27 @@ class _Scheduler:
         self.tile_contractions()
         self.parallelize()
         return self.script
+
+
+def vector_pieces(extent: int, lanes: int) -> int:
+    """The register-block shapes a microkernel needs along a dimension of `extent`:
+    one of full vectors of `lanes`, then one per power of two left over (the
+    GEMM planner's segments); each is a copy of the microkernel's loop nest."""
+    return (extent >= lanes) + (extent % lanes).bit_count()
+
+
+def thread_block(size: int, wanted: int, lanes: int) -> int:
+    """The block an axis of `size` is cut into for at least `wanted` parallel
+    blocks: among the blocks that divide `size` into wanted to 2 * wanted (so no
+    remainder tile, a second microkernel), the one needing the fewest register
+    block shapes (`vector_pieces`: 504 in blocks of 56 = 3 x 16 + 8, not 63 = 3 x
+    16 + 8 + 4 + 2 + 1), then the count nearest `wanted`; ceil(size / wanted)
+    when no block divides."""
+    divisors = {d for n in range(1, isqrt(size) + 1) if size % n == 0 for d in (n, size // n)}
+    fitting = [b for b in sorted(divisors) if wanted <= size // b <= 2 * wanted]
+    if not fitting:
+        return -(-size // wanted)
+    return min(fitting, key=lambda b: (vector_pieces(b, lanes), size // b))
 
 
 def _directly_parallel(node: InvokeOp) -> bool:
