@@ -7,6 +7,7 @@
 // RUN: teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=ONE
 // RUN: teir-opt %s --verify-diagnostics -p 'teir-auto-schedule{threads=-1}' | filecheck %s --check-prefix=BAD
 // RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=FORK
+// RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=PERM
 
 // The scalar §10.7.5 nest: p and q are contiguous on in1 and out, so they fuse;
 // the GEMM-shaped loops lift, the t loop folds into a BRGEMM. The script the
@@ -89,3 +90,68 @@ func.func @tiny_inner(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf
 // FORK:       teir.iter d over d {
 // FORK-NOT:   parallel
 // FORK:       func.return
+
+// abcd->dcba (§10.7.1's permutation) lifts to §10.7.2's d x a tile under loops b
+// and c. Over 64^4 FP32 (64 MiB, beyond the host's 32 MiB last-level cache) the
+// tile's out is streamed past the caches, so the loops follow in0's memory order,
+// b outside c, and consecutive tiles read neighbouring bytes of in0. Over 32^4
+// (4 MiB) they keep out's order, c outside b, as teir-auto-schedule ordered the
+// plain nest.
+func.func @large_permutation(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 64 strides [1048576, 4] offsets [0, 0]
+    teir.axis b extent 64 strides [16384, 256] offsets [0, 0]
+    teir.axis c extent 64 strides [256, 16384] offsets [0, 0]
+    teir.axis d extent 64 strides [4, 1048576] offsets [0, 0]
+    teir.primitive copy_scalar Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter a over a {
+        teir.iter b over b {
+          teir.iter c over c {
+            teir.iter d over d {
+              teir.invoke copy -> copy_scalar
+            }
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+// PERM-LABEL: func.func @large_permutation
+// PERM:       teir.primitive copy_da Copy {M = [d], N = [a]}
+// PERM:       teir.iter b over b {
+// PERM-NEXT:    teir.iter c over c {
+// PERM-NEXT:      teir.invoke copy -> copy_da
+// PERM:       script = "[{\22op\22: \22reorder\22, \22order\22: [\22d\22, \22c\22, \22b\22, \22a\22]}
+// PERM-SAME:  {\22op\22: \22lift-elementwise\22}
+// PERM-SAME:  {\22op\22: \22reorder\22, \22order\22: [\22b\22, \22c\22]}]"
+
+func.func @small_permutation(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 32 strides [131072, 4] offsets [0, 0]
+    teir.axis b extent 32 strides [4096, 128] offsets [0, 0]
+    teir.axis c extent 32 strides [128, 4096] offsets [0, 0]
+    teir.axis d extent 32 strides [4, 131072] offsets [0, 0]
+    teir.primitive copy_scalar Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter a over a {
+        teir.iter b over b {
+          teir.iter c over c {
+            teir.iter d over d {
+              teir.invoke copy -> copy_scalar
+            }
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+// PERM-LABEL: func.func @small_permutation
+// PERM:       teir.primitive copy_da Copy {M = [d], N = [a]}
+// PERM:       teir.iter c over c {
+// PERM-NEXT:    teir.iter b over b {
+// PERM-NEXT:      teir.invoke copy -> copy_da
+// PERM-NOT:   \22order\22: [\22b\22, \22c\22]
+// PERM:       func.return
