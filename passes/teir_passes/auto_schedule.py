@@ -66,6 +66,18 @@ about 10 microseconds at 4 GHz (benchmarks/parallel_overhead.py), the worker
 woken from its futex included. Wider teams wake and join in about log2(threads)
 such steps."""
 
+CACHE_LINE = 64
+"""Bytes per cache line (x86)."""
+
+SET_SPAN = 4096
+"""Bytes between addresses that share an L1 data cache set on x86 (its size over its
+ways: a 4 KiB page, as the L1 is indexed by the page offset)."""
+
+STREAMED_ROW_LINES = 2
+"""Lines of out per row of a transposing tile cut for `_Scheduler.schedule_transposes`:
+the fewest whose rows `teir_lowering.codegen.tile_primitives` streams when they are
+4 KiB apart (a line for the block, and one across a row's start off a line)."""
+
 FLOPS_PER_LANE_CYCLE = 4
 """Flops per vector lane and cycle of one core: two FMA pipes, 2 flops each."""
 
@@ -202,23 +214,33 @@ class _Scheduler:
 
     # -- 3b. loops around transposing tiles --------------------------------------------
 
-    def order_transpose_loops(self) -> None:
-        """Loops whose whole subtree is one transposing Copy/ReLU tile (unit strides
-        on in0 and out on different axes) over an out larger than the host's
-        last-level cache, in in0's memory order: largest in0 stride outermost.
+    def schedule_transposes(self) -> None:
+        """Transposing Copy/ReLU tiles (unit strides on in0 and out on different axes)
+        whose out exceeds the host's last-level cache: their out is written with
+        streaming stores (whole lines that skip the cache,
+        `teir_lowering.codegen.tile_primitives`), so what the schedule around them
+        can still help is the reads.
 
-        Such a tile's out is written with streaming stores (whole lines that skip
-        the cache, `teir_lowering.codegen.tile_primitives`), so what the order
-        of the tiles can still help is the reads: in0's order makes consecutive
-        tiles read neighbouring lines of in0, which the hardware prefetchers
-        bring in ahead and the lines a tile shares with the next (rows not
-        starting on a line) are still in cache. Out's order, which
-        `order_plain_nests` chose before the tile existed, makes consecutive
-        tiles read in0 a large stride apart instead (`abcd->dcba` 64^4 FP32: the
-        tiles 16 KiB apart on in0)."""
+        - When the tile's rows of in0 (its unit-stride axis on out) and its rows of
+          out lie multiples of `SET_SPAN` apart, every row the tile loads shares one
+          L1 set, and the lower caches hold only as many of them as they have ways.
+          The rows are then cut into blocks of `STREAMED_ROW_LINES` lines of out
+          (the fewest that the streaming stores take), the loop over the blocks
+          outside the others (next step): each block sweeps the loops around the
+          tile over half as many rows of in0 at a time as before (`abcd->dcba`
+          64^4 FP32: 64 rows 1 MiB apart become 2 x 32).
+        - The loops whose whole subtree is the tile follow in0's memory order,
+          largest in0 stride outermost: consecutive tiles read neighbouring lines
+          of in0, which the hardware prefetchers fetch ahead, and a line two tiles
+          share (rows not starting on a line) is still in cache for the second.
+          Out's order, which `order_plain_nests` chose before the tile existed,
+          reads in0 a large stride apart from one tile to the next (`abcd->dcba`
+          64^4: 16 KiB)."""
         footprint_out = footprint(self.config)["out"]
         if footprint_out is None or footprint_out.stop - footprint_out.start < self.host.l3:
             return
+        for prim in [p for p in self.config.primitives if _transposing_tile(p)]:
+            self._split_aliased_rows(prim)
         steps: dict[tuple[str, ...], dict] = {}
         for invoke in self.config.schedule.walk_nodes():
             if not isinstance(invoke, InvokeOp) or not _transposing_tile(invoke.primitive_op()):
@@ -234,6 +256,22 @@ class _Scheduler:
         for step in steps.values():
             self.step(step)
 
+    def _split_aliased_rows(self, prim: PrimitiveOp) -> None:
+        """The row cut of `schedule_transposes` for one tile, when it applies."""
+        width = prim.element_width
+        axes = prim.all_role_axes
+        rows = [a for a in axes if a.stride_on("out") == width]
+        columns = [a for a in axes if a.stride_on("in0") == width]
+        if len(rows) != 1 or len(columns) != 1:
+            return
+        (row,), (column,) = rows, columns
+        block = STREAMED_ROW_LINES * CACHE_LINE // width
+        aliased = (row.stride_on("in0") % SET_SPAN == 0
+                   and column.stride_on("out") % SET_SPAN == 0)
+        if aliased and row.size > block and row.size % block == 0:
+            self.nest_step({"op": "split", "axis": row.axis_id, "factor": block})
+
+    # -- 2. fusion ------------------------------------------------------------------
     # -- 2. fusion ------------------------------------------------------------------
 
     def kind(self, axis_id: str) -> tuple[bool, ...]:
@@ -402,7 +440,7 @@ class _Scheduler:
             self.fuse_contiguous()
         for name in LIFT:
             self.step({"op": name})
-        self.order_transpose_loops()
+        self.schedule_transposes()
         self.tile_contractions()
         self.parallelize()
         return self.script
