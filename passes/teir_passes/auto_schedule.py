@@ -15,7 +15,11 @@ that changed something are recorded on the configuration as the attribute
    dimensions a primitive sees are as long as the layout allows;
 3. GEMM-shaped loops become GEMM/BRGEMM primitives, reduction loops around
    them join their K role, element-wise loops become tiles (the lifting
-   passes of teir-optimize);
+   passes of teir-optimize); a transposing Copy/ReLU tile whose out exceeds
+   the last-level cache (its out is streamed past the caches) gets the loops
+   around it in in0's memory order, and its rows cut into blocks of two lines
+   of out when the rows it loads lie a multiple of 4 KiB apart
+   (`schedule_transposes`);
 4. a GEMM/BRGEMM whose K extent (batch x k) is larger than what keeps a
    panel of B in about half the L1 cache gets its outermost K axis split (a
    reduction loop around the kernel, which still fuses its Zero and ReLU);
@@ -212,66 +216,6 @@ class _Scheduler:
     def _primitives_below(node: IterOp) -> list[PrimitiveOp]:
         return [n.primitive_op() for n in node.walk() if isinstance(n, InvokeOp)]
 
-    # -- 3b. loops around transposing tiles --------------------------------------------
-
-    def schedule_transposes(self) -> None:
-        """Transposing Copy/ReLU tiles (unit strides on in0 and out on different axes)
-        whose out exceeds the host's last-level cache: their out is written with
-        streaming stores (whole lines that skip the cache,
-        `teir_lowering.codegen.tile_primitives`), so what the schedule around them
-        can still help is the reads.
-
-        - When the tile's rows of in0 (its unit-stride axis on out) and its rows of
-          out lie multiples of `SET_SPAN` apart, every row the tile loads shares one
-          L1 set, and the lower caches hold only as many of them as they have ways.
-          The rows are then cut into blocks of `STREAMED_ROW_LINES` lines of out
-          (the fewest that the streaming stores take), the loop over the blocks
-          outside the others (next step): each block sweeps the loops around the
-          tile over half as many rows of in0 at a time as before (`abcd->dcba`
-          64^4 FP32: 64 rows 1 MiB apart become 2 x 32).
-        - The loops whose whole subtree is the tile follow in0's memory order,
-          largest in0 stride outermost: consecutive tiles read neighbouring lines
-          of in0, which the hardware prefetchers fetch ahead, and a line two tiles
-          share (rows not starting on a line) is still in cache for the second.
-          Out's order, which `order_plain_nests` chose before the tile existed,
-          reads in0 a large stride apart from one tile to the next (`abcd->dcba`
-          64^4: 16 KiB)."""
-        footprint_out = footprint(self.config)["out"]
-        if footprint_out is None or footprint_out.stop - footprint_out.start < self.host.l3:
-            return
-        for prim in [p for p in self.config.primitives if _transposing_tile(p)]:
-            self._split_aliased_rows(prim)
-        steps: dict[tuple[str, ...], dict] = {}
-        for invoke in self.config.schedule.walk_nodes():
-            if not isinstance(invoke, InvokeOp) or not _transposing_tile(invoke.primitive_op()):
-                continue
-            chain = exclusive_loops(invoke)[::-1]  # outermost first
-            if len(chain) < 2 or any(n.parallel or n.guard is not None for n in chain):
-                continue
-            order = sorted(chain, key=lambda n: (-abs(n.axis_op().stride_on("in0")),
-                                                 -abs(n.axis_op().stride_on("out"))))
-            if order != chain:
-                axes = tuple(n.axis_id for n in order)
-                steps.setdefault(axes, {"op": "reorder", "order": list(axes)})
-        for step in steps.values():
-            self.step(step)
-
-    def _split_aliased_rows(self, prim: PrimitiveOp) -> None:
-        """The row cut of `schedule_transposes` for one tile, when it applies."""
-        width = prim.element_width
-        axes = prim.all_role_axes
-        rows = [a for a in axes if a.stride_on("out") == width]
-        columns = [a for a in axes if a.stride_on("in0") == width]
-        if len(rows) != 1 or len(columns) != 1:
-            return
-        (row,), (column,) = rows, columns
-        block = STREAMED_ROW_LINES * CACHE_LINE // width
-        aliased = (row.stride_on("in0") % SET_SPAN == 0
-                   and column.stride_on("out") % SET_SPAN == 0)
-        if aliased and row.size > block and row.size % block == 0:
-            self.nest_step({"op": "split", "axis": row.axis_id, "factor": block})
-
-    # -- 2. fusion ------------------------------------------------------------------
     # -- 2. fusion ------------------------------------------------------------------
 
     def kind(self, axis_id: str) -> tuple[bool, ...]:
@@ -306,6 +250,65 @@ class _Scheduler:
                 if self.nest_step({"op": "fuse-axes", "outer": pair[0], "inner": pair[1]}):
                     changed = True
                     break
+
+    # -- 3. transposing tiles ---------------------------------------------------------
+
+    def schedule_transposes(self) -> None:
+        """Transposing Copy/ReLU tiles (unit strides on in0 and out on different axes)
+        whose out exceeds the host's last-level cache: their out is written with
+        streaming stores (whole lines that skip the cache,
+        `teir_lowering.codegen.tile_primitives`), so what the schedule around them
+        can still help is the reads.
+
+        - A tile loads its rows of in0 (one per index of its unit-stride axis on
+          out) a block at a time. When those rows, and the rows of out, lie
+          multiples of `SET_SPAN` apart, all of them share one L1 set (and few L2
+          sets). The rows are then cut into blocks of `STREAMED_ROW_LINES` lines
+          of out (the fewest that the streaming stores take), the loop over the
+          blocks outside the others (next step), so that the loops around the
+          tile sweep fewer rows of in0 at a time (`abcd->dcba` 64^4 FP32: 32 of
+          the 64 rows, 1 MiB apart).
+        - The loops whose whole subtree is the tile follow in0's memory order,
+          largest in0 stride outermost, so that consecutive tiles read
+          neighbouring lines of in0. Out's order, which `order_plain_nests` chose
+          before the tile existed, reads in0 a large stride apart from one tile
+          to the next (`abcd->dcba` 64^4: 16 KiB).
+
+        The README's benchmark notes give what each step gained."""
+        footprint_out = footprint(self.config)["out"]
+        if footprint_out is None or footprint_out.stop - footprint_out.start < self.host.l3:
+            return
+        for prim in [p for p in self.config.primitives if _transposing_tile(p)]:
+            self._split_aliased_rows(prim)
+        steps: dict[tuple[str, ...], dict] = {}
+        for invoke in self.config.schedule.walk_nodes():
+            if not isinstance(invoke, InvokeOp) or not _transposing_tile(invoke.primitive_op()):
+                continue
+            chain = exclusive_loops(invoke)[::-1]  # outermost first
+            if len(chain) < 2 or any(n.parallel or n.guard is not None for n in chain):
+                continue
+            order = sorted(chain, key=lambda n: (-abs(n.axis_op().stride_on("in0")),
+                                                 -abs(n.axis_op().stride_on("out"))))
+            if order != chain:
+                axes = tuple(n.axis_id for n in order)
+                steps.setdefault(axes, {"op": "reorder", "order": list(axes)})
+        for step in steps.values():
+            self.step(step)
+
+    def _split_aliased_rows(self, prim: PrimitiveOp) -> None:
+        """The row cut of `schedule_transposes` for one tile, when it applies."""
+        width = prim.element_width
+        axes = prim.all_role_axes
+        rows = [a for a in axes if a.stride_on("out") == width]
+        columns = [a for a in axes if a.stride_on("in0") == width]
+        if len(rows) != 1 or len(columns) != 1:
+            return
+        (row,), (column,) = rows, columns
+        block = STREAMED_ROW_LINES * CACHE_LINE // width
+        aliased = (row.stride_on("in0") % SET_SPAN == 0
+                   and column.stride_on("out") % SET_SPAN == 0)
+        if aliased and row.size > block and row.size % block == 0:
+            self.nest_step({"op": "split", "axis": row.axis_id, "factor": block})
 
     # -- 4. cache tiles ---------------------------------------------------------------
 
