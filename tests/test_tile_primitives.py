@@ -404,6 +404,36 @@ def test_loops_around_streamed_transposes(streaming: None, subscripts: str,
                                           err_msg=f"{threads} threads, out +{shift} bytes")
 
 
+def test_row_cut_joins_a_parallel_nest_as_written(streaming: None) -> None:
+    """§10.7.2's nest written parallel (b, c) around a tile whose rows lie 4 KiB
+    apart: the loop of the row cut joins the parallel nest, outermost, and the
+    kernel equals the reference on every byte on 1 and 2 threads."""
+    from teir_dialect import teir_context
+    from teir_dialect.records import find_configs, load_module
+    from teir_passes.auto_schedule import auto_schedule
+
+    record = permutation_record(64, 4, 4, 64, "FP32")
+    for iteration in record["schedule"]["iterations"]:
+        iteration["policy"] = "parallel"
+    module = load_module(record)
+    (config,) = find_configs(module)
+    steps = auto_schedule(config, teir_context(), 2, machine=dataclasses.replace(host(), l3=1024))
+    assert steps[:3] == [{"op": "split", "axis": "a", "factor": 32},
+                         {"op": "parallelize", "axis": "a"},
+                         {"op": "reorder", "order": ["a", "b", "c"]}]
+    # so little work does not pay for a fork/join: the nest then runs sequentially
+    assert all(step["op"] == "sequentialize" for step in steps[3:])
+    arrays = random_arrays(record, np.random.default_rng(2), fill=SENTINEL)
+    expected = [a.copy() for a in arrays]
+    run_reference(record, expected)
+    kernel = compile_kernel(module, optimize=False, keep_ir=True)
+    assert "nontemporal = true" in kernel.stages["scf"]
+    for threads in (1, 2):
+        got = [_like(a) for a in arrays]
+        kernel(*got, threads=threads)
+        np.testing.assert_array_equal(_bits(got[-1]), _bits(expected[-1]))
+
+
 def _shifted_like(array: np.ndarray, shift_bytes: int) -> np.ndarray:
     """A C-contiguous copy of `array` starting `shift_bytes` past a 64-byte boundary."""
     w = array.itemsize

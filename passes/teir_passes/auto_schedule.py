@@ -285,8 +285,15 @@ class _Scheduler:
             if not isinstance(invoke, InvokeOp) or not _transposing_tile(invoke.primitive_op()):
                 continue
             chain = exclusive_loops(invoke)[::-1]  # outermost first
-            if len(chain) < 2 or any(n.parallel or n.guard is not None for n in chain):
+            if len(chain) < 2 or any(n.guard is not None for n in chain):
                 continue
+            if {n.parallel for n in chain[:-1]} == {True} and not chain[-1].parallel:
+                # a parallel nest as written around the loop of the row cut: that
+                # loop joins it, so that the nest stays one parallel loop
+                steps.setdefault(("parallel", chain[-1].axis_id),
+                                 {"op": "parallelize", "axis": chain[-1].axis_id})
+            elif len({n.parallel for n in chain}) > 1:
+                continue  # mixed policies: the order is the schedule's
             order = sorted(chain, key=lambda n: (-abs(n.axis_op().stride_on("in0")),
                                                  -abs(n.axis_op().stride_on("out"))))
             if order != chain:

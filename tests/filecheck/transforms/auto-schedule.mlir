@@ -8,6 +8,7 @@
 // RUN: teir-opt %s --verify-diagnostics -p 'teir-auto-schedule{threads=-1}' | filecheck %s --check-prefix=BAD
 // RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=FORK
 // RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=PERM
+// RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=PERM2
 
 // The scalar §10.7.5 nest: p and q are contiguous on in1 and out, so they fuse;
 // the GEMM-shaped loops lift, the t loop folds into a BRGEMM. The script the
@@ -57,7 +58,7 @@ func.func @gemm(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
 // AVX512:     script = "[{\22op\22: \22teir-lift-gemm\22}
 // AVX512-SAME: {\22op\22: \22split\22, \22axis\22: \22j\22, \22factor\22: 64}
 // AVX512-SAME: {\22op\22: \22parallelize\22, \22axis\22: \22j\22}]"
-// ONE-NOT:   parallel
+// ONE-NOT:   parallel {
 // BAD: teir-auto-schedule: threads must be 0 or more, got -1
 
 // §10.7.3 with N = 10^6: the loops a, b, c cannot move (their tiles overlap) and
@@ -161,6 +162,41 @@ func.func @unaligned_permutation(%in0: memref<?xf32>, %out: memref<?xf32>) {
 // PERM-NEXT:      teir.invoke copy -> copy_da
 // PERM-NOT:   split
 // PERM:       {\22op\22: \22reorder\22, \22order\22: [\22b\22, \22c\22]}]"
+
+// §10.7.2's schedule written parallel (b, c) over 64^4: the loop of the row cut
+// joins the parallel nest, which keeps in0's order (one parallel loop of
+// 2 x 64 x 64 iterations); on one thread the nest runs sequentially.
+func.func @parallel_permutation(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis b extent 64 strides [16384, 256] offsets [0, 0]
+    teir.axis c extent 64 strides [256, 16384] offsets [0, 0]
+    teir.axis d extent 64 strides [4, 1048576] offsets [0, 0]
+    teir.axis a extent 64 strides [1048576, 4] offsets [0, 0]
+    teir.primitive copy_da Copy {M = [d], N = [a]} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter b over b parallel {
+        teir.iter c over c parallel {
+          teir.invoke copy -> copy_da
+        }
+      }
+    }
+  }
+  func.return
+}
+// PERM-LABEL:  func.func @parallel_permutation
+// PERM:        teir.iter a over a {
+// PERM-NEXT:     teir.iter b over b {
+// PERM-NEXT:       teir.iter c over c {
+// PERM-NEXT:         teir.invoke copy -> copy_da
+// PERM2-LABEL: func.func @parallel_permutation
+// PERM2:       teir.primitive copy_da Copy {M = [d], N = [a_in]}
+// PERM2:       teir.iter a over a parallel {
+// PERM2-NEXT:    teir.iter b over b parallel {
+// PERM2-NEXT:      teir.iter c over c parallel {
+// PERM2-NEXT:        teir.invoke copy -> copy_da
+// PERM2:       script = "[{\22op\22: \22split\22, \22axis\22: \22a\22, \22factor\22: 32}
+// PERM2-SAME:  {\22op\22: \22parallelize\22, \22axis\22: \22a\22}
+// PERM2-SAME:  {\22op\22: \22reorder\22, \22order\22: [\22a\22, \22b\22, \22c\22]}]"
 
 func.func @small_permutation(%in0: memref<?xf32>, %out: memref<?xf32>) {
   teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
