@@ -411,6 +411,7 @@ def test_row_cut_joins_a_parallel_nest_as_written(streaming: None) -> None:
     from teir_dialect import teir_context
     from teir_dialect.records import find_configs, load_module
     from teir_passes.auto_schedule import auto_schedule
+    from teir_passes.script import apply_schedule
 
     record = permutation_record(64, 4, 4, 64, "FP32")
     for iteration in record["schedule"]["iterations"]:
@@ -421,13 +422,16 @@ def test_row_cut_joins_a_parallel_nest_as_written(streaming: None) -> None:
     assert steps[:3] == [{"op": "split", "axis": "a", "factor": 32},
                          {"op": "parallelize", "axis": "a"},
                          {"op": "reorder", "order": ["a", "b", "c"]}]
-    # so little work does not pay for a fork/join: the nest then runs sequentially
+    # so little work does not pay for a fork/join: the nest then runs sequentially;
+    # the kernel below keeps it parallel
     assert all(step["op"] == "sequentialize" for step in steps[3:])
+    module = load_module(record)
+    apply_schedule(module, steps[:3])
     arrays = random_arrays(record, np.random.default_rng(2), fill=SENTINEL)
     expected = [a.copy() for a in arrays]
     run_reference(record, expected)
     kernel = compile_kernel(module, optimize=False, keep_ir=True)
-    assert "nontemporal = true" in kernel.stages["scf"]
+    assert kernel.parallel and "nontemporal = true" in kernel.stages["scf"]
     for threads in (1, 2):
         got = [_like(a) for a in arrays]
         kernel(*got, threads=threads)
