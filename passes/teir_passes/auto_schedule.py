@@ -278,8 +278,8 @@ class _Scheduler:
         footprint_out = footprint(self.config)["out"]
         if footprint_out is None or footprint_out.stop - footprint_out.start < self.host.l3:
             return
-        for prim in [p for p in self.config.primitives if _transposing_tile(p)]:
-            self._split_aliased_rows(prim)
+        cut = {axis for p in self.config.primitives if _transposing_tile(p)
+               if (axis := self._split_aliased_rows(p)) is not None}
         steps: dict[tuple[str, ...], dict] = {}
         for invoke in self.config.schedule.walk_nodes():
             if not isinstance(invoke, InvokeOp) or not _transposing_tile(invoke.primitive_op()):
@@ -287,11 +287,13 @@ class _Scheduler:
             chain = exclusive_loops(invoke)[::-1]  # outermost first
             if len(chain) < 2 or any(n.guard is not None for n in chain):
                 continue
-            if {n.parallel for n in chain[:-1]} == {True} and not chain[-1].parallel:
+            innermost = chain[-1]
+            if (innermost.axis_id in cut and not innermost.parallel
+                    and all(n.parallel for n in chain[:-1])):
                 # a parallel nest as written around the loop of the row cut: that
                 # loop joins it, so that the nest stays one parallel loop
-                steps.setdefault(("parallel", chain[-1].axis_id),
-                                 {"op": "parallelize", "axis": chain[-1].axis_id})
+                steps.setdefault(("parallel", innermost.axis_id),
+                                 {"op": "parallelize", "axis": innermost.axis_id})
             elif len({n.parallel for n in chain}) > 1:
                 continue  # mixed policies: the order is the schedule's
             order = sorted(chain, key=lambda n: (-abs(n.axis_op().stride_on("in0")),
@@ -302,20 +304,23 @@ class _Scheduler:
         for step in steps.values():
             self.step(step)
 
-    def _split_aliased_rows(self, prim: PrimitiveOp) -> None:
-        """The row cut of `schedule_transposes` for one tile, when it applies."""
+    def _split_aliased_rows(self, prim: PrimitiveOp) -> str | None:
+        """The row cut of `schedule_transposes` for one tile, when it applies: the
+        axis whose loop over the blocks it made, else None."""
         width = prim.element_width
         axes = prim.all_role_axes
         rows = [a for a in axes if a.stride_on("out") == width]
         columns = [a for a in axes if a.stride_on("in0") == width]
         if len(rows) != 1 or len(columns) != 1:
-            return
+            return None
         (row,), (column,) = rows, columns
         block = STREAMED_ROW_LINES * CACHE_LINE // width
         aliased = (row.stride_on("in0") % SET_SPAN == 0
                    and column.stride_on("out") % SET_SPAN == 0)
-        if aliased and row.size > block and row.size % block == 0:
-            self.nest_step({"op": "split", "axis": row.axis_id, "factor": block})
+        if aliased and row.size > block and row.size % block == 0 and self.nest_step(
+                {"op": "split", "axis": row.axis_id, "factor": block}):
+            return row.axis_id
+        return None
 
     # -- 4. cache tiles ---------------------------------------------------------------
 
