@@ -15,7 +15,11 @@ that changed something are recorded on the configuration as the attribute
    dimensions a primitive sees are as long as the layout allows;
 3. GEMM-shaped loops become GEMM/BRGEMM primitives, reduction loops around
    them join their K role, element-wise loops become tiles (the lifting
-   passes of teir-optimize);
+   passes of teir-optimize); a transposing Copy/ReLU tile whose out exceeds
+   the last-level cache (its out is streamed past the caches) gets the loops
+   around it in in0's memory order, and its rows cut into blocks of two lines
+   of out when the rows it loads lie a multiple of 4 KiB apart
+   (`schedule_transposes`);
 4. a GEMM/BRGEMM whose K extent (batch x k) is larger than what keeps a
    panel of B in about half the L1 cache gets its outermost K axis split (a
    reduction loop around the kernel, which still fuses its Zero and ReLU);
@@ -51,11 +55,12 @@ from xdsl.dialects import builtin
 from xdsl.dialects.builtin import StringAttr
 from xdsl.passes import ModulePass
 
-from teir_dialect.analysis import work
+from teir_dialect.analysis import footprint, work
 from teir_dialect.dialect import ConfigOp, InvokeOp, IterOp, PrimitiveOp
 from teir_dialect.host import Host, host
 from teir_dialect.vocabulary import KernelKind, OperationKind, Role
 from teir_passes.legality import k_move_problem
+from teir_passes.lift_elementwise import exclusive_loops
 from teir_passes.schedule_edit import Rewriting, TransformError, names_axis
 from teir_passes.script import make_step
 
@@ -64,6 +69,18 @@ FORK_JOIN_CYCLES = 40_000
 about 10 microseconds at 4 GHz (benchmarks/parallel_overhead.py), the worker
 woken from its futex included. Wider teams wake and join in about log2(threads)
 such steps."""
+
+CACHE_LINE = 64
+"""Bytes per cache line (x86)."""
+
+SET_SPAN = 4096
+"""Bytes between addresses that share an L1 data cache set on x86 (its size over its
+ways: a 4 KiB page, as the L1 is indexed by the page offset)."""
+
+STREAMED_ROW_LINES = 2
+"""Lines of out per row of a transposing tile cut for `_Scheduler.schedule_transposes`:
+the fewest whose rows `teir_lowering.codegen.tile_primitives` streams when they are
+4 KiB apart (a line for the block, and one across a row's start off a line)."""
 
 FLOPS_PER_LANE_CYCLE = 4
 """Flops per vector lane and cycle of one core: two FMA pipes, 2 flops each."""
@@ -234,6 +251,77 @@ class _Scheduler:
                     changed = True
                     break
 
+    # -- 3. transposing tiles ---------------------------------------------------------
+
+    def schedule_transposes(self) -> None:
+        """Transposing Copy/ReLU tiles (unit strides on in0 and out on different axes)
+        whose out exceeds the host's last-level cache: their out is written with
+        streaming stores (whole lines that skip the cache,
+        `teir_lowering.codegen.tile_primitives`), so what the schedule around them
+        can still help is the reads.
+
+        - A tile loads its rows of in0 (one per index of its unit-stride axis on
+          out) a block at a time. When those rows, and the rows of out, lie
+          multiples of `SET_SPAN` apart, all of them share one L1 set (and few L2
+          sets). The rows are then cut into blocks of `STREAMED_ROW_LINES` lines
+          of out (the fewest that the streaming stores take), the loop over the
+          blocks outside the others (next step), so that the loops around the
+          tile sweep fewer rows of in0 at a time (`abcd->dcba` 64^4 FP32: 32 of
+          the 64 rows, 1 MiB apart).
+        - The loops whose whole subtree is the tile follow in0's memory order,
+          largest in0 stride outermost, so that consecutive tiles read
+          neighbouring lines of in0. Out's order, which `order_plain_nests` chose
+          before the tile existed, reads in0 a large stride apart from one tile
+          to the next (`abcd->dcba` 64^4: 16 KiB).
+
+        The README's benchmark notes give what each step gained."""
+        footprint_out = footprint(self.config)["out"]
+        if footprint_out is None or footprint_out.stop - footprint_out.start < self.host.l3:
+            return
+        cut = {axis for p in self.config.primitives if _transposing_tile(p)
+               if (axis := self._split_aliased_rows(p)) is not None}
+        steps: dict[tuple[str, ...], dict] = {}
+        for invoke in self.config.schedule.walk_nodes():
+            if not isinstance(invoke, InvokeOp) or not _transposing_tile(invoke.primitive_op()):
+                continue
+            chain = exclusive_loops(invoke)[::-1]  # outermost first
+            if len(chain) < 2 or any(n.guard is not None for n in chain):
+                continue
+            innermost = chain[-1]
+            if (innermost.axis_id in cut and not innermost.parallel
+                    and all(n.parallel for n in chain[:-1])):
+                # a parallel nest as written around the loop of the row cut: that
+                # loop joins it, so that the nest stays one parallel loop
+                steps.setdefault(("parallel", innermost.axis_id),
+                                 {"op": "parallelize", "axis": innermost.axis_id})
+            elif len({n.parallel for n in chain}) > 1:
+                continue  # mixed policies: the order is the schedule's
+            order = sorted(chain, key=lambda n: (-abs(n.axis_op().stride_on("in0")),
+                                                 -abs(n.axis_op().stride_on("out"))))
+            if order != chain:
+                axes = tuple(n.axis_id for n in order)
+                steps.setdefault(axes, {"op": "reorder", "order": list(axes)})
+        for step in steps.values():
+            self.step(step)
+
+    def _split_aliased_rows(self, prim: PrimitiveOp) -> str | None:
+        """The row cut of `schedule_transposes` for one tile, when it applies: the
+        axis whose loop over the blocks it made, else None."""
+        width = prim.element_width
+        axes = prim.all_role_axes
+        rows = [a for a in axes if a.stride_on("out") == width]
+        columns = [a for a in axes if a.stride_on("in0") == width]
+        if len(rows) != 1 or len(columns) != 1:
+            return None
+        (row,), (column,) = rows, columns
+        block = STREAMED_ROW_LINES * CACHE_LINE // width
+        aliased = (row.stride_on("in0") % SET_SPAN == 0
+                   and column.stride_on("out") % SET_SPAN == 0)
+        if aliased and row.size > block and row.size % block == 0 and self.nest_step(
+                {"op": "split", "axis": row.axis_id, "factor": block}):
+            return row.axis_id
+        return None
+
     # -- 4. cache tiles ---------------------------------------------------------------
 
     def contractions(self) -> list[PrimitiveOp]:
@@ -368,6 +456,7 @@ class _Scheduler:
             self.fuse_contiguous()
         for name in LIFT:
             self.step({"op": name})
+        self.schedule_transposes()
         self.tile_contractions()
         self.parallelize()
         return self.script
@@ -408,6 +497,20 @@ def _one_parallel_chain(config: ConfigOp) -> bool:
     return all(
         sum(1 for p in parallel if p.parent_op() is n.parent_op()) == 1 for n in parallel
     )
+
+
+def _transposing_tile(prim: PrimitiveOp) -> bool:
+    """Whether `prim` is a Copy or unary ReLU tile whose unit-stride axis on in0 is
+    not the one on out (a transpose, as `teir-lift-elementwise` makes them)."""
+    unary = prim.kind is OperationKind.COPY or (
+        prim.kind is OperationKind.RELU and prim.config.tensor_count == 2)
+    if not unary:
+        return False
+    axes = prim.all_role_axes
+    width = prim.element_width
+    on_in = [a for a in axes if a.stride_on("in0") == width]
+    on_out = [a for a in axes if a.stride_on("out") == width]
+    return bool(on_in) and bool(on_out) and not set(on_in) & set(on_out)
 
 
 def _volume(prim: PrimitiveOp) -> int:

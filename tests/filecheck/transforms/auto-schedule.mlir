@@ -7,6 +7,8 @@
 // RUN: teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=ONE
 // RUN: teir-opt %s --verify-diagnostics -p 'teir-auto-schedule{threads=-1}' | filecheck %s --check-prefix=BAD
 // RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=FORK
+// RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=PERM
+// RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=PERM2
 
 // The scalar §10.7.5 nest: p and q are contiguous on in1 and out, so they fuse;
 // the GEMM-shaped loops lift, the t loop folds into a BRGEMM. The script the
@@ -56,7 +58,7 @@ func.func @gemm(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
 // AVX512:     script = "[{\22op\22: \22teir-lift-gemm\22}
 // AVX512-SAME: {\22op\22: \22split\22, \22axis\22: \22j\22, \22factor\22: 64}
 // AVX512-SAME: {\22op\22: \22parallelize\22, \22axis\22: \22j\22}]"
-// ONE-NOT:   parallel
+// ONE-NOT:   parallel {
 // BAD: teir-auto-schedule: threads must be 0 or more, got -1
 
 // §10.7.3 with N = 10^6: the loops a, b, c cannot move (their tiles overlap) and
@@ -89,3 +91,138 @@ func.func @tiny_inner(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf
 // FORK:       teir.iter d over d {
 // FORK-NOT:   parallel
 // FORK:       func.return
+
+// abcd->dcba (§10.7.1's permutation) lifts to §10.7.2's d x a tile under loops b
+// and c. Over 64^4 FP32 (64 MiB, beyond the host's 32 MiB last-level cache) the
+// tile's out is streamed past the caches, so the schedule serves the reads: the
+// tile's 64 rows of in0 lie 1 MiB apart (one L1 set), so a is cut into blocks of
+// 32 (two lines of out per row), the loop over the blocks outermost, and the loops
+// follow in0's memory order, b outside c, so that consecutive tiles read
+// neighbouring bytes of in0. Over 63 x 62 x 61 x 60 the rows are not a multiple of
+// 4 KiB apart: only the order changes. Over 32^4 (4 MiB) the loops keep out's
+// order, c outside b, as teir-auto-schedule ordered the plain nest.
+func.func @large_permutation(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 64 strides [1048576, 4] offsets [0, 0]
+    teir.axis b extent 64 strides [16384, 256] offsets [0, 0]
+    teir.axis c extent 64 strides [256, 16384] offsets [0, 0]
+    teir.axis d extent 64 strides [4, 1048576] offsets [0, 0]
+    teir.primitive copy_scalar Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter a over a {
+        teir.iter b over b {
+          teir.iter c over c {
+            teir.iter d over d {
+              teir.invoke copy -> copy_scalar
+            }
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+// PERM-LABEL: func.func @large_permutation
+// PERM:       teir.axis a extent 2 strides [33554432, 128]
+// PERM:       teir.axis a_in extent 32 strides [1048576, 4]
+// PERM:       teir.primitive copy_da Copy {M = [d], N = [a_in]}
+// PERM:       teir.iter a over a {
+// PERM-NEXT:    teir.iter b over b {
+// PERM-NEXT:      teir.iter c over c {
+// PERM-NEXT:        teir.invoke copy -> copy_da
+// PERM:       {\22op\22: \22lift-elementwise\22}
+// PERM-SAME:  {\22op\22: \22split\22, \22axis\22: \22a\22, \22factor\22: 32}
+// PERM-SAME:  {\22op\22: \22reorder\22, \22order\22: [\22a\22, \22b\22, \22c\22]}]"
+
+func.func @unaligned_permutation(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 63 strides [907680, 4] offsets [0, 0]
+    teir.axis b extent 62 strides [14640, 252] offsets [0, 0]
+    teir.axis c extent 61 strides [240, 15624] offsets [0, 0]
+    teir.axis d extent 60 strides [4, 953064] offsets [0, 0]
+    teir.primitive copy_scalar Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter a over a {
+        teir.iter b over b {
+          teir.iter c over c {
+            teir.iter d over d {
+              teir.invoke copy -> copy_scalar
+            }
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+// PERM-LABEL: func.func @unaligned_permutation
+// PERM:       teir.primitive copy_da Copy {M = [d], N = [a]}
+// PERM:       teir.iter b over b {
+// PERM-NEXT:    teir.iter c over c {
+// PERM-NEXT:      teir.invoke copy -> copy_da
+// PERM-NOT:   split
+// PERM:       {\22op\22: \22reorder\22, \22order\22: [\22b\22, \22c\22]}]"
+
+// §10.7.2's schedule written parallel (b, c) over 64^4: the loop of the row cut
+// joins the parallel nest, which keeps in0's order (one parallel loop of
+// 2 x 64 x 64 iterations); on one thread the nest runs sequentially.
+func.func @parallel_permutation(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis b extent 64 strides [16384, 256] offsets [0, 0]
+    teir.axis c extent 64 strides [256, 16384] offsets [0, 0]
+    teir.axis d extent 64 strides [4, 1048576] offsets [0, 0]
+    teir.axis a extent 64 strides [1048576, 4] offsets [0, 0]
+    teir.primitive copy_da Copy {M = [d], N = [a]} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter b over b parallel {
+        teir.iter c over c parallel {
+          teir.invoke copy -> copy_da
+        }
+      }
+    }
+  }
+  func.return
+}
+// PERM-LABEL:  func.func @parallel_permutation
+// PERM:        teir.iter a over a {
+// PERM-NEXT:     teir.iter b over b {
+// PERM-NEXT:       teir.iter c over c {
+// PERM-NEXT:         teir.invoke copy -> copy_da
+// PERM2-LABEL: func.func @parallel_permutation
+// PERM2:       teir.primitive copy_da Copy {M = [d], N = [a_in]}
+// PERM2:       teir.iter a over a parallel {
+// PERM2-NEXT:    teir.iter b over b parallel {
+// PERM2-NEXT:      teir.iter c over c parallel {
+// PERM2-NEXT:        teir.invoke copy -> copy_da
+// PERM2:       script = "[{\22op\22: \22split\22, \22axis\22: \22a\22, \22factor\22: 32}
+// PERM2-SAME:  {\22op\22: \22parallelize\22, \22axis\22: \22a\22}
+// PERM2-SAME:  {\22op\22: \22reorder\22, \22order\22: [\22a\22, \22b\22, \22c\22]}]"
+
+func.func @small_permutation(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 32 strides [131072, 4] offsets [0, 0]
+    teir.axis b extent 32 strides [4096, 128] offsets [0, 0]
+    teir.axis c extent 32 strides [128, 4096] offsets [0, 0]
+    teir.axis d extent 32 strides [4, 131072] offsets [0, 0]
+    teir.primitive copy_scalar Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter a over a {
+        teir.iter b over b {
+          teir.iter c over c {
+            teir.iter d over d {
+              teir.invoke copy -> copy_scalar
+            }
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+// PERM-LABEL: func.func @small_permutation
+// PERM:       teir.primitive copy_da Copy {M = [d], N = [a]}
+// PERM:       teir.iter c over c {
+// PERM-NEXT:    teir.iter b over b {
+// PERM-NEXT:      teir.invoke copy -> copy_da
+// PERM-NOT:   \22order\22: [\22b\22, \22c\22]
+// PERM:       func.return
