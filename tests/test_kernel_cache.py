@@ -348,3 +348,19 @@ def test_a_corrupted_tuned_schedule_is_no_entry(tmp_path: Path) -> None:
         pytest.fail("looking a schedule up hung on the damaged cache")
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == str([True] + [None] * len(kinds))
+
+
+def test_a_loaded_kernel_names_its_functions_and_shows_its_assembly() -> None:
+    """A kernel from the cache hands MCJIT its object code for an empty module (the
+    IR is not parsed); it still names its functions and reads back its assembly."""
+    from teir_lowering.runtime.jit import JitModule
+
+    record = SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json"
+    compiled = compile_kernel(record, threads=2, keep_ir=True)._engine
+    loaded = JitModule.from_machine_code(compiled.llvm_ir, compiled.object_code)
+    assert loaded.defined_functions == compiled.defined_functions
+    assert {"kernel", "kernel__ndarray"} <= set(loaded.defined_functions)
+    assert loaded.assembly() == compiled.assembly()
+    with pytest.raises(KeyError, match="defines @kernel"):
+        loaded.address("missing")
+    assert loaded.address("kernel")

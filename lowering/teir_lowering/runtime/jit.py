@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import threading
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -26,6 +27,10 @@ from llvmlite.ir.values import FunctionAttributes
 from xdsl.dialects.builtin import ModuleOp
 
 _initialized = False
+
+
+_DEFINED = re.compile(r'^define\b[^@\n]*@("[^"]+"|[\w.$-]+)', re.MULTILINE)
+"""The name of each function an LLVM IR text defines."""
 
 
 class JitCompilationError(Exception):
@@ -220,27 +225,25 @@ class JitModule:
     @classmethod
     def from_machine_code(cls, llvm_ir: str, object_code: bytes) -> JitModule:
         """A module compiled before (`llvm_ir` and `object_code` as an earlier
-        JitModule had them on this host): MCJIT loads the object code instead of
-        generating it again; the IR only names the functions."""
+        JitModule had them on this host): MCJIT loads the object code, whose
+        symbols it resolves, for an empty module; the IR is kept as text (its
+        functions named, parsed only for `assembly()`): parsing the IR of a large
+        kernel took 20 ms of a warm first call."""
         _initialize_llvm()
         self = cls.__new__(cls)
         self._target_machine = host_target_machine(3)
-        try:
-            llvm_module = llvm.parse_assembly(llvm_ir)
-        except RuntimeError as error:
-            raise JitCompilationError(f"the cached kernel's IR does not parse: {error}") from error
-        self._finish(llvm_module, object_code)
+        self._finish(llvm.parse_assembly(""), object_code, llvm_ir)
         return self
 
-    def _finish(self, llvm_module: llvm.ModuleRef, object_code: bytes | None) -> None:
+    def _finish(self, llvm_module: llvm.ModuleRef, object_code: bytes | None,
+                llvm_ir: str | None = None) -> None:
         """MCJIT over the optimized module; `object_code` (from an earlier run) is
         loaded rather than generated, else the generated code is kept in
-        `object_code` for a cache."""
-        self.llvm_ir: str = str(llvm_module)
+        `object_code` for a cache. `llvm_ir`: the module's text, when known."""
+        self.llvm_ir: str = str(llvm_module) if llvm_ir is None else llvm_ir
         """The optimized LLVM IR."""
         self.defined_functions: tuple[str, ...] = tuple(
-            f.name for f in llvm_module.functions if not f.is_declaration
-        )
+            name.strip('"') for name in _DEFINED.findall(self.llvm_ir))
         self.object_code: bytes | None = object_code
         """The machine code as a relocatable object (what MCJIT loaded)."""
 
