@@ -123,6 +123,8 @@ class GemmShape:
     i + p * lda), "T" = k unit-stride (p + i * lda); B "N" = k unit-stride
     ((p, j) at p + j * ldb), "T" = n unit-stride (j + p * ldb); C "N" = m
     unit-stride ((i, j) at i + j * ldc), "T" = n unit-stride (j + i * ldc).
+    `inca`, `incb`, `incc` replace the unit stride by the recorded increment
+    (TEIR's general strides: i * inca + p * lda for "N" A, and so on).
     """
 
     m: int
@@ -135,6 +137,9 @@ class GemmShape:
     batch_a: int
     batch_b: int
     trans: str = "NNN"
+    inca: int = 1
+    incb: int = 1
+    incc: int = 1
 
     @staticmethod
     def of(kernel: KernelAttr) -> GemmShape | None:
@@ -150,22 +155,23 @@ class GemmShape:
             batch_a=kernel.get("br_stride_a"),
             batch_b=kernel.get("br_stride_b"),
             trans=kernel.trans.data,
+            inca=kernel.get("inca"), incb=kernel.get("incb"), incc=kernel.get("incc"),
         )
 
     @property
     def a_strides(self) -> tuple[int, int]:
         """(m stride, k stride) of A."""
-        return (1, self.lda) if self.trans[0] == "N" else (self.lda, 1)
+        return (self.inca, self.lda) if self.trans[0] == "N" else (self.lda, self.inca)
 
     @property
     def b_strides(self) -> tuple[int, int]:
         """(k stride, n stride) of B."""
-        return (1, self.ldb) if self.trans[1] == "N" else (self.ldb, 1)
+        return (self.incb, self.ldb) if self.trans[1] == "N" else (self.ldb, self.incb)
 
     @property
     def c_strides(self) -> tuple[int, int]:
         """(m stride, n stride) of C."""
-        return (1, self.ldc) if self.trans[2] == "N" else (self.ldc, 1)
+        return (self.incc, self.ldc) if self.trans[2] == "N" else (self.ldc, self.incc)
 
 
 @dataclass(frozen=True)
