@@ -359,8 +359,9 @@ func.func @brgemm_batch_strides_out(%in0: memref<?xf32>, %in1: memref<?xf32>, %o
 
 // -----
 
-// The GEMM K is the innermost K axis: with K = [k, b] the pattern would need
-// b (stride 0 on in1) as the GEMM K, so this is general.
+// The GEMM K is the innermost K axis: with K = [k, b] it is b, stride 0 on in1
+// (B broadcast along the GEMM's k): not Table 10.6.1's pattern, a BRGEMM with
+// general strides (incb = 0) over the batches of k.
 func.func @brgemm_inner_k_only(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
   teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
     teir.axis m extent 4 strides [4, 0, 4] offsets [0, 0, 0]
@@ -375,7 +376,7 @@ func.func @brgemm_inner_k_only(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: m
   func.return
 }
 // CHECK-LABEL: func.func @brgemm_inner_k_only
-// CHECK: teir.primitive c Contraction {M = [m], N = [n], K = [k, b]} {data_type = "FP32"} attributes {kernel = #teir.kernel<general>}
+// CHECK: teir.primitive c Contraction {M = [m], N = [n], K = [k, b]} {data_type = "FP32"} attributes {kernel = #teir.kernel<brgemm m = 4, n = 4, k = 5, lda = 3, ldb = 4, ldc = 4, br_size = 4, br_stride_a = 4, br_stride_b = 1, incb = 0, trans = "NNN">}
 
 // -----
 
@@ -433,7 +434,8 @@ func.func @fp64(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>) {
 
 // -----
 
-// FP64: in0's m at 16 bytes is two elements apart, not unit stride: general.
+// FP64: in0's m at 16 bytes is two elements apart, not unit stride: the
+// increment counts elements of 8 bytes (inca = 2).
 func.func @fp64_non_unit(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>) {
   teir.config(%in0, %in1, %out) : (memref<?xf64>, memref<?xf64>, memref<?xf64>) {
     teir.axis m extent 8 strides [16, 0, 8] offsets [0, 0, 0]
@@ -447,4 +449,4 @@ func.func @fp64_non_unit(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<
   func.return
 }
 // CHECK-LABEL: func.func @fp64_non_unit
-// CHECK: teir.primitive c Contraction {M = [m], N = [n], K = [k]} {data_type = "FP64"} attributes {kernel = #teir.kernel<general>}
+// CHECK: teir.primitive c Contraction {M = [m], N = [n], K = [k]} {data_type = "FP64"} attributes {kernel = #teir.kernel<gemm m = 8, n = 4, k = 16, lda = 16, ldb = 16, ldc = 8, inca = 2, trans = "NNN">}
