@@ -153,22 +153,26 @@ WIDTH = {"FP32": 4, "FP64": 8}
 def layout_record(trans: str, m: int, n: int, k: int, *, dtype: str = "FP32", batch: int = 0,
                   pads: tuple[int, int, int] = (1, 2, 3), offsets: bool = False,
                   zero: bool = False, relu: bool = False, relu_guard: list[str] | None = None,
-                  zero_guard: list[str] | None = None, outer: int = 0) -> dict:
+                  zero_guard: list[str] | None = None, outer: int = 0,
+                  incs: tuple[int, int, int] = (1, 1, 1)) -> dict:
     """C(m, n) [+]= sum_b A_b(m, k) B_b(k, n) in layout `trans`, ld = extent + pad.
 
     `outer` > 0 puts the invocations in a sequential loop over an extra K axis w
     (stride 0 on out) of that extent, which splits the K sum into `outer` parts.
+    `incs`: the strides of A's, B's and C's unit axes (general strides: 0 is a
+    broadcast, the leading dimension is then extent x inc + pad).
     """
     w = WIDTH[dtype]
 
-    def operand(letter: str, normal: tuple[str, int], other: tuple[str, int], pad: int):
+    def operand(letter: str, normal: tuple[str, int], other: tuple[str, int], pad: int,
+                inc: int):
         unit, lead = (normal, other) if letter == "N" else (other, normal)
-        ld = unit[1] + pad
-        return {unit[0]: 1, lead[0]: ld}, ld * lead[1]
+        ld = unit[1] * inc + pad
+        return {unit[0]: inc, lead[0]: ld}, ld * lead[1]
 
-    a, a_size = operand(trans[0], ("m", m), ("k", k), pads[0])
-    b, b_size = operand(trans[1], ("k", k), ("n", n), pads[1])
-    c, _ = operand(trans[2], ("m", m), ("n", n), pads[2])
+    a, a_size = operand(trans[0], ("m", m), ("k", k), pads[0], incs[0])
+    b, b_size = operand(trans[1], ("k", k), ("n", n), pads[1], incs[1])
+    c, _ = operand(trans[2], ("m", m), ("n", n), pads[2], incs[2])
     axes = [
         {"id": axis, "extent": extent,
          "strides": [a.get(axis, 0) * w, b.get(axis, 0) * w, c.get(axis, 0) * w],
@@ -282,6 +286,54 @@ def test_every_layout_matches_reference(trans: str, kind: str, dtype: str,
     plans = planned(record)
     assert ("vector.fma" in kernel.stages["scf"]) == any(plan.lanes > 1 for plan in plans)
     assert "math.fma" in kernel.stages["scf"] or all(plan.lanes > 1 for plan in plans)
+
+
+GENERAL_STRIDES = [(2, 1, 1), (1, 0, 1), (1, 1, 3), (3, 2, 1), (0, 3, 2), (2, 2, 2)]
+"""(inca, incb, incc): stepped views (2, 3), broadcasts (0) of A, B and C."""
+
+
+def general_stride_cases() -> list[Any]:
+    """Every layout with each increment pattern, GEMM and BRGEMM, FP32 and FP64; the
+    default tier runs one per layout (patterns, kinds and types taking turns)."""
+    cases: list[Any] = []
+    for number, (trans, incs) in enumerate(itertools.product(LAYOUTS, GENERAL_STRIDES)):
+        kind = ("gemm", "brgemm")[number % 2]
+        dtype = ("FP32", "FP64")[(number // 2) % 2]
+        case = (trans, incs, kind, dtype, AWKWARD[(3 * number + 1) % 16], number)
+        default = number % len(GENERAL_STRIDES) == (number // len(GENERAL_STRIDES)) % len(
+            GENERAL_STRIDES)
+        cases.append(case if default else pytest.param(*case, marks=pytest.mark.slow))
+    return cases
+
+
+@pytest.mark.parametrize(
+    "trans, incs, kind, dtype, shape, number", general_stride_cases(),
+    ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v),
+)
+def test_general_strides_match_reference(trans: str, incs: tuple[int, int, int], kind: str,
+                                         dtype: str, shape: tuple[int, int, int],
+                                         number: int) -> None:
+    """Operands without a unit-stride role axis are a microkernel (their increments in
+    #teir.kernel), packed or read from the tensor's layout, with remainders, fused
+    epilogues and offsets; every byte outside C stays untouched."""
+    m, n, k = shape
+    record = layout_record(trans, m, n, k, dtype=dtype, incs=incs,
+                           batch=2 + number % 3 if kind == "brgemm" else 0,
+                           pads=(number % 3 + 1, number % 2 + 1, 2), offsets=number % 3 == 1,
+                           zero=number % 4 == 2, relu=number % 5 == 3)
+    module = load_module(record)
+    MatchGemmPass().apply(teir_context(), module)
+    (kernel_attr,) = [op.attributes[KERNEL_ATTR] for op in module.walk()
+                      if isinstance(op, PrimitiveOp) and KERNEL_ATTR in op.attributes]
+    assert isinstance(kernel_attr, KernelAttr) and kernel_attr.kind_name == kind
+    if 1 not in shape:  # an extent-1 axis is never stepped: the rule reads stride 0
+        assert [kernel_attr.get(name) for name in ("inca", "incb", "incc")] == list(incs)
+        assert kernel_attr.trans.data == trans
+    kernel = compile_kernel(record, keep_ir=True)
+    arrays = sentinel_arrays(record, kernel, np.random.default_rng(number))
+    check_against_reference(record, arrays)
+    assert "scf.for" in kernel.stages["scf"]
+    assert "vector.fma" in kernel.stages["scf"] or "math.fma" in kernel.stages["scf"]
 
 
 def planned(record: dict, optimize: bool = True) -> list[GemmPlan]:

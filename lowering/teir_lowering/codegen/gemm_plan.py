@@ -219,6 +219,14 @@ class GemmPlan:
     _: KW_ONLY
     registers: int
     scratch_bytes: int
+    pack_y: bool = False
+    """Y's column panels (NR columns x the K-block) are packed per panel before the
+    row blocks read them: Y with general strides (no unit-stride role axis)."""
+
+    @property
+    def panel_columns(self) -> int:
+        """The most columns of a Y panel any segment's blocks take (`outer_layout`)."""
+        return max(self.columns, widest_columns(1, self.registers), self.lanes)
 
     def k_steps(self, shape: GemmShape) -> tuple[int, int]:
         """(batches, k) per K-block, all of K when there is one."""
@@ -465,6 +473,8 @@ def _outer_plans(s: GemmShape, along: str, width: int, zero_first: bool,
     lanes = lanes_for(o.nv, width, machine, 2)
     transposing = TRANSPOSE_C and o.c_v != 1 and o.c_u == 1
     packs = ["", "copy" if o.x_free == 1 else "transpose" if o.x_k == 1 else "gather"]
+    # Y with general strides (no unit-stride role axis) may be packed per panel
+    y_packs = [False, True] if o.y_k != 1 and o.y_free != 1 and o.nu > 1 else [False]
     plans = []
     for vectors, columns in register_blocks(o.nv, o.nu, lanes, registers, transposing):
         k_block = k_blocking(s, columns, width, machine.l1d)
@@ -473,13 +483,47 @@ def _outer_plans(s: GemmShape, along: str, width: int, zero_first: bool,
         # X read by one column panel (a GEMV: U = 1) is read once whatever its
         # layout: packing would only add a copy of it.
         for pack in packs if o.nu > columns else packs[:1]:
-            cycles = _outer_cycles(s, o, segments, pack, k_block, width, machine.l1d,
-                                   zero_first and k_blocks == 1, transposing)
-            plans.append(GemmPlan(
-                "outer", along, lanes, cycles / (s.m * s.n * s.k * s.batch), vectors, columns,
-                pack, k_block if k_blocks > 1 else (0, 0), TRANSPOSE_C,
-                **_host_fields(machine)))
+            for pack_y in y_packs:
+                cycles = _outer_cycles(s, o, segments, pack, k_block, width, machine.l1d,
+                                       zero_first and k_blocks == 1, transposing)
+                cycles += _y_cycles(s, o, segments, k_block, width, machine.l1d, pack_y)
+                plans.append(GemmPlan(
+                    "outer", along, lanes, cycles / (s.m * s.n * s.k * s.batch), vectors,
+                    columns, pack, k_block if k_blocks > 1 else (0, 0), TRANSPOSE_C,
+                    **_host_fields(machine), pack_y=pack_y))
     return plans
+
+
+LINE = 64
+"""Bytes per cache line."""
+
+Y_MISS = 2.0
+"""Extra cycles per broadcast of a Y element read in place when the lines of a Y
+panel (NR columns x the K-block, general strides) do not fit 3/4 of the L1d: it
+comes from L2 at every row block."""
+
+PACK_Y = 1.5
+"""Cycles per Y element packed: a scalar load and store (two pipes each), its
+conversion, the loop."""
+
+
+def _y_cycles(s: GemmShape, o: Oriented, segments: list[Segment], k_block: tuple[int, int],
+              width: int, l1d: int, pack: bool) -> float:
+    """What Y with general strides adds to a tile: the packing of each column panel
+    once per segment, or the misses of its broadcasts when read in place."""
+    if not (o.y_k != 1 and o.y_free != 1):
+        return 0.0
+    batches, steps = k_block
+    if pack:
+        return len(segments) * o.nu * s.k * s.batch * PACK_Y
+    columns = max(nr for seg in segments for _, _, nr in seg.columns)
+    along_k = -(-steps * abs(o.y_k) * width // LINE) if abs(o.y_k) * width < LINE else steps
+    lines = batches * along_k * columns
+    if lines * LINE <= l1d * 3 // 4:
+        return 0.0
+    broadcasts = sum((seg.stop - seg.start) // seg.height * (high - low)
+                     for seg in segments for low, high, _ in seg.columns) * s.k * s.batch
+    return broadcasts * Y_MISS
 
 
 def _outer_cycles(s: GemmShape, o: Oriented, segments: list[Segment], pack: str,
