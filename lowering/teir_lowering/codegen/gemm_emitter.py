@@ -27,7 +27,8 @@ written in L x L squares of accumulators transposed in registers
 vector covers are scalar (L = 1: memref.load, math.fma).
 
 Dot kernel, vectors along k, for A rows and B columns both k-contiguous
-("TN?"). Blocks of MR x NR elements of C, one vector accumulator each: per k
+("TN?"), or with general strides along k (each vector gathered lane by lane; a
+stride 0, a broadcast along k, loads one element). Blocks of MR x NR elements of C, one vector accumulator each: per k
 step of L, MR vector loads of A rows, NR of B columns, MR * NR FMAs; the k
 remainder is one more step with vectors gathered from the remaining elements
 (-0.0 in A's other lanes, +0 in B's: their product -0.0 changes no sum). The
@@ -751,14 +752,14 @@ class GemmEmitter:
                  valid: int | None = None) -> list[SSAValue]:
         """One k step of L: MR rows of A, NR columns of B, MR * NR FMAs (`valid`: only
         that many lanes are loaded, -0.0 in A's others, +0 in B's)."""
-        (a_m, _), (_, b_n) = self.shape.a_strides, self.shape.b_strides
+        (a_m, a_k), (b_k, b_n) = self.shape.a_strides, self.shape.b_strides
         lanes, mr, nr = blocks.lanes, blocks.mr, blocks.nr
-        a_p, b_p = add(builder, a_batch, p), add(builder, b_batch, p)
-        a_rows = [load(builder, self.a, add(builder, a_p, i * a_m), lanes, 1, valid, -0.0,
+        a_p, b_p = add(builder, a_batch, p, a_k), add(builder, b_batch, p, b_k)
+        a_rows = [load(builder, self.a, add(builder, a_p, i * a_m), lanes, a_k, valid, -0.0,
                        widened=True, tf32=self.tf32) for i in range(mr)]
         out = list(acc)
         for j in range(nr):
-            b_column = load(builder, self.b, add(builder, b_p, j * b_n), lanes, 1, valid,
+            b_column = load(builder, self.b, add(builder, b_p, j * b_n), lanes, b_k, valid,
                             widened=True, tf32=self.tf32)
             for i in range(mr):
                 out[i * nr + j] = fma(builder, a_rows[i], b_column, out[i * nr + j])

@@ -575,10 +575,16 @@ def _dot_plan(s: GemmShape, width: int, machine: Host) -> GemmPlan:
     lanes = lanes_for(s.k, width, machine)
     mr, nr = dot_block(machine.vector_registers)
     steps, rest = divmod(s.k, lanes)
+    # a vector along k: one load at unit stride or stride 0 (one element
+    # broadcast), else a gather (a load and a lane insert per lane)
+    a_loads, b_loads = (1 if stride in (0, 1) else lanes
+                        for stride in (s.a_strides[1], s.b_strides[0]))
     cycles = 0.0
     for rows in (mr,) * (s.m // mr) + ((s.m % mr,) if s.m % mr else ()):
         for cols in (nr,) * (s.n // nr) + ((s.n % nr,) if s.n % nr else ()):
-            step = max(rows * cols / FMA_PORTS, (rows + cols) / LOAD_PORTS, FMA_LATENCY)
+            loads = rows * a_loads + cols * b_loads
+            inserts = loads if loads > rows + cols else 0
+            step = max(rows * cols / FMA_PORTS, loads / LOAD_PORTS, inserts, FMA_LATENCY)
             gathered = rest * (rows + cols) + step if rest else 0
             cycles += s.batch * (steps * step + gathered) + 7 * rows * cols
     return GemmPlan("dot", "k", lanes, cycles / (s.m * s.n * s.k * s.batch), mr, nr,
@@ -627,7 +633,11 @@ def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
     machine = machine or host()
     plans = _outer_plans(s, "m", width, zero_first, machine)
     plans += _outer_plans(s, "n", width, zero_first, machine)
-    if s.a_strides[1] == 1 and s.b_strides[0] == 1 and s.k >= MIN_LANES:
+    if s.k >= MIN_LANES and (s.a_strides[1] == 1 and s.b_strides[0] == 1
+                             or 1 in (s.a_strides[1], s.b_strides[0])
+                             and (s.incb, s.inca) != (1, 1)):
+        # the dot kernel: A rows and B columns contiguous along k, or one of them
+        # with general strides (gathered or broadcast along k)
         plans.append(_dot_plan(s, width, machine))
     # Scalar code, register-blocked: scalars along the shorter free dimension, so
     # that NR columns share each loaded element of the other operand.
