@@ -163,8 +163,6 @@ def test_linalg_f16_matmul_runs_a_microkernel() -> None:
 
 # -- strided views ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["FP32", *(pytest.param(n, marks=SLOW)
-                                             for n in ("FP16", "BF16", "FP64"))])
 def _increments(subscripts: str, operands: list[np.ndarray], out: np.ndarray,
                 name: str = "FP32") -> dict[str, int]:
     """The increments of the microkernel teir-optimize gives these arrays (pinned
@@ -183,6 +181,8 @@ def _increments(subscripts: str, operands: list[np.ndarray], out: np.ndarray,
     return {name: kernel.get(name) for name in ("inca", "incb", "incc")}
 
 
+@pytest.mark.parametrize("name", ["FP32", *(pytest.param(n, marks=SLOW)
+                                             for n in ("FP16", "BF16", "FP64"))])
 def test_a_stepped_view_runs_the_microkernel_on_the_view(name: str) -> None:
     """GETT: the microkernel reads the stepped views (general strides, recorded as
     increments), no copy of either operand."""
@@ -194,6 +194,67 @@ def test_a_stepped_view_runs_the_microkernel_on_the_view(name: str) -> None:
     assert plan.__qualname__.startswith("_direct")
     assert _increments("ij,jk->ik", [a, b], out, name) != {"inca": 1, "incb": 1, "incc": 1}
     _check("ij,jk->ik", [a, b], name)
+
+
+def _view(array: np.ndarray, kind: str) -> np.ndarray:
+    """`array`'s values as a view of another array: stepped along axis 0 or 1 (steps
+    2 and 3), broadcast (stride 0) along axis 0 or 1, or the array itself."""
+    if kind.startswith("step"):
+        axis, step = int(kind[4]), int(kind[5])
+        shape = [n * step if i == axis else n for i, n in enumerate(array.shape)]
+        base = np.zeros(shape, array.dtype)
+        index = tuple(slice(None, None, step) if i == axis else slice(None)
+                      for i in range(array.ndim))
+        base[index] = array
+        return base[index]
+    if kind.startswith("bcast"):
+        axis = int(kind[5])
+        return np.broadcast_to(array.take([0], axis=axis), array.shape)
+    return array
+
+
+VIEW_CASES = [
+    # every orientation of A, B and C (trans), each with stepped or broadcast views
+    ("ij,jk->ik", "step12", "step03", None),
+    ("ji,jk->ik", "step02", "bcast1", None),
+    ("ij,kj->ik", "bcast0", "step13", None),
+    ("ji,kj->ik", "step13", "step02", None),
+    ("ij,jk->ki", "step13", "plain", None),
+    ("ji,jk->ki", "plain", "step12", "step12"),
+    ("ij,kj->ki", "step13", "bcast0", None),
+    ("ji,kj->ki", "bcast1", "step03", "step03"),
+    ("bij,bjk->bik", "step22", "bcast2", None),
+]
+"""(subscripts, view of in0, view of in1, view of out or None): extents 37, 29, 23
+(remainders along every vector dimension)."""
+
+
+@pytest.mark.parametrize("subscripts, a_view, b_view, out_view, name", [
+    # the default tier: every case in one type, the types taking turns
+    pytest.param(*case, name, marks=() if (number + n) % 4 == 0 else SLOW)
+    for number, case in enumerate(VIEW_CASES)
+    for n, name in enumerate(("FP32", "FP64", "FP16", "BF16"))
+])
+def test_views_run_the_microkernel_in_every_layout(subscripts: str, a_view: str,
+                                                    b_view: str, out_view: str | None,
+                                                    name: str) -> None:
+    """GETT: stepped and broadcast views of A, B and C, in every orientation, run one
+    general-stride microkernel on the arrays (no copies), checked against numpy at
+    1 and 2 threads in each data type."""
+    extents = {"i": 37, "j": 29, "k": 23, "b": 3}
+    a, b = _operands(subscripts, extents, name)
+    a, b = _view(a, a_view), _view(b, b_view)
+    output = subscripts.split("->")[1]
+    out = None
+    if out_view is not None:
+        out = _view(np.zeros([extents[i] for i in output], a.dtype), out_view)
+    target = np.empty([extents[i] for i in output], a.dtype) if out is None else out
+    plan = _plan(subscripts, [a, b], target, False, "BF16" if name == "BF16" else None, 1,
+                 False)
+    assert plan.__qualname__.startswith("_direct"), plan.__qualname__
+    assert _increments(subscripts, [a, b], target, name) != {"inca": 1, "incb": 1,
+                                                             "incc": 1}
+    _check(subscripts, [a, b], name, out=out)
 
 
 def test_a_strided_out_and_a_broadcast_operand() -> None:

@@ -601,6 +601,18 @@ FORCED = [
                                     "columns": 4, "pack": ""}, {"zero": True}),
     ("NNN", "FP32", (5, 3, 6), 2, {"lanes": 1, "vectors": 1, "columns": 2, "pack": ""},
      {"relu": True}),
+    # general strides: Y packed per column panel, alone and with X packed, K-blocks
+    ("NNN", "FP32", (37, 29, 17), 2, {"pack": "", "pack_y": True},
+     {"incs": (1, 3, 1), "zero": True, "relu": True}),
+    ("TTN", "FP64", (21, 19, 18), 3, {"pack": "gather", "pack_y": True, "k_block": (1, 7)},
+     {"incs": (2, 2, 1)}),
+    ("NTT", "FP32", (24, 40, 11), 0, {"pack_y": True, "vectors": 1, "columns": 8},
+     {"incs": (0, 2, 2), "zero": True}),
+    # the dot kernel gathering A along k, and B broadcast along k (stride 0)
+    ("TNN", "FP32", (7, 6, 37), 2, {"kernel": "dot", "vector": "k", "vectors": 3,
+                                    "columns": 4, "pack": ""}, {"incs": (3, 1, 1)}),
+    ("TNT", "FP64", (9, 5, 21), 0, {"kernel": "dot", "vector": "k", "vectors": 4,
+                                    "columns": 2, "pack": ""}, {"incs": (1, 0, 1)}),
 ]
 """Each packing ("copy", "gather", "transpose", none), K-blocks (batch groups; k
 chunks with a shorter last one), M-blocks of a small scratch buffer (64 rows of
@@ -621,7 +633,7 @@ def test_forced_plans_match_reference(case, forced) -> None:
     arrays = sentinel_arrays(record, kernel, np.random.default_rng(m * n + k))
     check_against_reference(record, arrays, optimize=False)
     scf = kernel.stages["scf"]
-    assert ("memref.alloca" in scf) == bool(changes.get("pack"))
+    assert ("memref.alloca" in scf) == bool(changes.get("pack") or changes.get("pack_y"))
     assert ("vector.fma" in scf) == (changes.get("lanes", 2) > 1)
 
 
@@ -691,6 +703,21 @@ def test_the_planner_decides_for_the_host_it_is_given() -> None:
     with pinned("avx2-small"):  # 256 KiB of L2: half of it for the packed block
         assert plan_gemm(SPEC_BRGEMM, 4, True).scratch_bytes == 128 << 10
     assert on_avx2.scratch_bytes == gemm_plan.SCRATCH_BYTES
+
+
+def test_general_strides_pack_y_and_keep_the_dot_kernel() -> None:
+    """Y with general strides is packed per panel when its panel's lines overflow the
+    L1d and the row blocks reuse it; read in place when one row block reads it. A
+    GEMV whose vector is broadcast (stride 0 along k) keeps the dot kernel."""
+    scattered_y = GemmShape(256, 256, 256, 256, 3 * 256 * 16, 256, 1, 0, 0, "NNN",
+                            incb=16)
+    assert plan_gemm(scattered_y, 4, machine=AVX2).pack_y
+    one_row_block = GemmShape(8, 256, 256, 8, 3 * 256 * 16, 8, 1, 0, 0, "NNN", incb=16)
+    assert not plan_gemm(one_row_block, 4, machine=AVX2).pack_y
+    table = GemmShape(256, 256, 256, 256, 256, 256, 1, 0, 0, "NNN")
+    assert not plan_gemm(table, 4, machine=AVX2).pack_y
+    broadcast = GemmShape(512, 1, 512, 512, 1, 512, 1, 0, 0, "TNN", incb=0)
+    assert plan_gemm(broadcast, 8, machine=AVX2).kernel == "dot"
 
 
 def test_m_blocks_fill_the_scratch_buffer() -> None:
