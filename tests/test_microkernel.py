@@ -332,8 +332,7 @@ def test_general_strides_match_reference(trans: str, incs: tuple[int, int, int],
     kernel = compile_kernel(record, keep_ir=True)
     arrays = sentinel_arrays(record, kernel, np.random.default_rng(number))
     check_against_reference(record, arrays)
-    assert "scf.for" in kernel.stages["scf"]
-    assert "vector.fma" in kernel.stages["scf"] or "math.fma" in kernel.stages["scf"]
+    assert "fma" in kernel.stages["scf"]  # a microkernel, not the scalar loop nest
 
 
 def planned(record: dict, optimize: bool = True) -> list[GemmPlan]:
