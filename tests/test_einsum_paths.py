@@ -257,6 +257,27 @@ def test_views_run_the_microkernel_in_every_layout(subscripts: str, a_view: str,
     _check(subscripts, [a, b], name, out=out)
 
 
+@pytest.mark.parametrize("subscripts, extents, chosen", [
+    # TCCG case 23's layout: B's k steps (f) 6.9 KiB apart: the transpose plan
+    ("aecf,fbed->abcd", {"a": 3, "b": 12, "c": 5, "d": 12, "e": 12, "f": 7},
+     "_transposed_plan"),
+    # the spec's BRGEMM: k steps of 64 bytes on A, unit on B: its kernel, direct
+    ("trus,pqtu->pqrs", {"p": 4, "q": 16, "r": 3, "s": 16, "t": 2, "u": 16}, "_direct"),
+    # several indices per GEMM dimension, no Table 10.6.1 kernel: the transpose plan,
+    # not one general-stride kernel (2-5x slower on TCCG's 4-D cases)
+    ("aebf,fdec->abcd", {"a": 3, "b": 5, "c": 6, "d": 4, "e": 7, "f": 9},
+     "_transposed_plan"),
+])
+def test_grouped_gemm_dimensions_choose_by_layout(subscripts: str, extents: dict[str, int],
+                                                  chosen: str) -> None:
+    operands = _operands(subscripts, extents, "FP32")
+    out = np.empty([extents[i] for i in subscripts.split("->")[1]], np.float32)
+    with pinned("avx2"):
+        plan = _plan(subscripts, operands, out, False, None, 1, False)
+    assert plan.__qualname__.startswith(chosen), plan.__qualname__
+    _check(subscripts, operands, "FP32")
+
+
 def test_a_strided_out_and_a_broadcast_operand() -> None:
     a = _operands("ij,jk->ik", {"i": 17, "j": 13, "k": 9}, "FP32")[0]
     b = np.broadcast_to(RNG.uniform(-1, 1, (13, 1)).astype(np.float32), (13, 9))

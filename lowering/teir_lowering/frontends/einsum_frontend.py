@@ -32,6 +32,7 @@ from teir_dialect.attributes import INCREMENTS
 from teir_dialect.builders import with_unit_role
 from teir_dialect.context import teir_context
 from teir_dialect.dialect import KernelAttr
+from teir_dialect.host import host
 from teir_dialect.records import TeirError, find_configs, load_module
 from teir_dialect.vocabulary import OperationKind
 from teir_lowering.runtime import kernel_cache
@@ -204,41 +205,48 @@ def _grouped(subscripts: str, operands: Sequence[np.ndarray]) -> bool:
 
 
 K_STEP_BYTES = 4096
-"""The farthest apart (one page) the k steps of A and B may lie for an einsum whose
-GEMM dimensions span several indices to run the microkernel on the arrays."""
+"""The farthest apart (one page) the k steps of A and B lie in a narrow direct GEMM."""
+
+WIDE_TILE_VECTORS = 2
+"""A GEMM tile at least this many host vectors wide along M and N is wide."""
 
 
 def _direct_gemm(module: ModuleOp) -> bool:
-    """Whether teir-optimize gives the contraction of `module` microkernels in Table
-    10.6.1's layouts (unit-stride operands, no general strides) whose k steps on A
-    and B lie within `K_STEP_BYTES` (remembered on disk).
+    """Whether the einsum of `module`, whose GEMM dimensions span several indices,
+    runs the microkernel teir-optimize gives it on the arrays (remembered on disk):
+    when every Contraction is a GEMM/BRGEMM in Table 10.6.1's layouts (no general
+    strides) that is wide (`WIDE_TILE_VECTORS` host vectors along M and N) or steps
+    k on A and B within `K_STEP_BYTES`. Otherwise transposes that fuse each GEMM
+    dimension into one (`_transposed_plan`) run faster.
 
-    Only then does an einsum whose GEMM dimensions span several indices run that
-    kernel on the arrays; otherwise transposes that fuse each dimension into one
-    (`_transposed_plan`) run faster. Measured on TCCG's 4-D cases (AMD EPYC Zen 5,
-    AVX-512, FP32, 1 thread, interleaved): cases 23, 25 and 27, whose direct
-    BRGEMMs (21 x 21 tiles) step k by 37 KiB on B, took 1.8-2.1x the transpose
-    plan's time, case 30 the same time; the general-stride tiles of cases 20-22,
-    24, 26, 28 and 29 took 2-5x. `trus,pqtu->pqrs` (k steps of 256 bytes) runs
-    direct at 0.63x (all extents 8), 0.90x (16) and 0.77x (p32 q64 r32 s64 t8 u64)
-    of the transpose plan's time."""
-    question = f"direct-gemm {K_STEP_BYTES} {module}"
+    Measured on TCCG's 4-D cases (AMD EPYC Zen 5, AVX-512, FP32, 1 thread,
+    interleaved, `benchmarks/tccg.py`): cases 23, 25 and 27, whose direct
+    BRGEMMs have 21 x 21 tiles and step k by 37 KiB on B, took 1.8-2.1x the
+    transpose plan's time, case 30 about the same; one general-stride kernel
+    for cases 20-22, 24, 26, 28 and 29 took 2-5x (its tile is one index of each
+    dimension). `trus,pqtu->pqrs`, k steps of 256 bytes, runs direct at 0.63x
+    (all extents 8), 0.90x (16) and 0.77x (p32 q64 r32 s64 t8 u64) of the
+    transpose plan's time."""
+    question = f"direct-gemm {K_STEP_BYTES} {WIDE_TILE_VECTORS} {module}"
     if isinstance(known := kernel_cache.recall(question), bool):
         return known
     scheduled = module.clone()
     OptimizePass().apply(teir_context(), scheduled)
     (config,) = find_configs(scheduled)
+    machine = host()
     kernels = [(p.matched_kernel(), p.element_width) for p in config.primitives
                if p.kind is OperationKind.CONTRACTION]
 
-    def near(kernel: KernelAttr, width: int) -> bool:
+    def direct(kernel: KernelAttr, width: int) -> bool:
+        if not kernel.is_gemm or any(kernel.get(name) != 1 for name in INCREMENTS):
+            return False
+        wide = WIDE_TILE_VECTORS * machine.lanes(max(4, width))
         k_a = kernel.get("lda") if kernel.trans_a == "N" else 1
         k_b = 1 if kernel.trans_b == "N" else kernel.get("ldb")
-        return max(k_a, k_b) * width <= K_STEP_BYTES
+        return (min(kernel.get("m"), kernel.get("n")) >= wide
+                or max(k_a, k_b) * width <= K_STEP_BYTES)
 
-    answer = bool(kernels) and all(
-        kernel.is_gemm and all(kernel.get(name) == 1 for name in INCREMENTS)
-        and near(kernel, width) for kernel, width in kernels)
+    answer = bool(kernels) and all(direct(kernel, width) for kernel, width in kernels)
     kernel_cache.remember(question, answer)
     return answer
 
