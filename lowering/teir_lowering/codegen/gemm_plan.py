@@ -576,14 +576,15 @@ def _dot_plan(s: GemmShape, width: int, machine: Host) -> GemmPlan:
     mr, nr = dot_block(machine.vector_registers)
     steps, rest = divmod(s.k, lanes)
     # a vector along k: one load at unit stride or stride 0 (one element
-    # broadcast), else a gather (a load and a lane insert per lane)
+    # broadcast), else a gather: a load per lane, and a lane insert per lane on
+    # the two vector ALU ports that FMAs leave free in a load-bound step
     a_loads, b_loads = (1 if stride in (0, 1) else lanes
                         for stride in (s.a_strides[1], s.b_strides[0]))
     cycles = 0.0
     for rows in (mr,) * (s.m // mr) + ((s.m % mr,) if s.m % mr else ()):
         for cols in (nr,) * (s.n // nr) + ((s.n % nr,) if s.n % nr else ()):
             loads = rows * a_loads + cols * b_loads
-            inserts = loads if loads > rows + cols else 0
+            inserts = (loads - rows - cols) / 2
             step = max(rows * cols / FMA_PORTS, loads / LOAD_PORTS, inserts, FMA_LATENCY)
             gathered = rest * (rows + cols) + step if rest else 0
             cycles += s.batch * (steps * step + gathered) + 7 * rows * cols
@@ -600,11 +601,16 @@ def _scalar_plan(s: GemmShape, along: str, width: int, zero_first: bool,
     batches, steps = k_blocking(s, columns, width, machine.l1d)
     k_blocks = s.batch // batches * -(-s.k // steps)
     cycles = 0.0
-    for seg in outer_layout(nv, nu, 1, 1, columns, False, registers):
+    segments = outer_layout(nv, nu, 1, 1, columns, False, registers)
+    for seg in segments:
         for low, high, nr in seg.columns:
             blocks = (seg.stop - seg.start) * ((high - low) // nr)
             cycles += blocks * (s.k * s.batch * step_cycles(1, nr, 1, False, 0.0)
                                 + k_blocks * nr * (1 if zero_first and k_blocks == 1 else 2))
+    # Y with general strides, read in place: its broadcasts miss the L1d as in
+    # the vector kernels (`_y_cycles`)
+    cycles += _y_cycles(s, Oriented.of(s, along), segments, (batches, steps), width,
+                        machine.l1d, False)
     return GemmPlan("outer", along, 1, cycles / (s.m * s.n * s.k * s.batch), 1, columns, "",
                     (batches, steps) if k_blocks > 1 else (0, 0),
                     **_host_fields(machine))
