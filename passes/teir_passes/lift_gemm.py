@@ -29,6 +29,11 @@ pattern makes (m, n) -> out address injective within a tile). Hence the conditio
   lift runs m, n and k inside every other loop there, and where the tiles of
   two indices overlap, that would change which write comes last.
 
+Candidates that fit Table 10.6.1's pattern are tried first (innermost loops
+first); then those that are GEMMs only with TEIR's general strides (an operand
+without a unit-stride role axis, `teir_dialect.gemm`), most unit-stride
+operands first (C counted twice).
+
 A Contraction that already has some of its roles lifts the same way with a
 node for each role it lacks: FP16/BF16 from the builders have their K role
 (their K loops may not move; the primitive keeps its K axes, so one rounding

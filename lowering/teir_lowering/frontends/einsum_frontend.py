@@ -69,10 +69,11 @@ def einsum(subscripts: str, *operands: np.ndarray, out: np.ndarray | None = None
     """`np.einsum(subscripts, *operands)` (with `relu`: relu of it), computed by
     compiled TEIR kernels into `out` (a new C-contiguous array by default).
 
-    A contraction whose layouts give no GEMM-shaped loops is computed as
-    transposes into GEMM-friendly layouts (TEIR Copy kernels) and a GEMM on
-    them, plus a transpose into `out` when its layout needs one
-    (`_transposed_plan`). `tune=True` searches a schedule on this host first
+    Strided views and broadcasts run the GEMM microkernel on the arrays (its
+    general strides). A contraction whose GEMM dimensions span several indices
+    that no fast microkernel covers (`_direct_gemm`) is computed as transposes
+    into GEMM-friendly layouts (TEIR Copy kernels) and a GEMM on them, plus a
+    transpose into `out` when its layout needs one (`_transposed_plan`). `tune=True` searches a schedule on this host first
     (teir-tune, a minute at most) unless one is stored. `dtype` ("TF32",
     "BF16", ...) overrides the data type the arrays' dtype implies.
     """
@@ -260,9 +261,9 @@ def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.nd
     C-contiguous, so that each group fuses into one GEMM dimension. Operands
     already in that order are not copied; the result goes straight to `out`
     when out has the order and is C-contiguous. A strided view (a[:, ::2]) is
-    copied C-contiguous the same way, even in the order it has: the GEMM
-    microkernels read unit-stride rows only, and the scalar loop nest on the
-    view would be far slower than the copy. None when a group is empty in a
+    copied C-contiguous the same way, even in the order it has: the GEMM it
+    feeds is then one Table 10.6.1 kernel with unit-stride rows. None when a
+    group is empty in a
     way that leaves no GEMM (a pure batch of dot products or outer products),
     or when every array is C-contiguous in the GEMM's order already."""
     inputs, output = subscripts.replace(" ", "").split("->")
