@@ -73,9 +73,10 @@ def einsum(subscripts: str, *operands: np.ndarray, out: np.ndarray | None = None
     general strides). A contraction whose GEMM dimensions span several indices
     that no fast microkernel covers (`_direct_gemm`) is computed as transposes
     into GEMM-friendly layouts (TEIR Copy kernels) and a GEMM on them, plus a
-    transpose into `out` when its layout needs one (`_transposed_plan`). `tune=True` searches a schedule on this host first
-    (teir-tune, a minute at most) unless one is stored. `dtype` ("TF32",
-    "BF16", ...) overrides the data type the arrays' dtype implies.
+    transpose into `out` when its layout needs one (`_transposed_plan`).
+    `tune=True` searches a schedule on this host first (teir-tune, a minute at
+    most) unless one is stored. `dtype` ("TF32", "BF16", ...) overrides the
+    data type the arrays' dtype implies.
     """
     # Shapes, strides and addresses from here on are numpy's, not a subclass's.
     operands = tuple(plain_array(operand, f"einsum: operand {index}")
