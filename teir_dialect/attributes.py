@@ -165,12 +165,17 @@ def parse_optional_guard(parser: Parser) -> GuardAttr | None:
 KERNEL_KINDS = tuple(KernelKind)
 """Lowering targets of a Contraction (Table 10.6.1); general is the loop nest."""
 
+INCREMENTS = ("inca", "incb", "incc")
+"""TEIR's general-stride parameters of a GEMM/BRGEMM (`teir_dialect.gemm`): the
+increment of each operand's increment axis, 1 where the operand fits Table
+10.6.1's unit-stride pattern. Written only when not 1."""
+
 KERNEL_PARAMS: dict[str, tuple[str, ...]] = {
     KernelKind.SCALAR: (),
     KernelKind.GENERAL: (),
-    KernelKind.GEMM: ("m", "n", "k", "lda", "ldb", "ldc"),
+    KernelKind.GEMM: ("m", "n", "k", "lda", "ldb", "ldc", *INCREMENTS),
     KernelKind.BRGEMM: ("m", "n", "k", "lda", "ldb", "ldc", "br_size", "br_stride_a",
-                        "br_stride_b"),
+                        "br_stride_b", *INCREMENTS),
 }
 """The integer parameters (Table 10.6.2, in elements) each kind carries."""
 
@@ -193,7 +198,9 @@ class KernelAttr(ParametrizedAttribute):
     trans = "NNN">` and `#teir.kernel<brgemm ..., br_size = 2, br_stride_a =
     384, br_stride_b = 8, trans = "NNN">`. Parameters are Table 10.6.2's, in
     elements; `trans` is the BLAS (column-major) op of A, B and C in that order.
-    Parameters a kind does not carry are stored as 0 (and trans as "").
+    `inca`, `incb`, `incc` (TEIR's general strides, `INCREMENTS`) follow the
+    others when not 1 (`..., ldc = 8, inca = 2, trans = "NNN"`) and are 1 when
+    omitted. Parameters a kind does not carry are stored as 0 (and trans as "").
     """
 
     name = "teir.kernel"
@@ -208,6 +215,9 @@ class KernelAttr(ParametrizedAttribute):
     br_size: IntegerAttr = param_def()
     br_stride_a: IntegerAttr = param_def()
     br_stride_b: IntegerAttr = param_def()
+    inca: IntegerAttr = param_def()
+    incb: IntegerAttr = param_def()
+    incc: IntegerAttr = param_def()
     trans: StringAttr = param_def()
 
     def __init__(self, kind: str, trans: str = "", **params: int):
@@ -219,6 +229,8 @@ class KernelAttr(ParametrizedAttribute):
                 f"kernel rule: teir.kernel kind is one of {', '.join(KERNEL_KINDS)}, "
                 f"got '{kind}'"
             )
+        if KERNEL_PARAMS[member]:
+            params = {**dict.fromkeys(INCREMENTS, 1), **params}
         super().__init__(
             KernelKindAttr(member),
             *(IntegerAttr(int(params.get(p, 0)), i64) for p in _ALL_KERNEL_PARAMS),
@@ -240,8 +252,10 @@ class KernelAttr(ParametrizedAttribute):
 
     @property
     def params(self) -> dict[str, int]:
-        """The parameters this kind carries, in syntax order."""
-        return {p: self.get(p) for p in KERNEL_PARAMS.get(self.kind.data, ())}
+        """The parameters this kind carries, in syntax order (increments of 1 left out,
+        as in the syntax)."""
+        return {p: v for p in KERNEL_PARAMS.get(self.kind.data, ())
+                if (v := self.get(p)) != 1 or p not in INCREMENTS}
 
     @property
     def is_gemm(self) -> bool:
@@ -273,7 +287,7 @@ class KernelAttr(ParametrizedAttribute):
                     raise VerifyException(
                         f"kernel rule: a {kind} teir.kernel has no {param} (got {value})"
                     )
-            elif value < (0 if param.startswith("br_stride") else 1):
+            elif value < (0 if param.startswith(("br_stride", "inc", "ld")) else 1):
                 raise VerifyException(
                     f"kernel rule: teir.kernel {param} = {value} is out of range"
                 )
@@ -309,6 +323,7 @@ class KernelAttr(ParametrizedAttribute):
             trans = ""
             if KERNEL_PARAMS[kind]:
                 expected = (*KERNEL_PARAMS[kind], "trans")
+                optional = INCREMENTS
                 seen: list[str] = []
 
                 def parse_item() -> None:
@@ -327,7 +342,8 @@ class KernelAttr(ParametrizedAttribute):
                         values[key] = parser.parse_integer(allow_boolean=False)
 
                 parser.parse_comma_separated_list(parser.Delimiter.NONE, parse_item)
-                if missing := [key for key in expected if key not in seen]:
+                if missing := [key for key in expected
+                               if key not in seen and key not in optional]:
                     parser.raise_error(
                         f"kernel rule: a {kind} teir.kernel needs {', '.join(missing)}"
                     )

@@ -19,8 +19,21 @@ strides are the TEIR byte strides, parameters are in elements):
   axis. b's strides on in0 and in1 are unconstrained (any multiple of w,
   including 0); b must have stride 0 on out, since a batch-reduce GEMM
   accumulates every batch into the same C.
-- **general**: everything else, including GEMM/BRGEMM cardinalities whose
-  strides do not fit.
+- **general**: everything else: other cardinalities, negative strides, a C
+  whose elements the role axes do not keep apart, role axes addressing the
+  operand they do not belong to.
+
+TEIR's extension of the table (GETT's and BLIS's general strides): a GEMM or
+BRGEMM operand may have no unit-stride role axis (a stepped view `a[:, ::2]`,
+a stride-0 broadcast, a tensor whose unit-stride index is not a role axis).
+Its two role axes are then an *increment* axis, the one of smaller stride
+(inc = stride / w, 0 for a broadcast), and the leading-dimension axis (ld,
+the larger stride); the orientation letter names the increment axis as it
+names the unit axis otherwise. `inca`, `incb`, `incc` record the increments
+(1 for every operand that fits the table's pattern, which is tried first);
+the microkernel packs such an operand per panel from the tensor's layout,
+never copying whole tensors. C must still reach each element once: inc >= 1
+and ld >= inc x the increment axis's extent.
 
 The GEMM stride pattern, per operand: in0 over (m, k), in1 over (k, n), out
 over (m, n). Of the two role axes of an operand, one is the *unit* axis (byte
@@ -129,12 +142,50 @@ def operand_layout(
     return None
 
 
+def strided_layout(
+    tensor: str, first: Axis, second: Axis, width: int
+) -> tuple[str, int, int] | None:
+    """(trans, ld, inc) of a GEMM operand with general strides, or None.
+
+    The table's layout (`operand_layout`, inc = 1) when it fits; else the axis
+    of smaller stride is the increment axis ("N" when it is `first`, ties
+    too), the other the leading dimension, both in elements. An extent-1 axis
+    is never stepped and counts as stride 0. Strides must be non-negative
+    multiples of `width`; on out the map (i, j) -> i * inc + j * ld must be
+    injective over the tile (inc >= 1, ld >= inc x extent of the increment
+    axis, unless that axis or the other has extent 1)."""
+    if (table := operand_layout(tensor, first, second, width)) is not None:
+        return table[0], table[1], 1
+    strides = [0 if axis.size == 1 else axis.stride_on(tensor) for axis in (first, second)]
+    if any(s < 0 or s % width for s in strides):
+        return None
+    trans = "N" if strides[0] <= strides[1] else "T"
+    inc_axis, lead_axis = (first, second) if trans == "N" else (second, first)
+    inc, ld = sorted(s // width for s in strides)
+    if tensor == "out":
+        if inc_axis.size > 1 and inc < 1:
+            return None
+        if lead_axis.size > 1 and ld < max(1, inc * inc_axis.size):
+            return None
+    return trans, ld, inc
+
+
 def gemm_layout(
-    m: Axis, n: Axis, k: Axis, width: int
+    m: Axis, n: Axis, k: Axis, width: int, *, strided: bool = False
 ) -> tuple[str, int, int, int] | None:
-    """(trans, lda, ldb, ldc) when (m, n, k) fits the GEMM stride pattern."""
+    """(trans, lda, ldb, ldc) when (m, n, k) fits the GEMM stride pattern.
+
+    `strided`: TEIR's general strides (`strided_layout`); returns
+    (trans, lda, ldb, ldc, inca, incb, incc) then."""
     if m.stride_on("in1") != 0 or n.stride_on("in0") != 0 or k.stride_on("out") != 0:
         return None
+    if strided:
+        layouts = [strided_layout(t, x, y, width)
+                   for t, x, y in (("in0", m, k), ("in1", k, n), ("out", m, n))]
+        if any(x is None for x in layouts):
+            return None
+        (ta, lda, inca), (tb, ldb, incb), (tc, ldc, incc) = layouts  # pyright: ignore
+        return ta + tb + tc, lda, ldb, ldc, inca, incb, incc  # pyright: ignore
     a = operand_layout("in0", m, k, width)
     b = operand_layout("in1", k, n, width)
     c = operand_layout("out", m, n, width)
@@ -154,13 +205,16 @@ def match_contraction(prim: Contraction) -> KernelMatch:
         return GENERAL
     width = prim.element_width
     m, n, k = ms[0], ns[0], ks[-1]
-    layout = gemm_layout(m, n, k, width)
+    layout = gemm_layout(m, n, k, width, strided=True)
     if layout is None:
         return GENERAL
-    trans, lda, ldb, ldc = layout
+    trans, lda, ldb, ldc, inca, incb, incc = layout
     params = {"m": m.size, "n": n.size, "k": k.size, "lda": lda, "ldb": ldb, "ldc": ldc}
+    increments = {"inca": inca, "incb": incb, "incc": incc}
+    # TEIR's general strides, given where not 1 (Table 10.6.2 has none)
+    increments = {name: inc for name, inc in increments.items() if inc != 1}
     if len(ks) == 1:
-        return KernelMatch(KernelKind.GEMM, trans, params)
+        return KernelMatch(KernelKind.GEMM, trans, params | increments)
     batch = ks[0]
     stride_a, stride_b = batch.stride_on("in0"), batch.stride_on("in1")
     if batch.stride_on("out") != 0 or stride_a % width or stride_b % width:
@@ -170,4 +224,4 @@ def match_contraction(prim: Contraction) -> KernelMatch:
         "br_stride_a": stride_a // width,
         "br_stride_b": stride_b // width,
     }
-    return KernelMatch(KernelKind.BRGEMM, trans, params)
+    return KernelMatch(KernelKind.BRGEMM, trans, params | increments)

@@ -204,10 +204,9 @@ def _set_stride(record: dict[str, Any], axis: str, tensor: int, value: int) -> d
 @pytest.mark.parametrize(
     ("axis", "tensor", "stride"),
     [
-        ("m", 0, 8),     # in0: m two elements apart, k not unit either
-        ("k", 0, 16),    # in0: lda = 4 < |m| = 6 (overlapping columns)
-        ("n", 1, 0),     # in1: no leading dimension
         ("n", 2, 12),    # out: ldc = 3 < |m|
+        ("m", 2, 0),     # out: m at stride 0 (every row the same)
+        ("m", 2, 8),     # out: incc = 2 but ldc = 6 < 2 |m| (columns interleave)
         ("k", 2, 4),     # k addresses out
         ("n", 0, 4),     # n addresses in0
         ("m", 1, 64),    # m addresses in1
@@ -216,6 +215,33 @@ def _set_stride(record: dict[str, Any], axis: str, tensor: int, value: int) -> d
 def test_strides_that_do_not_fit_are_general(axis: str, tensor: int, stride: int) -> None:
     record = _set_stride(gemm_record(6, 5, 7, "NNN"), axis, tensor, stride)
     assert _contraction(from_json(record)).matched_kernel() == KernelAttr("general")
+
+
+@pytest.mark.parametrize(
+    ("axis", "tensor", "stride", "expected"),
+    [
+        # in0: m two elements apart, k not unit either: m is A's increment axis
+        ("m", 0, 8, 'lda = 6, ldb = 7, ldc = 6, inca = 2, trans = "NNN"'),
+        # in0: lda = 4 < |m| = 6 (overlapping columns: A is only read)
+        ("k", 0, 16, 'lda = 4, ldb = 7, ldc = 6, trans = "NNN"'),
+        # in1: a broadcast along n (stride 0): n is B's increment axis
+        ("n", 1, 0, 'lda = 6, ldb = 1, ldc = 6, incb = 0, trans = "NTN"'),
+        # out: m every other element, ldc = 24 >= 2 |m|: C's elements stay apart
+        ("m", 2, 8, None),
+        # in0 and in1 both stepped (k 3 apart on in1): increments on both
+        ("k", 1, 12, 'lda = 6, ldb = 7, ldc = 6, incb = 3, trans = "NNN"'),
+    ],
+)
+def test_general_strides_are_a_gemm_with_increments(axis: str, tensor: int, stride: int,
+                                                    expected: str | None) -> None:
+    """TEIR's extension of Table 10.6.1: operands without a unit-stride role axis
+    (views, broadcasts) are GEMMs whose increments the attribute records."""
+    record = _set_stride(gemm_record(6, 5, 7, "NNN"), axis, tensor, stride)
+    if expected is None:  # out: n's stride raised too, so the columns do not overlap
+        record = _set_stride(record, "n", 2, 4 * 2 * 6)
+        expected = 'lda = 6, ldb = 7, ldc = 12, incc = 2, trans = "NNN"'
+    kernel = _contraction(from_json(record)).matched_kernel()
+    assert str(kernel) == f"#teir.kernel<gemm m = 6, n = 5, k = 7, {expected}>"
 
 
 def test_brgemm_batch_axis_on_out_is_general() -> None:
@@ -231,7 +257,8 @@ def test_cardinalities() -> None:
         ({"M": [], "N": [], "K": []}, "scalar"),
         ({"M": ["m"], "N": ["n"], "K": ["k"]}, "gemm"),
         ({"M": ["m"], "N": ["n"], "K": ["b", "k"]}, "brgemm"),
-        ({"M": ["m"], "N": ["n"], "K": ["k", "b"]}, "general"),  # GEMM K must be K[1]
+        # K[1] = b is the GEMM's k, stepped on both inputs: general strides
+        ({"M": ["m"], "N": ["n"], "K": ["k", "b"]}, "brgemm"),
         ({"M": ["m", "x"], "N": ["n"], "K": ["k"]}, "general"),
         ({"M": ["m"], "N": ["n"], "K": []}, "general"),
         ({"M": [], "N": [], "K": ["k"]}, "general"),

@@ -153,22 +153,26 @@ WIDTH = {"FP32": 4, "FP64": 8}
 def layout_record(trans: str, m: int, n: int, k: int, *, dtype: str = "FP32", batch: int = 0,
                   pads: tuple[int, int, int] = (1, 2, 3), offsets: bool = False,
                   zero: bool = False, relu: bool = False, relu_guard: list[str] | None = None,
-                  zero_guard: list[str] | None = None, outer: int = 0) -> dict:
+                  zero_guard: list[str] | None = None, outer: int = 0,
+                  incs: tuple[int, int, int] = (1, 1, 1)) -> dict:
     """C(m, n) [+]= sum_b A_b(m, k) B_b(k, n) in layout `trans`, ld = extent + pad.
 
     `outer` > 0 puts the invocations in a sequential loop over an extra K axis w
     (stride 0 on out) of that extent, which splits the K sum into `outer` parts.
+    `incs`: the strides of A's, B's and C's unit axes (general strides: 0 is a
+    broadcast, the leading dimension is then extent x inc + pad).
     """
     w = WIDTH[dtype]
 
-    def operand(letter: str, normal: tuple[str, int], other: tuple[str, int], pad: int):
+    def operand(letter: str, normal: tuple[str, int], other: tuple[str, int], pad: int,
+                inc: int):
         unit, lead = (normal, other) if letter == "N" else (other, normal)
-        ld = unit[1] + pad
-        return {unit[0]: 1, lead[0]: ld}, ld * lead[1]
+        ld = unit[1] * inc + pad
+        return {unit[0]: inc, lead[0]: ld}, ld * lead[1]
 
-    a, a_size = operand(trans[0], ("m", m), ("k", k), pads[0])
-    b, b_size = operand(trans[1], ("k", k), ("n", n), pads[1])
-    c, _ = operand(trans[2], ("m", m), ("n", n), pads[2])
+    a, a_size = operand(trans[0], ("m", m), ("k", k), pads[0], incs[0])
+    b, b_size = operand(trans[1], ("k", k), ("n", n), pads[1], incs[1])
+    c, _ = operand(trans[2], ("m", m), ("n", n), pads[2], incs[2])
     axes = [
         {"id": axis, "extent": extent,
          "strides": [a.get(axis, 0) * w, b.get(axis, 0) * w, c.get(axis, 0) * w],
@@ -282,6 +286,53 @@ def test_every_layout_matches_reference(trans: str, kind: str, dtype: str,
     plans = planned(record)
     assert ("vector.fma" in kernel.stages["scf"]) == any(plan.lanes > 1 for plan in plans)
     assert "math.fma" in kernel.stages["scf"] or all(plan.lanes > 1 for plan in plans)
+
+
+GENERAL_STRIDES = [(2, 1, 1), (1, 0, 1), (1, 1, 3), (3, 2, 1), (0, 3, 2), (2, 2, 2)]
+"""(inca, incb, incc): stepped views (2, 3), broadcasts (0) of A, B and C."""
+
+
+def general_stride_cases() -> list[Any]:
+    """Every layout with each increment pattern, GEMM and BRGEMM, FP32 and FP64; the
+    default tier runs one per layout (patterns, kinds and types taking turns)."""
+    cases: list[Any] = []
+    for number, (trans, incs) in enumerate(itertools.product(LAYOUTS, GENERAL_STRIDES)):
+        kind = ("gemm", "brgemm")[number % 2]
+        dtype = ("FP32", "FP64")[(number // 2) % 2]
+        case = (trans, incs, kind, dtype, AWKWARD[(3 * number + 1) % 16], number)
+        default = number % len(GENERAL_STRIDES) == (number // len(GENERAL_STRIDES)) % len(
+            GENERAL_STRIDES)
+        cases.append(case if default else pytest.param(*case, marks=pytest.mark.slow))
+    return cases
+
+
+@pytest.mark.parametrize(
+    "trans, incs, kind, dtype, shape, number", general_stride_cases(),
+    ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else str(v),
+)
+def test_general_strides_match_reference(trans: str, incs: tuple[int, int, int], kind: str,
+                                         dtype: str, shape: tuple[int, int, int],
+                                         number: int) -> None:
+    """Operands without a unit-stride role axis are a microkernel (their increments in
+    #teir.kernel), packed or read from the tensor's layout, with remainders, fused
+    epilogues and offsets; every byte outside C stays untouched."""
+    m, n, k = shape
+    record = layout_record(trans, m, n, k, dtype=dtype, incs=incs,
+                           batch=2 + number % 3 if kind == "brgemm" else 0,
+                           pads=(number % 3 + 1, number % 2 + 1, 2), offsets=number % 3 == 1,
+                           zero=number % 4 == 2, relu=number % 5 == 3)
+    module = load_module(record)
+    MatchGemmPass().apply(teir_context(), module)
+    (kernel_attr,) = [op.attributes[KERNEL_ATTR] for op in module.walk()
+                      if isinstance(op, PrimitiveOp) and KERNEL_ATTR in op.attributes]
+    assert isinstance(kernel_attr, KernelAttr) and kernel_attr.kind_name == kind
+    if 1 not in shape:  # an extent-1 axis is never stepped: the rule reads stride 0
+        assert [kernel_attr.get(name) for name in ("inca", "incb", "incc")] == list(incs)
+        assert kernel_attr.trans.data == trans
+    kernel = compile_kernel(record, keep_ir=True)
+    arrays = sentinel_arrays(record, kernel, np.random.default_rng(number))
+    check_against_reference(record, arrays)
+    assert "fma" in kernel.stages["scf"]  # a microkernel, not the scalar loop nest
 
 
 def planned(record: dict, optimize: bool = True) -> list[GemmPlan]:
@@ -549,6 +600,18 @@ FORCED = [
                                     "columns": 4, "pack": ""}, {"zero": True}),
     ("NNN", "FP32", (5, 3, 6), 2, {"lanes": 1, "vectors": 1, "columns": 2, "pack": ""},
      {"relu": True}),
+    # general strides: Y packed per column panel, alone and with X packed, K-blocks
+    ("NNN", "FP32", (37, 29, 17), 2, {"pack": "", "pack_y": True},
+     {"incs": (1, 3, 1), "zero": True, "relu": True}),
+    ("TTN", "FP64", (21, 19, 18), 3, {"pack": "gather", "pack_y": True, "k_block": (1, 7)},
+     {"incs": (2, 2, 1)}),
+    ("NTT", "FP32", (24, 40, 11), 0, {"pack_y": True, "vectors": 1, "columns": 8},
+     {"incs": (0, 2, 2), "zero": True}),
+    # the dot kernel gathering A along k, and B broadcast along k (stride 0)
+    ("TNN", "FP32", (7, 6, 37), 2, {"kernel": "dot", "vector": "k", "vectors": 3,
+                                    "columns": 4, "pack": ""}, {"incs": (3, 1, 1)}),
+    ("TNT", "FP64", (9, 5, 21), 0, {"kernel": "dot", "vector": "k", "vectors": 4,
+                                    "columns": 2, "pack": ""}, {"incs": (1, 0, 1)}),
 ]
 """Each packing ("copy", "gather", "transpose", none), K-blocks (batch groups; k
 chunks with a shorter last one), M-blocks of a small scratch buffer (64 rows of
@@ -569,7 +632,7 @@ def test_forced_plans_match_reference(case, forced) -> None:
     arrays = sentinel_arrays(record, kernel, np.random.default_rng(m * n + k))
     check_against_reference(record, arrays, optimize=False)
     scf = kernel.stages["scf"]
-    assert ("memref.alloca" in scf) == bool(changes.get("pack"))
+    assert ("memref.alloca" in scf) == bool(changes.get("pack") or changes.get("pack_y"))
     assert ("vector.fma" in scf) == (changes.get("lanes", 2) > 1)
 
 
@@ -640,6 +703,21 @@ def test_the_planner_decides_for_the_host_it_is_given() -> None:
     with pinned("avx2-small"):  # 256 KiB of L2: half of it for the packed block
         assert plan_gemm(SPEC_BRGEMM, 4, True).scratch_bytes == 128 << 10
     assert on_avx2.scratch_bytes == gemm_plan.SCRATCH_BYTES
+
+
+def test_general_strides_pack_y_and_keep_the_dot_kernel() -> None:
+    """Y with general strides is packed per panel when its panel's lines overflow the
+    L1d and the row blocks reuse it; read in place when one row block reads it. A
+    GEMV whose vector is broadcast (stride 0 along k) keeps the dot kernel."""
+    scattered_y = GemmShape(256, 256, 256, 256, 3 * 256 * 16, 256, 1, 0, 0, "NNN",
+                            incb=16)
+    assert plan_gemm(scattered_y, 4, machine=AVX2).pack_y
+    one_row_block = GemmShape(8, 256, 256, 8, 3 * 256 * 16, 8, 1, 0, 0, "NNN", incb=16)
+    assert not plan_gemm(one_row_block, 4, machine=AVX2).pack_y
+    table = GemmShape(256, 256, 256, 256, 256, 256, 1, 0, 0, "NNN")
+    assert not plan_gemm(table, 4, machine=AVX2).pack_y
+    broadcast = GemmShape(512, 1, 512, 512, 1, 512, 1, 0, 0, "TNN", incb=0)
+    assert plan_gemm(broadcast, 8, machine=AVX2).kernel == "dot"
 
 
 def test_m_blocks_fill_the_scratch_buffer() -> None:

@@ -29,6 +29,11 @@ pattern makes (m, n) -> out address injective within a tile). Hence the conditio
   lift runs m, n and k inside every other loop there, and where the tiles of
   two indices overlap, that would change which write comes last.
 
+Candidates that fit Table 10.6.1's pattern are tried first (innermost loops
+first); then those that are GEMMs only with TEIR's general strides (an operand
+without a unit-stride role axis, `teir_dialect.gemm`), most unit-stride
+operands first (C counted twice).
+
 A Contraction that already has some of its roles lifts the same way with a
 node for each role it lacks: FP16/BF16 from the builders have their K role
 (their K loops may not move; the primitive keeps its K axes, so one rounding
@@ -38,7 +43,7 @@ becomes a GEMM or BRGEMM when Table 10.6.1 says so.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import permutations
 
@@ -62,7 +67,7 @@ from teir_dialect.dialect import (
     ScheduleNode,
     id_text,
 )
-from teir_dialect.gemm import gemm_layout, match_contraction
+from teir_dialect.gemm import match_contraction
 from teir_dialect.vocabulary import OperationKind, Role
 from teir_passes.legality import k_move_problem, sink_problem
 from teir_passes.primitives import Primitives, PrimitiveTables
@@ -144,14 +149,12 @@ class LiftGemm(RewritePattern):
             return
         # Innermost candidates first: they give the smallest leading dimensions.
         path = [n for n in reversed(op.ancestors()) if not n.parallel and n.guard is None]
-        for m_node, n_node, k_node in permutations(path, 3):
+        for m_node, n_node, k_node in _preferred(permutations(path, 3), prim, full=True):
             # Below k only X; below m and n nothing but X that is not in place
             # (counted, so that a wide subtree is walked only when it may lift).
             if census[k_node][0] != 1 or census[m_node][1] != 1 or census[n_node][1] != 1:
                 continue
             m, n, k = (x.axis_op() for x in (m_node, n_node, k_node))
-            if gemm_layout(m, n, k, prim.element_width) is None:
-                continue
             if _reduction_inside(k_node, op):
                 continue
             axes = {m.axis_id, n.axis_id, k.axis_id}
@@ -178,7 +181,7 @@ class LiftGemm(RewritePattern):
         if Role.K in missing and k_move_problem(prim):
             return
         path = [n for n in reversed(op.ancestors()) if not n.parallel and n.guard is None]
-        for nodes in permutations(path, len(missing)):
+        for nodes in _preferred(permutations(path, len(missing)), prim, missing=missing):
             chosen = dict(zip(missing, nodes))
             if any(census[node][1] != 1 for role, node in chosen.items() if role != Role.K):
                 continue
@@ -187,8 +190,6 @@ class LiftGemm(RewritePattern):
             ):
                 continue
             roles = {role: [node.axis_op()] for role, node in chosen.items()}
-            if not match_contraction(_Roles(prim, roles)).microkernel:
-                continue
             axes = {axis[0].axis_id for axis in roles.values()}
             if any(_names_axis(node, axes) for node in nodes):
                 continue
@@ -242,6 +243,34 @@ class LiftGemm(RewritePattern):
                 child.detach()
             rewriter.replace(node, children, [])
         table.erase_unused(old)
+
+
+def _unit_operands(params: dict[str, int]) -> int:
+    """How many of A, B, C a GEMM reads along a unit-stride role axis (C counted
+    twice: it is read and written, and lane by lane when strided)."""
+    return sum((2 if name == "incc" else 1) * (params.get(name, 1) == 1)
+               for name in ("inca", "incb", "incc"))
+
+
+def _preferred(candidates: Iterable[tuple[IterOp, ...]], prim: PrimitiveOp, *,
+               full: bool = False, missing: Sequence[str] = ()) -> list[tuple[IterOp, ...]]:
+    """The node tuples (m, n, k for a `full` lift, else one per `missing` role)
+    that make `prim` a GEMM/BRGEMM, best first: those that fit Table 10.6.1 in
+    the order given, then those with general strides (`teir_dialect.gemm`), most
+    unit-stride operands first (a stable sort: the order given breaks ties)."""
+    table: list[tuple[IterOp, ...]] = []
+    strided: list[tuple[int, tuple[IterOp, ...]]] = []
+    for nodes in candidates:
+        roles = dict(zip((Role.M, Role.N, Role.K) if full else missing,
+                         ([node.axis_op()] for node in nodes)))
+        match = match_contraction(_Roles(prim, roles))
+        if not match.microkernel:
+            continue
+        if _unit_operands(match.params) == 4:
+            table.append(nodes)
+        else:
+            strided.append((-_unit_operands(match.params), nodes))
+    return table + [nodes for _, nodes in sorted(strided, key=lambda item: item[0])]
 
 
 @dataclass(frozen=True)

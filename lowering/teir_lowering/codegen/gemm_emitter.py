@@ -18,7 +18,9 @@ broadcast of Y per column, MV * NR FMAs (the batch-reduce loop is inside). C is
 read once before the K loops and written once after them, per K-block. Loops,
 outermost first: K-blocks, M-blocks (packed X only), column panels of NR, row
 blocks of MV * L, batches, k (BLIS's order: a panel of Y, K-block x NR, stays
-in L1 while the row blocks stream the X block from L2). A packed X goes to a
+in L1 while the row blocks stream the X block from L2). A Y with general strides
+(no unit-stride role axis) may be packed per column panel first (the plan's
+`pack_y`: per batch and k step its NR elements in a row). A packed X goes to a
 `memref.alloca` (hoisted to the function's entry by teir-hoist-allocas, so one
 per thread). A C contiguous along U instead (cv != 1, cu == 1) is read and
 written in L x L squares of accumulators transposed in registers
@@ -27,7 +29,8 @@ written in L x L squares of accumulators transposed in registers
 vector covers are scalar (L = 1: memref.load, math.fma).
 
 Dot kernel, vectors along k, for A rows and B columns both k-contiguous
-("TN?"). Blocks of MR x NR elements of C, one vector accumulator each: per k
+("TN?"), or with general strides along k (each vector gathered lane by lane; a
+stride 0, a broadcast along k, loads one element). Blocks of MR x NR elements of C, one vector accumulator each: per k
 step of L, MR vector loads of A rows, NR of B columns, MR * NR FMAs; the k
 remainder is one more step with vectors gathered from the remaining elements
 (-0.0 in A's other lanes, +0 in B's: their product -0.0 changes no sum). The
@@ -66,7 +69,7 @@ differ from the reference's float64 loop-order sums by rounding only.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import cast
 
@@ -209,6 +212,8 @@ class OuterTile:
     rows: int
     scratch: SSAValue | None
     transposing: bool
+    y_scratch: SSAValue | None = None
+    """Y's column panels packed here (`GemmPlan.pack_y`), else read in place."""
 
     @property
     def span(self) -> int:
@@ -244,6 +249,10 @@ class RegisterBlocks:
     length: SSAValue | int
     epilogue: Epilogue
     transposed: bool
+    y_scratch: SSAValue | None = None
+    steps: int = 0
+    """With `y_scratch`: each column panel of Y is packed there first (per batch and
+    k step its NR elements in a row; `steps` k steps per batch)."""
 
     @property
     def squares(self) -> list[tuple[int, int]]:
@@ -348,12 +357,15 @@ class GemmEmitter:
         plan = self.plan
         batches, steps = plan.k_steps(self.shape)
         rows = plan.m_block(o.nv, self.width, batches * steps)
-        scratch = None
+        scratch = y_scratch = None
         if plan.pack:
             scratch = builder.insert(
                 memref.AllocaOp.get(self.element, 64, [rows * batches * steps])).memref
+        if plan.pack_y:
+            y_scratch = builder.insert(memref.AllocaOp.get(
+                self.element, 64, [plan.panel_columns * batches * steps])).memref
         tile = OuterTile(o.nv, o.nu, x, y, c0, o.c_v, o.c_u, batches, steps, rows, scratch,
-                         plan.transposes_c(o.c_v, o.c_u))
+                         plan.transposes_c(o.c_v, o.c_u), y_scratch)
         self.k_blocks(builder, batches, steps, partial(self.outer_k_block, tile))
 
     def outer_k_block(self, tile: OuterTile, builder: Builder, t0: SSAValue | int,
@@ -387,7 +399,8 @@ class GemmEmitter:
             for start, stop, nr in seg.columns:
                 transposed = tile.transposing and seg.lanes > 1 and nr % seg.lanes == 0
                 blocks = RegisterBlocks(x_seg, block.y, c0, tile.cv, tile.cu, seg, nr,
-                                        tile.batches, block.length, block.epilogue, transposed)
+                                        tile.batches, block.length, block.epilogue, transposed,
+                                        tile.y_scratch, tile.steps)
                 for_loop(builder, start, stop, nr, partial(self.column_block, blocks))
 
     def k_blocks(self, builder: Builder, batches: int, steps: int, body: KBlockBody) -> None:
@@ -532,14 +545,46 @@ class GemmEmitter:
                 store(builder, column, packing.scratch,
                       add(builder, to, j * seg.height + v * lanes))
 
+    # -- packing Y ----------------------------------------------------------------------
+
+    def pack_y(self, builder: Builder, blocks: RegisterBlocks, y_block: SSAValue) -> None:
+        """The NR columns of Y at y_block over the K-block into the Y scratch buffer:
+        per batch t and k step p, the columns in a row at (t * steps + p) * NR, so
+        that the row blocks broadcast from consecutive elements of one or two cache
+        lines instead of NR lines of the tensor (GETT/BLIS's packed B panel)."""
+        for_loop(builder, 0, blocks.batches, 1, partial(self.pack_y_batch, blocks, y_block))
+
+    def pack_y_batch(self, blocks: RegisterBlocks, y_block: SSAValue, builder: Builder,
+                     t: SSAValue, _: list[SSAValue]) -> None:
+        source = add(builder, y_block, t, blocks.y.batch)
+        target = add(builder, index(builder, 0), t, blocks.columns * blocks.steps)
+        for_loop(builder, 0, blocks.length, 1,
+                 partial(self.pack_y_step, blocks, source, target))
+
+    def pack_y_step(self, blocks: RegisterBlocks, source: SSAValue, target: SSAValue,
+                    builder: Builder, p: SSAValue, _: list[SSAValue]) -> None:
+        y, nr = blocks.y, blocks.columns
+        at, to = add(builder, source, p, y.k), add(builder, target, p, nr)
+        scratch = cast(SSAValue, blocks.y_scratch)
+        for j in range(nr):
+            value = load(builder, y.memory, add(builder, at, j * y.free), widened=True,
+                         tf32=self.tf32)
+            store(builder, value, scratch, add(builder, to, j))
+
     # -- register blocks ----------------------------------------------------------------
 
     def column_block(self, blocks: RegisterBlocks, builder: Builder, u0: SSAValue,
                      _: list[SSAValue]) -> list[SSAValue]:
-        """The column panel at u0: its row blocks."""
+        """The column panel at u0: Y's panel packed (when the plan says so), its row
+        blocks."""
         y_block = add(builder, blocks.y.base, u0, blocks.y.block)
         c_column = add(builder, blocks.c0, u0, blocks.cu)
         seg = blocks.seg
+        if blocks.y_scratch is not None:
+            self.pack_y(builder, blocks, y_block)
+            y_block = index(builder, 0)
+            blocks = replace(blocks, y=Operand(blocks.y_scratch, y_block, 1, blocks.columns,
+                                               blocks.columns * blocks.steps, 0))
         for_loop(builder, seg.start, seg.stop, seg.height,
                  partial(self.row_block, blocks, y_block, c_column))
         return []
@@ -709,14 +754,14 @@ class GemmEmitter:
                  valid: int | None = None) -> list[SSAValue]:
         """One k step of L: MR rows of A, NR columns of B, MR * NR FMAs (`valid`: only
         that many lanes are loaded, -0.0 in A's others, +0 in B's)."""
-        (a_m, _), (_, b_n) = self.shape.a_strides, self.shape.b_strides
+        (a_m, a_k), (b_k, b_n) = self.shape.a_strides, self.shape.b_strides
         lanes, mr, nr = blocks.lanes, blocks.mr, blocks.nr
-        a_p, b_p = add(builder, a_batch, p), add(builder, b_batch, p)
-        a_rows = [load(builder, self.a, add(builder, a_p, i * a_m), lanes, 1, valid, -0.0,
+        a_p, b_p = add(builder, a_batch, p, a_k), add(builder, b_batch, p, b_k)
+        a_rows = [load(builder, self.a, add(builder, a_p, i * a_m), lanes, a_k, valid, -0.0,
                        widened=True, tf32=self.tf32) for i in range(mr)]
         out = list(acc)
         for j in range(nr):
-            b_column = load(builder, self.b, add(builder, b_p, j * b_n), lanes, 1, valid,
+            b_column = load(builder, self.b, add(builder, b_p, j * b_n), lanes, b_k, valid,
                             widened=True, tf32=self.tf32)
             for i in range(mr):
                 out[i * nr + j] = fma(builder, a_rows[i], b_column, out[i * nr + j])

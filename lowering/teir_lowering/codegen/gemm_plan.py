@@ -31,6 +31,12 @@ along V = m or n, the dot kernel with vectors along k) are described there.
   larger than that is packed and consumed in M-blocks (`GemmPlan.m_block`).
 - C contiguous along U (`GemmPlan.transpose_c`): read and written in L x L
   squares transposed in registers, NR a multiple of L.
+- General strides (the `inca`/`incb`/`incc` of `#teir.kernel`): X without a
+  unit stride is gathered or transposed into its packed block (or gathered in
+  place); Y without one may be packed per column panel (`GemmPlan.pack_y`,
+  `_y_cycles`: the panel's lines against the L1d, its columns against the
+  prefetchers' streams); the dot kernel gathers A or B along k, or broadcasts
+  one element when the stride is 0.
 
 V is cut into row segments (`row_segments`): blocks of MV vectors of the widest
 L (the host's width, narrower for short extents), then one block of the
@@ -123,6 +129,8 @@ class GemmShape:
     i + p * lda), "T" = k unit-stride (p + i * lda); B "N" = k unit-stride
     ((p, j) at p + j * ldb), "T" = n unit-stride (j + p * ldb); C "N" = m
     unit-stride ((i, j) at i + j * ldc), "T" = n unit-stride (j + i * ldc).
+    `inca`, `incb`, `incc` replace the unit stride by the recorded increment
+    (TEIR's general strides: i * inca + p * lda for "N" A, and so on).
     """
 
     m: int
@@ -135,6 +143,9 @@ class GemmShape:
     batch_a: int
     batch_b: int
     trans: str = "NNN"
+    inca: int = 1
+    incb: int = 1
+    incc: int = 1
 
     @staticmethod
     def of(kernel: KernelAttr) -> GemmShape | None:
@@ -150,22 +161,23 @@ class GemmShape:
             batch_a=kernel.get("br_stride_a"),
             batch_b=kernel.get("br_stride_b"),
             trans=kernel.trans.data,
+            inca=kernel.get("inca"), incb=kernel.get("incb"), incc=kernel.get("incc"),
         )
 
     @property
     def a_strides(self) -> tuple[int, int]:
         """(m stride, k stride) of A."""
-        return (1, self.lda) if self.trans[0] == "N" else (self.lda, 1)
+        return (self.inca, self.lda) if self.trans[0] == "N" else (self.lda, self.inca)
 
     @property
     def b_strides(self) -> tuple[int, int]:
         """(k stride, n stride) of B."""
-        return (1, self.ldb) if self.trans[1] == "N" else (self.ldb, 1)
+        return (self.incb, self.ldb) if self.trans[1] == "N" else (self.ldb, self.incb)
 
     @property
     def c_strides(self) -> tuple[int, int]:
         """(m stride, n stride) of C."""
-        return (1, self.ldc) if self.trans[2] == "N" else (self.ldc, 1)
+        return (self.incc, self.ldc) if self.trans[2] == "N" else (self.ldc, self.incc)
 
 
 @dataclass(frozen=True)
@@ -213,6 +225,14 @@ class GemmPlan:
     _: KW_ONLY
     registers: int
     scratch_bytes: int
+    pack_y: bool = False
+    """Y's column panels (NR columns x the K-block) are packed per panel before the
+    row blocks read them: Y with general strides (no unit-stride role axis)."""
+
+    @property
+    def panel_columns(self) -> int:
+        """The most columns of a Y panel any segment's blocks take (`outer_layout`)."""
+        return max(self.columns, widest_columns(1, self.registers), self.lanes)
 
     def k_steps(self, shape: GemmShape) -> tuple[int, int]:
         """(batches, k) per K-block, all of K when there is one."""
@@ -459,6 +479,8 @@ def _outer_plans(s: GemmShape, along: str, width: int, zero_first: bool,
     lanes = lanes_for(o.nv, width, machine, 2)
     transposing = TRANSPOSE_C and o.c_v != 1 and o.c_u == 1
     packs = ["", "copy" if o.x_free == 1 else "transpose" if o.x_k == 1 else "gather"]
+    # Y with general strides (no unit-stride role axis) may be packed per panel
+    y_packs = [False, True] if o.y_k != 1 and o.y_free != 1 and o.nu > 1 else [False]
     plans = []
     for vectors, columns in register_blocks(o.nv, o.nu, lanes, registers, transposing):
         k_block = k_blocking(s, columns, width, machine.l1d)
@@ -467,13 +489,63 @@ def _outer_plans(s: GemmShape, along: str, width: int, zero_first: bool,
         # X read by one column panel (a GEMV: U = 1) is read once whatever its
         # layout: packing would only add a copy of it.
         for pack in packs if o.nu > columns else packs[:1]:
-            cycles = _outer_cycles(s, o, segments, pack, k_block, width, machine.l1d,
-                                   zero_first and k_blocks == 1, transposing)
-            plans.append(GemmPlan(
-                "outer", along, lanes, cycles / (s.m * s.n * s.k * s.batch), vectors, columns,
-                pack, k_block if k_blocks > 1 else (0, 0), TRANSPOSE_C,
-                **_host_fields(machine)))
+            for pack_y in y_packs:
+                cycles = _outer_cycles(s, o, segments, pack, k_block, width, machine.l1d,
+                                       zero_first and k_blocks == 1, transposing)
+                cycles += _y_cycles(s, o, segments, k_block, width, machine.l1d, pack_y)
+                plans.append(GemmPlan(
+                    "outer", along, lanes, cycles / (s.m * s.n * s.k * s.batch), vectors,
+                    columns, pack, k_block if k_blocks > 1 else (0, 0), TRANSPOSE_C,
+                    **_host_fields(machine), pack_y=pack_y))
     return plans
+
+
+LINE = 64
+"""Bytes per cache line."""
+
+Y_MISS = 2.0
+"""Extra cycles per broadcast of a Y element read in place when the lines of a Y
+panel (NR columns x the K-block, general strides) do not fit 3/4 of the L1d: it
+comes from L2 at every row block after the first."""
+
+PREFETCH_STREAMS = 16
+"""Lines a panel's columns may start in per k step before its broadcasts outrun the
+hardware prefetchers (which follow about 16 streams on x86 cores): `j,ij->i` on a
+751 x 960 FP64 matrix stepped by 3 along j ran 0.59 ms as 28 scalar columns, one
+row each, and 0.27 ms in the dot kernel (Zen 5)."""
+
+PACK_Y = 1.5
+"""Cycles per Y element packed: a scalar load and store (two pipes each), its
+conversion, the loop."""
+
+
+def _y_cycles(s: GemmShape, o: Oriented, segments: list[Segment], k_block: tuple[int, int],
+              width: int, l1d: int, pack: bool) -> float:
+    """What Y with general strides adds to a tile: the packing of each column panel
+    once per segment, or the misses of its broadcasts when read in place."""
+    if not (o.y_k != 1 and o.y_free != 1):
+        return 0.0
+    batches, steps = k_block
+    if pack:
+        return len(segments) * o.nu * s.k * s.batch * PACK_Y
+    columns = max(nr for seg in segments for _, _, nr in seg.columns)
+
+    def lines_along(count: int, stride: int) -> int:
+        """Cache lines `count` elements `stride` elements apart span (a line each when
+        a line or more apart)."""
+        step = abs(stride) * width
+        return count if step >= LINE else max(1, -(-count * step // LINE))
+
+    broadcasts = sum((seg.stop - seg.start) // seg.height * (high - low)
+                     for seg in segments for low, high, _ in seg.columns) * s.k * s.batch
+    if lines_along(columns, o.y_free) > PREFETCH_STREAMS:
+        return broadcasts * Y_MISS  # more streams than the prefetchers follow
+    lines = batches * lines_along(steps, o.y_k) * lines_along(columns, o.y_free)
+    if lines * LINE <= l1d * 3 // 4:
+        return 0.0
+    # the first row block reads each element of Y once from memory whatever the
+    # layout (so does the packing): the misses are the re-reads of the others
+    return max(0, broadcasts - o.nu * s.k * s.batch) * Y_MISS
 
 
 def _outer_cycles(s: GemmShape, o: Oriented, segments: list[Segment], pack: str,
@@ -525,10 +597,17 @@ def _dot_plan(s: GemmShape, width: int, machine: Host) -> GemmPlan:
     lanes = lanes_for(s.k, width, machine)
     mr, nr = dot_block(machine.vector_registers)
     steps, rest = divmod(s.k, lanes)
+    # a vector along k: one load at unit stride or stride 0 (one element
+    # broadcast), else a gather: a load per lane, and a lane insert per lane on
+    # the two vector ALU ports that FMAs leave free in a load-bound step
+    a_loads, b_loads = (1 if stride in (0, 1) else lanes
+                        for stride in (s.a_strides[1], s.b_strides[0]))
     cycles = 0.0
     for rows in (mr,) * (s.m // mr) + ((s.m % mr,) if s.m % mr else ()):
         for cols in (nr,) * (s.n // nr) + ((s.n % nr,) if s.n % nr else ()):
-            step = max(rows * cols / FMA_PORTS, (rows + cols) / LOAD_PORTS, FMA_LATENCY)
+            loads = rows * a_loads + cols * b_loads
+            inserts = (loads - rows - cols) / 2
+            step = max(rows * cols / FMA_PORTS, loads / LOAD_PORTS, inserts, FMA_LATENCY)
             gathered = rest * (rows + cols) + step if rest else 0
             cycles += s.batch * (steps * step + gathered) + 7 * rows * cols
     return GemmPlan("dot", "k", lanes, cycles / (s.m * s.n * s.k * s.batch), mr, nr,
@@ -544,11 +623,16 @@ def _scalar_plan(s: GemmShape, along: str, width: int, zero_first: bool,
     batches, steps = k_blocking(s, columns, width, machine.l1d)
     k_blocks = s.batch // batches * -(-s.k // steps)
     cycles = 0.0
-    for seg in outer_layout(nv, nu, 1, 1, columns, False, registers):
+    segments = outer_layout(nv, nu, 1, 1, columns, False, registers)
+    for seg in segments:
         for low, high, nr in seg.columns:
             blocks = (seg.stop - seg.start) * ((high - low) // nr)
             cycles += blocks * (s.k * s.batch * step_cycles(1, nr, 1, False, 0.0)
                                 + k_blocks * nr * (1 if zero_first and k_blocks == 1 else 2))
+    # Y with general strides, read in place: its broadcasts miss the L1d as in
+    # the vector kernels (`_y_cycles`)
+    cycles += _y_cycles(s, Oriented.of(s, along), segments, (batches, steps), width,
+                        machine.l1d, False)
     return GemmPlan("outer", along, 1, cycles / (s.m * s.n * s.k * s.batch), 1, columns, "",
                     (batches, steps) if k_blocks > 1 else (0, 0),
                     **_host_fields(machine))
@@ -577,7 +661,11 @@ def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
     machine = machine or host()
     plans = _outer_plans(s, "m", width, zero_first, machine)
     plans += _outer_plans(s, "n", width, zero_first, machine)
-    if s.a_strides[1] == 1 and s.b_strides[0] == 1 and s.k >= MIN_LANES:
+    if s.k >= MIN_LANES and (s.a_strides[1] == 1 and s.b_strides[0] == 1
+                             or 1 in (s.a_strides[1], s.b_strides[0])
+                             and (s.incb, s.inca) != (1, 1)):
+        # the dot kernel: A rows and B columns contiguous along k, or one of them
+        # with general strides (gathered or broadcast along k)
         plans.append(_dot_plan(s, width, machine))
     # Scalar code, register-blocked: scalars along the shorter free dimension, so
     # that NR columns share each loaded element of the other operand.

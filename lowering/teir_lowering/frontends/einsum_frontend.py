@@ -28,8 +28,11 @@ from xdsl.dialects.builtin import ModuleOp
 
 from teir_dialect import einsum_config
 from teir_dialect.arrays import plain_array
+from teir_dialect.attributes import INCREMENTS
 from teir_dialect.builders import with_unit_role
 from teir_dialect.context import teir_context
+from teir_dialect.dialect import KernelAttr
+from teir_dialect.host import host
 from teir_dialect.records import TeirError, find_configs, load_module
 from teir_dialect.vocabulary import OperationKind
 from teir_lowering.runtime import kernel_cache
@@ -66,12 +69,14 @@ def einsum(subscripts: str, *operands: np.ndarray, out: np.ndarray | None = None
     """`np.einsum(subscripts, *operands)` (with `relu`: relu of it), computed by
     compiled TEIR kernels into `out` (a new C-contiguous array by default).
 
-    A contraction whose layouts give no GEMM-shaped loops is computed as
-    transposes into GEMM-friendly layouts (TEIR Copy kernels) and a GEMM on
-    them, plus a transpose into `out` when its layout needs one
-    (`_transposed_plan`). `tune=True` searches a schedule on this host first
-    (teir-tune, a minute at most) unless one is stored. `dtype` ("TF32",
-    "BF16", ...) overrides the data type the arrays' dtype implies.
+    Strided views and broadcasts run the GEMM microkernel on the arrays (its
+    general strides). A contraction whose GEMM dimensions span several indices
+    that no fast microkernel covers (`_direct_gemm`) is computed as transposes
+    into GEMM-friendly layouts (TEIR Copy kernels) and a GEMM on them, plus a
+    transpose into `out` when its layout needs one (`_transposed_plan`).
+    `tune=True` searches a schedule on this host first (teir-tune, a minute at
+    most) unless one is stored. `dtype` ("TF32", "BF16", ...) overrides the
+    data type the arrays' dtype implies.
     """
     # Shapes, strides and addresses from here on are numpy's, not a subclass's.
     operands = tuple(plain_array(operand, f"einsum: operand {index}")
@@ -107,6 +112,12 @@ def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu
           dtype: str | None, threads: int | None, tune: bool) -> Plan:
     record = einsum_config(subscripts, *operands, out=out, dtype=dtype, relu=relu)
     module = load_module(record)
+    if len(operands) == 2 and _grouped(subscripts, operands):
+        if _direct_gemm(module):
+            return _direct(record, threads, tune, subscripts, module)
+        transposed = _transposed_plan(subscripts, operands, out, relu, dtype)
+        if transposed is not None:
+            return transposed
     if len(operands) == 2 and not _has_microkernel(module):
         if (gemv := _gemv_record(subscripts, operands, out, relu, dtype)) is not None:
             record = gemv
@@ -176,6 +187,74 @@ def _has_microkernel(module: ModuleOp) -> bool:
     return answer
 
 
+def _groups(subscripts: str) -> tuple[list[str], list[str], list[str], list[str]]:
+    """The batch, row (M), column (N) and reduced (K) indices of a binary einsum."""
+    inputs, output = subscripts.replace(" ", "").split("->")
+    a_term, b_term = inputs.split(",")
+    return ([i for i in output if i in a_term and i in b_term],
+            [i for i in output if i in a_term and i not in b_term],
+            [i for i in output if i in b_term and i not in a_term],
+            [i for i in a_term if i in b_term and i not in output])
+
+
+def _grouped(subscripts: str, operands: Sequence[np.ndarray]) -> bool:
+    """Whether a GEMM dimension (M, N or K) of the einsum spans several indices of
+    extent > 1. The microkernel takes one axis per role: such a dimension is one
+    axis only where the layouts let teir-auto-schedule fuse its indices, else the
+    kernel's tile is a slice of it (see `_direct_gemm`)."""
+    inputs = subscripts.replace(" ", "").split("->")[0].split(",")
+    extents = {i: n for term, op in zip(inputs, operands) for i, n in zip(term, op.shape)}
+    _, rows, columns, reduced = _groups(subscripts)
+    return any(sum(extents[i] > 1 for i in group) > 1 for group in (rows, columns, reduced))
+
+
+K_STEP_BYTES = 4096
+"""The farthest apart (one page) the k steps of A and B lie in a narrow direct GEMM."""
+
+WIDE_TILE_VECTORS = 2
+"""A GEMM tile at least this many host vectors wide along M and N is wide."""
+
+
+def _direct_gemm(module: ModuleOp) -> bool:
+    """Whether the einsum of `module`, whose GEMM dimensions span several indices,
+    runs the microkernel teir-optimize gives it on the arrays (remembered on disk):
+    when every Contraction is a GEMM/BRGEMM in Table 10.6.1's layouts (no general
+    strides) that is wide (`WIDE_TILE_VECTORS` host vectors along M and N) or steps
+    k on A and B within `K_STEP_BYTES`. Otherwise transposes that fuse each GEMM
+    dimension into one (`_transposed_plan`) run faster.
+
+    Measured on TCCG's 4-D cases (AMD EPYC Zen 5, AVX-512, FP32, 1 thread,
+    interleaved, `benchmarks/tccg.py`): cases 23, 25 and 27, whose direct
+    BRGEMMs have 21 x 21 tiles and step k by 37 KiB on B, took 1.8-2.1x the
+    transpose plan's time, case 30 about the same; one general-stride kernel
+    for cases 20-22, 24, 26, 28 and 29 took 2-5x (its tile is one index of each
+    dimension). `trus,pqtu->pqrs`, k steps of 256 bytes, runs direct at 0.63x
+    (all extents 8), 0.90x (16) and 0.77x (p32 q64 r32 s64 t8 u64) of the
+    transpose plan's time."""
+    question = f"direct-gemm {K_STEP_BYTES} {WIDE_TILE_VECTORS} {module}"
+    if isinstance(known := kernel_cache.recall(question), bool):
+        return known
+    scheduled = module.clone()
+    optimize(scheduled, teir_context())  # remembered for compile_kernel
+    (config,) = find_configs(scheduled)
+    machine = host()
+    kernels = [(p.matched_kernel(), p.element_width) for p in config.primitives
+               if p.kind is OperationKind.CONTRACTION]
+
+    def direct(kernel: KernelAttr, width: int) -> bool:
+        if not kernel.is_gemm or any(kernel.get(name) != 1 for name in INCREMENTS):
+            return False
+        wide = WIDE_TILE_VECTORS * machine.lanes(max(4, width))
+        k_a = kernel.get("lda") if kernel.trans_a == "N" else 1
+        k_b = 1 if kernel.trans_b == "N" else kernel.get("ldb")
+        return (min(kernel.get("m"), kernel.get("n")) >= wide
+                or max(k_a, k_b) * width <= K_STEP_BYTES)
+
+    answer = bool(kernels) and all(direct(kernel, width) for kernel, width in kernels)
+    kernel_cache.remember(question, answer)
+    return answer
+
+
 def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
                      relu: bool, dtype: str | None) -> Plan | None:
     """Transpose, transpose, GEMM, transpose: in0 as [batch, M, K] or [batch, K, M],
@@ -185,9 +264,9 @@ def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.nd
     C-contiguous, so that each group fuses into one GEMM dimension. Operands
     already in that order are not copied; the result goes straight to `out`
     when out has the order and is C-contiguous. A strided view (a[:, ::2]) is
-    copied C-contiguous the same way, even in the order it has: the GEMM
-    microkernels read unit-stride rows only, and the scalar loop nest on the
-    view would be far slower than the copy. None when a group is empty in a
+    copied C-contiguous the same way, even in the order it has: the GEMM it
+    feeds is then one Table 10.6.1 kernel with unit-stride rows. None when a
+    group is empty in a
     way that leaves no GEMM (a pure batch of dot products or outer products),
     or when every array is C-contiguous in the GEMM's order already."""
     inputs, output = subscripts.replace(" ", "").split("->")

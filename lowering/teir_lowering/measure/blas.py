@@ -19,6 +19,10 @@ from pathlib import Path
 PEER_PREFIXES = ("OPENBLAS_", "GOTO_", "GOTOBLAS", "MKL_", "NVPL_", "BLIS_", "OMP_",
                  "KMP_", "GOMP_", "VECLIB_", "ACCELERATE_", "NUMEXPR_", "ARMPL_")
 PEER_NAMES = ("NPY_DISABLE_CPU_FEATURES", "NPY_ENABLE_CPU_FEATURES")
+NOT_STEERING = ("KMP_DUPLICATE_LIB_OK",)
+"""Names under those prefixes that change no speed: threadpoolctl sets
+KMP_DUPLICATE_LIB_OK when it is imported, so a script importing it before
+`clean_environment` would otherwise re-execute itself forever."""
 TEIR_NAMES = ("TEIR_NUM_THREADS", "TEIR_HOST_CACHE", "TEIR_HOST")
 """TEIR's own defaults: thread count, cache sizes and host description it plans for."""
 
@@ -28,7 +32,8 @@ def steering_variables(environment: Mapping[str, str], teir: bool = True) -> lis
     dispatch, and with `teir` TEIR's defaults too."""
     names = PEER_NAMES + TEIR_NAMES if teir else PEER_NAMES
     return sorted(name for name in environment
-                  if name.startswith(PEER_PREFIXES) or name in names)
+                  if (name.startswith(PEER_PREFIXES) or name in names)
+                  and name not in NOT_STEERING)
 
 
 def blas_info() -> dict[str, str]:

@@ -521,6 +521,41 @@ func.func @k(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
 
 // -----
 
+// A stale increment (A was stepped by two floats when the kernel was recorded):
+// the recorded general strides must be the axes' too.
+func.func @k(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis m extent 8 strides [4, 0, 4] offsets [0, 0, 0]
+    teir.axis n extent 4 strides [0, 64, 32] offsets [0, 0, 0]
+    teir.axis k extent 16 strides [32, 4, 0] offsets [0, 0, 0]
+    teir.primitive c Contraction {M = [m], N = [n], K = [k]} {data_type = "FP32"} attributes {kernel = #teir.kernel<gemm m = 8, n = 4, k = 16, lda = 8, ldb = 16, ldc = 8, inca = 2, trans = "NNN">}
+    teir.schedule {
+      teir.invoke x -> c
+    }
+  }
+  func.return
+}
+// CHECK: kernel rule: primitive 'c' records #teir.kernel<gemm m = 8, n = 4, k = 16, lda = 8, ldb = 16, ldc = 8, inca = 2, trans = "NNN"> but its axes make it #teir.kernel<gemm m = 8, n = 4, k = 16, lda = 8, ldb = 16, ldc = 8, trans = "NNN">
+
+// -----
+
+// An increment is a count of elements, never negative.
+func.func @k(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis m extent 8 strides [4, 0, 4] offsets [0, 0, 0]
+    teir.axis n extent 4 strides [0, 64, 32] offsets [0, 0, 0]
+    teir.axis k extent 16 strides [32, 4, 0] offsets [0, 0, 0]
+    teir.primitive c Contraction {M = [m], N = [n], K = [k]} {data_type = "FP32"} attributes {kernel = #teir.kernel<gemm m = 8, n = 4, k = 16, lda = 8, ldb = 16, ldc = 8, incb = -1, trans = "NNN">}
+    teir.schedule {
+      teir.invoke x -> c
+    }
+  }
+  func.return
+}
+// CHECK: kernel rule: teir.kernel incb = -1 is out of range
+
+// -----
+
 // Only a Contraction carries a kernel.
 func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
   teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {

@@ -79,12 +79,45 @@ func.func @no_unit_stride(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref
   func.return
 }
 
-// Strides of two floats: no GEMM pattern, the loops stay.
+// Strides of two floats: not Table 10.6.1's pattern, but a GEMM with general
+// strides (increments of 2 on every operand, teir-match-gemm records them).
 // CHECK-LABEL: func.func @no_unit_stride
-// CHECK:         teir.iter n over n {
-// CHECK-NEXT:      teir.iter m over m {
-// CHECK-NEXT:        teir.iter k over k {
-// CHECK-NEXT:          teir.invoke fma -> c
+// CHECK:         teir.primitive gemm_mnk Contraction {M = [m], N = [n], K = [k]}
+// CHECK:         teir.schedule {
+// CHECK-NEXT:      teir.invoke fma -> gemm_mnk
+
+// -----
+
+// Two GEMMs fit: (p, n, k) with general strides (A does not depend on p: a
+// broadcast, increment 0) and (m, n, k) in Table 10.6.1's pattern. p is the
+// inner loop, tried first, but the table's pattern wins and p stays a loop.
+func.func @table_pattern_first(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis m extent 4 strides [16, 0, 16] offsets [0, 0, 0]
+    teir.axis p extent 4 strides [0, 0, 64] offsets [0, 0, 0]
+    teir.axis n extent 4 strides [0, 16, 4] offsets [0, 0, 0]
+    teir.axis k extent 4 strides [4, 4, 0] offsets [0, 0, 0]
+    teir.primitive c Contraction {M = [], N = [], K = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter m over m {
+        teir.iter p over p {
+          teir.iter n over n {
+            teir.iter k over k {
+              teir.invoke fma -> c
+            }
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @table_pattern_first
+// CHECK:         teir.primitive gemm_mnk Contraction {M = [m], N = [n], K = [k]}
+// CHECK:         teir.schedule {
+// CHECK-NEXT:      teir.iter p over p {
+// CHECK-NEXT:        teir.invoke fma -> gemm_mnk
 
 // -----
 
@@ -174,10 +207,12 @@ func.func @k_role_brgemm(%in0: memref<?xbf16>, %in1: memref<?xbf16>, %out: memre
 
 // -----
 
-// Strides of two halves on every tensor: no GEMM pattern, the loops stay.
+// Strides of two halves on every tensor, and out's rows (m, 4 halves apart)
+// interleave its columns (n, 2 halves apart, 16 of them): no C the microkernel
+// may write, even with general strides; the loops stay.
 func.func @k_role_no_gemm(%in0: memref<?xf16>, %in1: memref<?xf16>, %out: memref<?xf16>) {
   teir.config(%in0, %in1, %out) : (memref<?xf16>, memref<?xf16>, memref<?xf16>) {
-    teir.axis m extent 4 strides [32, 0, 64] offsets [0, 0, 0]
+    teir.axis m extent 4 strides [32, 0, 8] offsets [0, 0, 0]
     teir.axis n extent 16 strides [0, 4, 4] offsets [0, 0, 0]
     teir.axis k extent 8 strides [4, 64, 0] offsets [0, 0, 0]
     teir.primitive c Contraction {M = [], N = [], K = [k]} {data_type = "FP16"}

@@ -152,7 +152,8 @@ func.func @degenerate_m(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?
 
 // -----
 
-// No role axis of in0 has unit stride (m every other element): general.
+// No role axis of in0 has unit stride (m every other element, a view like
+// a[::2]): a GEMM with general strides, m is A's increment axis (inca = 2).
 func.func @non_unit_strides(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
   teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
     teir.axis m extent 8 strides [8, 0, 4] offsets [0, 0, 0]
@@ -166,7 +167,46 @@ func.func @non_unit_strides(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memr
   func.return
 }
 // CHECK-LABEL: func.func @non_unit_strides
-// CHECK: teir.primitive c Contraction {M = [m], N = [n], K = [k]} {data_type = "FP32"} attributes {kernel = #teir.kernel<general>}
+// CHECK: teir.primitive c Contraction {M = [m], N = [n], K = [k]} {data_type = "FP32"} attributes {kernel = #teir.kernel<gemm m = 8, n = 4, k = 16, lda = 16, ldb = 16, ldc = 8, inca = 2, trans = "NNN">}
+
+// -----
+
+// B broadcast along n (stride 0, as np.broadcast_to gives) and k three
+// elements apart on A: n is B's increment axis (incb = 0, "T"), k A's ("T").
+func.func @broadcast_operand(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis m extent 8 strides [256, 0, 4] offsets [0, 0, 0]
+    teir.axis n extent 4 strides [0, 0, 32] offsets [0, 0, 0]
+    teir.axis k extent 16 strides [12, 4, 0] offsets [0, 0, 0]
+    teir.primitive c Contraction {M = [m], N = [n], K = [k]} {data_type = "FP32"}
+    teir.schedule {
+      teir.invoke x -> c
+    }
+  }
+  func.return
+}
+// CHECK-LABEL: func.func @broadcast_operand
+// CHECK: teir.primitive c Contraction {M = [m], N = [n], K = [k]} {data_type = "FP32"} attributes {kernel = #teir.kernel<gemm m = 8, n = 4, k = 16, lda = 64, ldb = 1, ldc = 8, inca = 3, incb = 0, trans = "TTN">}
+
+// -----
+
+// C stepped along both role axes (n every third element, m 48 apart):
+// its elements stay apart (ldc = 12 >= 3 |n|), a GEMM with incc = 3, "T".
+func.func @strided_c(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf64>, memref<?xf64>, memref<?xf64>) {
+    teir.axis m extent 2 strides [8, 0, 96] offsets [0, 0, 0]
+    teir.axis n extent 4 strides [0, 40, 24] offsets [0, 0, 0]
+    teir.axis k extent 5 strides [16, 8, 0] offsets [0, 0, 0]
+    teir.primitive c Contraction {M = [m], N = [n], K = [b, k]} {data_type = "FP64"}
+    teir.axis b extent 3 strides [80, 160, 0] offsets [0, 0, 0]
+    teir.schedule {
+      teir.invoke x -> c
+    }
+  }
+  func.return
+}
+// CHECK-LABEL: func.func @strided_c
+// CHECK: attributes {kernel = #teir.kernel<brgemm m = 2, n = 4, k = 5, lda = 2, ldb = 5, ldc = 12, br_size = 3, br_stride_a = 10, br_stride_b = 20, incc = 3, trans = "NNT">}
 
 // -----
 
@@ -319,8 +359,9 @@ func.func @brgemm_batch_strides_out(%in0: memref<?xf32>, %in1: memref<?xf32>, %o
 
 // -----
 
-// The GEMM K is the innermost K axis: with K = [k, b] the pattern would need
-// b (stride 0 on in1) as the GEMM K, so this is general.
+// The GEMM K is the innermost K axis: with K = [k, b] it is b, stride 0 on in1
+// (B broadcast along the GEMM's k): not Table 10.6.1's pattern, a BRGEMM with
+// general strides (incb = 0) over the batches of k.
 func.func @brgemm_inner_k_only(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
   teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
     teir.axis m extent 4 strides [4, 0, 4] offsets [0, 0, 0]
@@ -335,7 +376,7 @@ func.func @brgemm_inner_k_only(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: m
   func.return
 }
 // CHECK-LABEL: func.func @brgemm_inner_k_only
-// CHECK: teir.primitive c Contraction {M = [m], N = [n], K = [k, b]} {data_type = "FP32"} attributes {kernel = #teir.kernel<general>}
+// CHECK: teir.primitive c Contraction {M = [m], N = [n], K = [k, b]} {data_type = "FP32"} attributes {kernel = #teir.kernel<brgemm m = 4, n = 4, k = 5, lda = 3, ldb = 4, ldc = 4, br_size = 4, br_stride_a = 4, br_stride_b = 1, incb = 0, trans = "NNN">}
 
 // -----
 
@@ -393,7 +434,8 @@ func.func @fp64(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>) {
 
 // -----
 
-// FP64: in0's m at 16 bytes is two elements apart, not unit stride: general.
+// FP64: in0's m at 16 bytes is two elements apart, not unit stride: the
+// increment counts elements of 8 bytes (inca = 2).
 func.func @fp64_non_unit(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>) {
   teir.config(%in0, %in1, %out) : (memref<?xf64>, memref<?xf64>, memref<?xf64>) {
     teir.axis m extent 8 strides [16, 0, 8] offsets [0, 0, 0]
@@ -407,4 +449,4 @@ func.func @fp64_non_unit(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<
   func.return
 }
 // CHECK-LABEL: func.func @fp64_non_unit
-// CHECK: teir.primitive c Contraction {M = [m], N = [n], K = [k]} {data_type = "FP64"} attributes {kernel = #teir.kernel<general>}
+// CHECK: teir.primitive c Contraction {M = [m], N = [n], K = [k]} {data_type = "FP64"} attributes {kernel = #teir.kernel<gemm m = 8, n = 4, k = 16, lda = 16, ldb = 16, ldc = 8, inca = 2, trans = "NNN">}
