@@ -510,9 +510,9 @@ comes from L2 at every row block after the first."""
 
 PREFETCH_STREAMS = 16
 """Lines a panel's columns may start in per k step before its broadcasts outrun the
-hardware prefetchers (which follow about 16 streams on x86 cores): `j,ij->i` on a
-751 x 960 FP64 matrix stepped by 3 along j ran 0.59 ms as 28 scalar columns, one
-row each, and 0.27 ms in the dot kernel (Zen 5)."""
+hardware prefetchers (which follow about 16 streams on x86 cores): a stepped GEMV
+(`j,ij->i`) ran twice as fast in the dot kernel as in 28 scalar columns of one row
+each (README, Benchmarks)."""
 
 PACK_Y = 1.5
 """Cycles per Y element packed: a scalar load and store (two pipes each), its

@@ -31,7 +31,7 @@ from teir_dialect.arrays import plain_array
 from teir_dialect.attributes import INCREMENTS
 from teir_dialect.builders import with_unit_role
 from teir_dialect.context import teir_context
-from teir_dialect.dialect import KernelAttr
+from teir_dialect.dialect import ConfigOp, KernelAttr
 from teir_dialect.host import host
 from teir_dialect.records import TeirError, find_configs, load_module
 from teir_dialect.vocabulary import OperationKind
@@ -169,22 +169,30 @@ def _gemv_record(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarra
     return gemv if _has_microkernel(load_module(gemv)) else None
 
 
-def _has_microkernel(module: ModuleOp) -> bool:
-    """Whether teir-optimize finds a GEMM/BRGEMM for the contraction of `module`
-    (remembered on disk with the kernels: scheduling takes a good part of a second)."""
-    question = f"has-microkernel {module}"
+def _remembered(question: str, answer: Callable[[], bool]) -> bool:
+    """`answer()`, remembered on disk with the kernels under `question` (the plan
+    questions schedule a record: a new process on a full cache asks none again)."""
     if isinstance(known := kernel_cache.recall(question), bool):
         return known
+    result = answer()
+    kernel_cache.remember(question, result)
+    return result
+
+
+def _scheduled(module: ModuleOp) -> ConfigOp:
+    """The configuration of `module` as teir-optimize schedules it (the schedule is
+    remembered for compile_kernel, which compiles the same module)."""
     scheduled = module.clone()
-    optimize(scheduled, teir_context())  # remembered for compile_kernel
+    optimize(scheduled, teir_context())
     (config,) = find_configs(scheduled)
-    answer = any(
-        p.kind is OperationKind.CONTRACTION
-        and p.matched_kernel().is_gemm
-        for p in config.primitives
-    )
-    kernel_cache.remember(question, answer)
-    return answer
+    return config
+
+
+def _has_microkernel(module: ModuleOp) -> bool:
+    """Whether teir-optimize finds a GEMM/BRGEMM for the contraction of `module`."""
+    return _remembered(f"has-microkernel {module}", lambda: any(
+        p.kind is OperationKind.CONTRACTION and p.matched_kernel().is_gemm
+        for p in _scheduled(module).primitives))
 
 
 def _groups(subscripts: str) -> tuple[list[str], list[str], list[str], list[str]]:
@@ -221,25 +229,14 @@ def _direct_gemm(module: ModuleOp) -> bool:
     when every Contraction is a GEMM/BRGEMM in Table 10.6.1's layouts (no general
     strides) that is wide (`WIDE_TILE_VECTORS` host vectors along M and N) or steps
     k on A and B within `K_STEP_BYTES`. Otherwise transposes that fuse each GEMM
-    dimension into one (`_transposed_plan`) run faster.
-
-    Measured on TCCG's 4-D cases (AMD EPYC Zen 5, AVX-512, FP32, 1 thread,
-    interleaved, `benchmarks/tccg.py`): cases 23, 25 and 27, whose direct
-    BRGEMMs have 21 x 21 tiles and step k by 37 KiB on B, took 1.8-2.1x the
-    transpose plan's time, case 30 about the same; one general-stride kernel
-    for cases 20-22, 24, 26, 28 and 29 took 2-5x (its tile is one index of each
-    dimension). `trus,pqtu->pqrs`, k steps of 256 bytes, runs direct at 0.63x
-    (all extents 8), 0.90x (16) and 0.77x (p32 q64 r32 s64 t8 u64) of the
-    transpose plan's time."""
-    question = f"direct-gemm {K_STEP_BYTES} {WIDE_TILE_VECTORS} {module}"
-    if isinstance(known := kernel_cache.recall(question), bool):
-        return known
-    scheduled = module.clone()
-    optimize(scheduled, teir_context())  # remembered for compile_kernel
-    (config,) = find_configs(scheduled)
+    dimension into one (`_transposed_plan`) run faster: measured on TCCG's 4-D
+    cases and on `trus,pqtu->pqrs` (README, Benchmarks: general strides)."""
     machine = host()
-    kernels = [(p.matched_kernel(), p.element_width) for p in config.primitives
-               if p.kind is OperationKind.CONTRACTION]
+
+    def answer() -> bool:
+        kernels = [(p.matched_kernel(), p.element_width) for p in _scheduled(module).primitives
+                   if p.kind is OperationKind.CONTRACTION]
+        return bool(kernels) and all(direct(kernel, width) for kernel, width in kernels)
 
     def direct(kernel: KernelAttr, width: int) -> bool:
         if not kernel.is_gemm or any(kernel.get(name) != 1 for name in INCREMENTS):
@@ -250,9 +247,7 @@ def _direct_gemm(module: ModuleOp) -> bool:
         return (min(kernel.get("m"), kernel.get("n")) >= wide
                 or max(k_a, k_b) * width <= K_STEP_BYTES)
 
-    answer = bool(kernels) and all(direct(kernel, width) for kernel, width in kernels)
-    kernel_cache.remember(question, answer)
-    return answer
+    return _remembered(f"direct-gemm {K_STEP_BYTES} {WIDE_TILE_VECTORS} {module}", answer)
 
 
 def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,

@@ -227,8 +227,8 @@ class JitModule:
         """A module compiled before (`llvm_ir` and `object_code` as an earlier
         JitModule had them on this host): MCJIT loads the object code, whose
         symbols it resolves, for an empty module; the IR is kept as text (its
-        functions named, parsed only for `assembly()`): parsing the IR of a large
-        kernel took 20 ms of a warm first call."""
+        functions named, parsed only for `assembly()`): parsing a large kernel's IR
+        was most of a warm first call."""
         _initialize_llvm()
         self = cls.__new__(cls)
         self._target_machine = host_target_machine(3)

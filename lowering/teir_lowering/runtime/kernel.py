@@ -85,8 +85,7 @@ def lower_to_scf(module: ModuleOp, ctx: Context, stages: dict[str, str] | None =
     both the pass pipeline and the translation to LLVM IR start from; the scf IR
     in `stages` if given. `compile_kernel` leaves out the clean-up (`clean`):
     LLVM's O3 folds the same constants and finds the same common subexpressions,
-    and without xDSL's passes a compile takes a fifth less time for the same
-    results and kernels as fast (tests/test_translate.py, the note of issue 21)."""
+    for the same results and kernels as fast in less time (README, Compile time)."""
     from teir_lowering.codegen.parallel import OutlineParallelPass
 
     for pipeline_pass in scf_pipeline(clean):
