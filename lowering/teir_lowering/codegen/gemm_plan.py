@@ -425,16 +425,22 @@ LOOP_EXIT = 10.0
 UNROLLED = 8
 """k loops this short are unrolled whole by LLVM: no loop exit to pay for."""
 
-FIRST_READ = 4.0
+FIRST_READ = {32: 4.0, 64: 0.5}
 """Extra cycles per vector of an X block larger than half the L1d that is read in
-place from scattered memory: its first column panel reads it one line per K step
-and row block, at the latency of wherever X is, where packing reads it in order
-(measured on the AVX2 host: the spec's BRGEMM at p32 q64 r32 s64 t8 u64, whose
-batches are 1 MiB apart, ran 13% faster packed in FP32, 24% in FP64). An X
-whose K steps follow at one stride (one batch, or batches back to back) streams
-through the hardware's stride prefetchers instead and pays nothing: packing it
-only cost time (128^3 GEMM on the AVX2 EPYC host: 56% of the FP64 peak packed,
-78% read in place; FP32 62% / 82%)."""
+place from scattered memory, by the host's vector bytes: its first column panel
+reads it one line per K step and row block, at the latency of wherever X is,
+where packing reads it in order but as a pass of its own, not overlapped with
+the FMAs. Calibrated on one host of each kind, with the spec's BRGEMM at p32
+q64 r32 s64 t8 u64 (batches 512 KiB apart, 64 columns: the packed panel serves
+five column blocks): on the AVX2 host (Zen 3) it ran 13% faster packed in FP32,
+24% in FP64; on the AVX-512 host (Zen 5), whose prefetchers keep up with one
+line per vector, 17% faster read in place in FP32, 10% in FP64, while the
+same A under 2048 columns (einsum's record of that contraction, where the
+panel serves 157 column blocks) ran 5% faster packed in FP64. An X whose K
+steps follow at one stride (one batch, or batches back to back) streams
+through the hardware's stride prefetchers and pays nothing: packing it only
+cost time (128^3 GEMM on the AVX2 EPYC host: 56% of the FP64 peak packed, 78%
+read in place; FP32 62% / 82%)."""
 
 PACK_CYCLES = {"copy": lambda lanes: 1, "gather": lambda lanes: lanes + 1,
                "transpose": lambda lanes: 1 + (lanes.bit_length() - 1)}
@@ -490,7 +496,7 @@ def _outer_plans(s: GemmShape, along: str, width: int, zero_first: bool,
         # layout: packing would only add a copy of it.
         for pack in packs if o.nu > columns else packs[:1]:
             for pack_y in y_packs:
-                cycles = _outer_cycles(s, o, segments, pack, k_block, width, machine.l1d,
+                cycles = _outer_cycles(s, o, segments, pack, k_block, width, machine,
                                        zero_first and k_blocks == 1, transposing)
                 cycles += _y_cycles(s, o, segments, k_block, width, machine.l1d, pack_y)
                 plans.append(GemmPlan(
@@ -549,7 +555,7 @@ def _y_cycles(s: GemmShape, o: Oriented, segments: list[Segment], k_block: tuple
 
 
 def _outer_cycles(s: GemmShape, o: Oriented, segments: list[Segment], pack: str,
-                  k_block: tuple[int, int], width: int, l1d: int, stores_only: bool,
+                  k_block: tuple[int, int], width: int, machine: Host, stores_only: bool,
                   transposing: bool) -> float:
     """The cycles of the whole tile with X packed as `pack` says. The first segment
     holds the main blocks (register_blocks takes no more vectors than V holds)."""
@@ -579,9 +585,9 @@ def _outer_cycles(s: GemmShape, o: Oriented, segments: list[Segment], pack: str,
     x_vectors = o.nv * s.k * s.batch / main.lanes
     if pack:
         cycles += x_vectors * PACK_CYCLES[pack](main.lanes)
-    elif (o.x_free == 1 and o.nv * batches * steps * width > l1d // 2
+    elif (o.x_free == 1 and o.nv * batches * steps * width > machine.l1d // 2
           and s.batch > 1 and o.x_batch != o.x_k * s.k):
-        cycles += x_vectors * FIRST_READ
+        cycles += x_vectors * FIRST_READ[min(64, max(32, machine.vector_bytes))]
     return cycles
 
 
