@@ -61,22 +61,17 @@ def launches_threads(module: builtin.ModuleOp) -> bool:
     )
 
 
-def _inside(value: SSAValue, op: Operation) -> bool:
-    owner = value.owner
-    owner_op = owner if isinstance(owner, Operation) else owner.parent_op()
-    while owner_op is not None:
-        if owner_op is op:
-            return True
-        owner_op = owner_op.parent_op()
-    return False
-
-
-def _within(op: Operation, ancestor: Operation) -> bool:
+def _within(op: Operation | None, ancestor: Operation) -> bool:
     while op is not None:
         if op is ancestor:
             return True
-        op = op.parent_op()  # pyright: ignore
+        op = op.parent_op()
     return False
+
+
+def _inside(value: SSAValue, op: Operation) -> bool:
+    owner = value.owner
+    return _within(owner if isinstance(owner, Operation) else owner.parent_op(), op)
 
 
 def _captured(loop: scf.ParallelOp) -> list[SSAValue]:

@@ -24,7 +24,7 @@ declarations here; `teir_lowering.runtime.jit` links their definitions
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, ClassVar
 
@@ -152,14 +152,13 @@ def _intrinsic_suffix(typ: Attribute) -> str:
     return {"float": "f32", "double": "f64", "half": "f16"}[llvm_type(typ)]
 
 
-def _memory_element(memory: SSAValue) -> tuple[Attribute, int]:
-    """The element type and its size in bytes of a 1-D memref without layout."""
+def _element_size(memory: SSAValue) -> int:
+    """The size in bytes of the elements of a 1-D memref without layout."""
     typ = memory.type
     if not (isinstance(typ, MemRefType) and typ.get_num_dims() == 1
             and isinstance(typ.layout, NoneAttr)):
         raise TranslationError(f"an access to a {typ} is not translated (1-D memrefs only)")
-    element = typ.element_type
-    return element, element.bitwidth // 8  # pyright: ignore
+    return typ.element_type.bitwidth // 8  # pyright: ignore
 
 
 class _Function:
@@ -216,29 +215,33 @@ class _Function:
             name = f"%a{index}"
             self.names[arg] = name
             arguments.append(f"{llvm_type(arg.type)} {name}")
-        self.emit_block(block)
-        header = (f'define void @"{function.sym_name.data}"({", ".join(arguments)}) '
-                  f"#0 {{")
-        body = self.lines
-        return "\n".join([header, "entry:", *self.allocas, *body, "}"])
+        self.emit(block.ops)
+        group = " #0" if self.module.attributes else ""
+        header = f'define void @"{function.sym_name.data}"({", ".join(arguments)}){group} {{'
+        return "\n".join([header, "entry:", *self.allocas, *self.lines, "}"])
 
-    def emit_block(self, block: Block) -> None:
-        for op in block.ops:
+    def emit(self, ops: Iterable[Operation]) -> None:
+        for op in ops:
             handler = _HANDLERS.get(type(op))
             if handler is None:
                 raise TranslationError(f"{op.name} is not translated to LLVM IR")
             handler(self, op)
 
-    def address(self, memory: SSAValue, position: SSAValue) -> tuple[str, Attribute, int]:
-        """The address of element `position` of `memory`: a byte offset and a
-        getelementptr i8, as convert-memref-to-ptr computes it."""
-        element, size = _memory_element(memory)
+    def address(self, op: Operation, memory: SSAValue,
+                indices: Sequence[SSAValue]) -> tuple[str, int]:
+        """The address a load or store `op` of one index reads or writes (a byte offset
+        and a getelementptr i8, as convert-memref-to-ptr computes it) and its
+        alignment, the element's size."""
+        if len(indices) != 1:
+            raise TranslationError(f"{op.name} with {len(indices)} indices is not "
+                                   "translated")
+        size = _element_size(memory)
         offset = self.fresh()
-        self.lines.append(f"  {offset} = mul i64 {self.ref(position)}, {size}")
+        self.lines.append(f"  {offset} = mul i64 {self.ref(indices[0])}, {size}")
         address = self.fresh()
         self.lines.append(f"  {address} = getelementptr i8, ptr {self.ref(memory)}, "
                           f"i64 {offset}")
-        return address, element, size
+        return address, size
 
 
 # -- op handlers -------------------------------------------------------------------------
@@ -342,28 +345,20 @@ def _select(f: _Function, op: Operation) -> None:
                             f"{f.typed(rhs)}")
 
 
-@_handles(math.FmaOp, vector.FMAOp)
-def _fma(f: _Function, op: Operation) -> None:
+_INTRINSICS = {math.FmaOp: "llvm.fma", vector.FMAOp: "llvm.fma",
+               arith.MaximumfOp: "llvm.maximum", arith.MinimumfOp: "llvm.minimum",
+               arith.MaxnumfOp: "llvm.maxnum", arith.MinnumfOp: "llvm.minnum"}
+"""Ops that are a call of an LLVM intrinsic on operands of the result's type."""
+
+
+@_handles(*_INTRINSICS)
+def _intrinsic(f: _Function, op: Operation) -> None:
     typ = op.results[0].type
-    name = f"llvm.fma.{_intrinsic_suffix(typ)}"
+    name = f"{_INTRINSICS[type(op)]}.{_intrinsic_suffix(typ)}"
     spelled = llvm_type(typ)
-    f.module.declare(f'declare {spelled} @"{name}"({spelled}, {spelled}, {spelled})')
+    f.module.declare(f'declare {spelled} @"{name}"({", ".join([spelled] * len(op.operands))})')
     arguments = ", ".join(f.typed(v) for v in op.operands)
     f.define(op.results[0], f'call {spelled} @"{name}"({arguments})')
-
-
-_FLOAT_MIN_MAX = {arith.MaximumfOp: "llvm.maximum", arith.MinimumfOp: "llvm.minimum",
-                  arith.MaxnumfOp: "llvm.maxnum", arith.MinnumfOp: "llvm.minnum"}
-
-
-@_handles(*_FLOAT_MIN_MAX)
-def _float_min_max(f: _Function, op: Operation) -> None:
-    typ = op.results[0].type
-    name = f"{_FLOAT_MIN_MAX[type(op)]}.{_intrinsic_suffix(typ)}"
-    spelled = llvm_type(typ)
-    f.module.declare(f'declare {spelled} @"{name}"({spelled}, {spelled})')
-    lhs, rhs = op.operands
-    f.define(op.results[0], f'call {spelled} @"{name}"({f.typed(lhs)}, {f.typed(rhs)})')
 
 
 @_handles(vector.BroadcastOp)
@@ -411,19 +406,10 @@ def _shuffle(f: _Function, op: Operation) -> None:
                             f"<{len(mask)} x i32> <{lanes}>")
 
 
-def _accessed(f: _Function, op: Operation, memory: SSAValue,
-              indices: list[SSAValue]) -> tuple[str, int]:
-    """The address a load or store of one index reads or writes, and its alignment."""
-    if len(indices) != 1:
-        raise TranslationError(f"{op.name} with {len(indices)} indices is not translated")
-    address, _, size = f.address(memory, indices[0])
-    return address, size
-
-
 @_handles(memref.LoadOp, vector.LoadOp)
 def _load(f: _Function, op: Operation) -> None:
     memory, *indices = op.operands
-    address, size = _accessed(f, op, memory, indices)
+    address, size = f.address(op, memory, indices)
     result = op.results[0]
     f.define(result, f"load {llvm_type(result.type)}, ptr {address}, align {size}")
 
@@ -431,7 +417,7 @@ def _load(f: _Function, op: Operation) -> None:
 @_handles(memref.StoreOp, vector.StoreOp)
 def _store(f: _Function, op: Operation) -> None:
     value, memory, *indices = op.operands
-    address, size = _accessed(f, op, memory, indices)
+    address, size = f.address(op, memory, indices)
     line = f"  store {f.typed(value)}, ptr {address}, align {size}"
     flag = op.properties.get("nontemporal")
     if isinstance(op, vector.StoreOp) and flag is not None and flag.value.data:  # pyright: ignore
@@ -504,11 +490,7 @@ def _body(f: _Function, block: Block) -> list[str]:
     *ops, last = block.ops
     if not isinstance(last, scf.YieldOp):
         raise TranslationError(f"a region ending in {last.name} is not translated")
-    for op in ops:
-        handler = _HANDLERS.get(type(op))
-        if handler is None:
-            raise TranslationError(f"{op.name} is not translated to LLVM IR")
-        handler(f, op)
+    f.emit(ops)
     return [f.ref(value) for value in last.operands]
 
 
@@ -547,6 +529,9 @@ def _call(f: _Function, op: Operation) -> None:
 def _return(f: _Function, op: Operation) -> None:
     if op.operands:
         raise TranslationError("a func.return of values is not translated")
+    if f.streams:  # the function's last op: its stores are all written by now
+        f.module.declare(f'declare void @"{SFENCE}"()')
+        f.lines.append(f'  call void @"{SFENCE}"()')  # (teir-fence-nontemporal-stores)
     f.lines.append("  ret void")
 
 
@@ -554,18 +539,20 @@ def _return(f: _Function, op: Operation) -> None:
 
 
 class _Module:
-    def __init__(self) -> None:
+    def __init__(self, attributes: Mapping[str, str]) -> None:
         self.declarations: dict[str, None] = {}
+        self.attributes = attributes
 
     def declare(self, line: str) -> None:
         self.declarations.setdefault(line, None)
 
 
-def translate_to_llvm_ir(module: ModuleOp, attributes: str = "") -> str:
+def translate_to_llvm_ir(module: ModuleOp, attributes: Mapping[str, str] | None = None,
+                         ) -> str:
     """The LLVM IR of the scf-level `module` (see the module doc); `attributes` are
-    the function attributes of every definition (`#0`), e.g.
-    `"prefer-vector-width"="512"`."""
-    out = _Module()
+    the string attributes of every definition (`#0`), e.g. {"prefer-vector-width":
+    "512"}."""
+    out = _Module(attributes or {})
     definitions: list[str] = []
     for op in module.ops:
         if not isinstance(op, func.FuncOp):
@@ -580,13 +567,9 @@ def translate_to_llvm_ir(module: ModuleOp, attributes: str = "") -> str:
             continue
         if op.function_type.outputs.data:
             raise TranslationError(f"@{op.sym_name.data} returns values: not translated")
-        function = _Function(out, op)
-        text = function.translate()
-        if function.streams:  # one sfence before each return (teir-fence-nontemporal-stores)
-            out.declare(f'declare void @"{SFENCE}"()')
-            text = text.replace("\n  ret void", f'\n  call void @"{SFENCE}"()\n  ret void')
-        definitions.append(text if attributes else text.replace(") #0 {", ") {", 1))
-    groups = [f"attributes #0 = {{ {attributes} }}"] if attributes else []
+        definitions.append(_Function(out, op).translate())
+    pairs = " ".join(f'"{key}"="{value}"' for key, value in out.attributes.items())
+    groups = [f"attributes #0 = {{ {pairs} }}"] if pairs else []
     return "\n".join([*definitions, *out.declarations, *groups, "!0 = !{i32 1}", ""])
 
 

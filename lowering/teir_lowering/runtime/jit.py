@@ -108,13 +108,13 @@ def _host_features() -> llvm.FeatureMap:
         return llvm.FeatureMap()
 
 
-def function_attributes() -> str:
-    """The LLVM attributes of every function TEIR defines: on AVX-512 hosts
+def function_attributes() -> dict[str, str]:
+    """The string attributes of every function TEIR defines: on AVX-512 hosts
     `prefer-vector-width` 512, so that the vectorizers use zmm registers (some
     host CPUs default to 256 bits)."""
     if _host_features().get("avx512f", False):
-        return '"prefer-vector-width"="512"'
-    return ""
+        return {"prefer-vector-width": "512"}
+    return {}
 
 
 def host_target_machine(opt_level: int = 3) -> llvm.TargetMachine:
@@ -137,14 +137,8 @@ class JitModule:
     `llvm_ir` the optimized LLVM IR and `assembly()` the host assembly.
     """
 
-    def __init__(
-        self,
-        module: ModuleOp,
-        *,
-        opt_level: int = 3,
-        extend: Callable[[ir.Module], None] | None = None,
-    ):
-        """`extend` may add functions (e.g. entry points) to the translated LLVM module."""
+    def __init__(self, module: ModuleOp, *, opt_level: int = 3):
+        """`module`: an llvm-dialect module, translated by xDSL's `convert_module`."""
         _initialize_llvm()
         self._target_machine = host_target_machine(opt_level)
         triple = llvm.get_default_triple()
@@ -165,12 +159,10 @@ class JitModule:
                 "(lower it with teir-lower-to-llvm-dialect)"
             ) from error
         _mark_nontemporal_stores(module, ir_module)
-        if extend is not None:
-            extend(ir_module)
-        if (attributes := function_attributes()):
+        for key, value in function_attributes().items():
             for function in ir_module.functions:
                 if not function.is_declaration:
-                    _set_string_attribute(function, *attributes.replace('"', "").split("="))
+                    _set_string_attribute(function, key, value)
 
         try:
             with stage("print LLVM IR"):

@@ -131,26 +131,23 @@ def _holds_bf16(module: ModuleOp) -> bool:
         for op in module.ops)
 
 
-def lower_to_llvm(module: ModuleOp, ctx: Context, stages: dict[str, str] | None = None,
-                  *, verify: bool = True) -> None:
-    """The whole default pipeline, teir -> llvm dialect, recording each stage's IR
-    in `stages` if given; `verify`: the llvm dialect module op by op
-    (`LowerToLLVMDialectPass.verify`)."""
+def lower_to_llvm(module: ModuleOp, ctx: Context) -> None:
+    """The whole default pipeline through the passes, teir -> llvm dialect, verified op
+    by op: what `teir-opt -p teir-to-llvm` shows (`compile_kernel` translates the
+    scf level instead, `translate`)."""
     from teir_lowering.codegen.parallel import GompLaunchPass
     from teir_lowering.llvm.pipeline import LowerToLLVMDialectPass
 
-    lower_to_scf(module, ctx, stages)
-    LowerToLLVMDialectPass(verify).apply(ctx, module)
+    lower_to_scf(module, ctx)
+    LowerToLLVMDialectPass().apply(ctx, module)
     with stage("teir-gomp-launch", module):
         GompLaunchPass().apply(ctx, module)
-    if stages is not None:
-        with stage("print llvm"):
-            stages["llvm"] = str(module)
 
 
 @dataclass(frozen=True)
 class TeirToLLVMPass(ModulePass):
-    """The default pipeline as one pass: `teir-opt -p teir-to-llvm` shows what the JIT gets."""
+    """The default pipeline as one pass: `teir-opt -p teir-to-llvm` shows, through the
+    pass pipeline, the program the JIT gets (tests/test_translate.py)."""
 
     name = "teir-to-llvm"
 
@@ -477,8 +474,6 @@ def _compile(module: ModuleOp, function: func.FuncOp, tensors: Sequence[TensorSp
     offset = data_offset()
     if offset is not None:
         entry = ir.Module()
-        ir.Function(entry, ir.FunctionType(ir.VoidType(), [ir.PointerType()] * len(tensors)),
-                    kernel_name)
         add_ndarray_entry(entry, kernel_name, [t.needed_bytes for t in tensors], offset)
         linked = (*linked, str(entry))
     if keep_ir:

@@ -44,9 +44,12 @@ def data_offset() -> int | None:
 
 
 def add_ndarray_entry(module: ir.Module, kernel: str, footprints: list[int], offset: int) -> str:
-    """Defines `kernel + ENTRY_SUFFIX` in `module`: `kernel` on arrays with these footprints."""
+    """Defines `kernel + ENTRY_SUFFIX` in `module`: `kernel` on arrays with these
+    footprints (declared in `module` unless it is there: a module of its own is
+    linked to the kernel's)."""
     pointer, i64, i32 = ir.PointerType(), ir.IntType(64), ir.IntType(32)
-    target = module.get_global(kernel)
+    target = module.globals.get(kernel) or ir.Function(
+        module, ir.FunctionType(ir.VoidType(), [pointer] * len(footprints)), kernel)
     entry = ir.Function(
         module, ir.FunctionType(i32, [pointer] * len(footprints)), kernel + ENTRY_SUFFIX
     )
