@@ -13,7 +13,9 @@ the peer must deliver the same array). numpy's BLAS runs with the row's
 thread count (threadpoolctl), in a process started without OPENBLAS_* or
 similar variables that could make it slower (the script re-executes itself
 without them), and its library, version and kernel architecture are
-printed. TEIR and the peers are timed interleaved in rounds; a row gives
+printed. TEIR and the peers are timed interleaved in rounds (each sample of a
+multi-threaded row after a 0.25 s idle pause, so that no thread pool timed
+before it still spins on a core); a row gives
 medians and the median of the per-round ratios (best peer time / TEIR time:
 above 1 TEIR is faster). The FMA peak of the same run gives the fraction of
 peak. Compile time is the first call of `einsum` for the case. Results go to
@@ -39,7 +41,7 @@ from teir_dialect.host import cpu_model
 from teir_lowering import einsum
 from teir_lowering.measure.blas import blas_info, blas_text
 from teir_lowering.measure.peaks import measure_peak
-from teir_lowering.measure.timing import median_time
+from teir_lowering.measure.timing import SETTLE_SECONDS, interleaved
 from teir_tools.environment import clean_environment
 
 HERE = Path(__file__).resolve().parent
@@ -143,16 +145,17 @@ def run_case(case: Case, scale: float, dtype: str, threads: int, rounds: int) ->
     expected = np.einsum(case.subscripts, *arrays, optimize=True)
     error = float(np.max(np.abs(out - expected)) / max(1.0, float(np.max(np.abs(expected)))))
     others = peers(case.subscripts)
-    times: dict[str, list[float]] = {"teir": [], **{name: [] for name in others}}
+    target = np.empty(shape, NP_TYPE[dtype])
+    functions: dict[str, Callable[[], object]] = {
+        "teir": lambda: einsum(case.subscripts, *arrays, out=out, threads=threads),
+        **{name: (lambda p=peer: p(*arrays, target)) for name, peer in others.items()}}
     with threadpool_limits(limits=threads):
-        for _ in range(rounds):
-            times["teir"].append(median_time(
-                lambda: einsum(case.subscripts, *arrays, out=out, threads=threads), 3, 0.3))
-            target = np.empty(shape, NP_TYPE[dtype])
-            for name, peer in others.items():
-                times[name].append(
-                    median_time(lambda p=peer, t=target: p(*arrays, t), 3, 0.3))
-    ratios = [min(times[n][r] for n in others) / times["teir"][r] for r in range(rounds)]
+        # a multi-threaded sample follows an idle pause: a thread pool timed just
+        # before (OpenBLAS's workers spin ~0.1 s after a call) takes a core from it
+        times = interleaved(functions, rounds, budget=0.3 * rounds * len(functions),
+                            settle=SETTLE_SECONDS if threads > 1 else 0.0)
+    ratios = [min(times[n][r] for n in others) / times["teir"][r]
+              for r in range(len(times["teir"]))]
     return Row(case, scale, dtype, threads, float(np.median(times["teir"])),
                {n: float(np.median(t)) for n, t in times.items() if n != "teir"},
                float(np.median(ratios)), compile_seconds, error)
@@ -209,7 +212,7 @@ def main() -> int:
     parser.add_argument("--max-gflop", type=float, default=0.2)
     parser.add_argument("--threads", default="1", help="comma-separated, e.g. 1,2")
     parser.add_argument("--dtypes", default="FP32", help="FP32 and/or FP64")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--cases", help="e.g. 1-8,12 (default: all 48)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()

@@ -218,3 +218,25 @@ def test_transformed_schedules_compile_to_the_same_result(script: list[dict]) ->
     got = [a.copy() for a in arrays]
     kernel(*got)
     np.testing.assert_allclose(got[-1], expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("factor", [8, 12])
+def test_a_split_shared_by_a_zero_and_its_gemm_keeps_them_in_one_loop(factor: int) -> None:
+    """Splitting the columns of `ik,kj->ij` (row-major C) wraps the Zero and the GEMM
+    in one loop, whose epilogue then fuses the Zero (one fork, one pass over C),
+    also when the block leaves a remainder (after the loop). The check once counted
+    the remainder as an index of full blocks: the last block then reached into the
+    next row and the two got a loop each."""
+    from teir_lowering.frontends.einsum_frontend import einsum_config
+
+    a = np.random.default_rng(0).standard_normal((6, 5))
+    b = np.random.default_rng(1).standard_normal((5, 48))
+    record = einsum_config("ik,kj->ij", a, b)
+    module = from_json(record)
+    apply_schedule(module, [{"op": "teir-lift-gemm"},
+                            {"op": "split", "axis": "j", "factor": factor}])
+    split = to_json(module)
+    loops = [n for n in split["schedule"]["iterations"] if n["axis"] == "j"]
+    assert len(loops) == 1 and len(loops[0]["children"]) == 2, split["schedule"]
+    arrays = random_arrays(record, np.random.default_rng(2))
+    np.testing.assert_array_equal(run(split, arrays), run(record, arrays))

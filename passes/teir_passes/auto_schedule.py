@@ -438,7 +438,7 @@ class _Scheduler:
         for axis in sorted(free, key=lambda a: -a.size):
             if axis.size < 2 * min(wanted, self.threads):
                 continue
-            block = thread_block(axis.size, wanted, lanes)
+            block = thread_block(axis.size, wanted, lanes, self.threads)
             before = (self.module, self.config, self.text, len(self.script))
             if self.step({"op": "split", "axis": axis.axis_id, "factor": block}):
                 self.step({"op": "parallelize", "axis": axis.axis_id})
@@ -469,18 +469,33 @@ def vector_pieces(extent: int, lanes: int) -> int:
     return (extent >= lanes) + (extent % lanes).bit_count()
 
 
-def thread_block(size: int, wanted: int, lanes: int) -> int:
-    """The block an axis of `size` is cut into for at least `wanted` parallel
-    blocks: among the blocks that divide `size` into wanted to 2 * wanted (so no
-    remainder tile, a second microkernel), the one needing the fewest register
-    block shapes (`vector_pieces`: 504 in blocks of 56 = 3 x 16 + 8, not 63 = 3 x
-    16 + 8 + 4 + 2 + 1), then the count nearest `wanted`; ceil(size / wanted)
-    when no block divides."""
+def thread_block(size: int, wanted: int, lanes: int, threads: int) -> int:
+    """The block an axis of `size` is cut into for `wanted` to 2 * wanted parallel
+    blocks: the one needing the fewest register-block shapes (`vector_pieces`, the
+    remainder block's counted too), then the shortest run on `threads` threads
+    (the remainder runs after the parallel loop), then without a remainder block
+    (a second microkernel), then the count nearest `wanted`. Candidates are the
+    blocks that divide `size` and those of whole vectors: 504 in blocks of 56 = 3
+    x 16 + 8, not 63 = 3 x 16 + 8 + 4 + 2 + 1; 464 in 14 blocks of 32 and one of
+    16, not 58 = 3 x 16 + 8 + 2, whose narrow vectors ran in every block.
+    ceil(size / wanted) when no candidate fits."""
     divisors = {d for n in range(1, isqrt(size) + 1) if size % n == 0 for d in (n, size // n)}
-    fitting = [b for b in sorted(divisors) if wanted <= size // b <= 2 * wanted]
+    whole = {-(-size // count) // lanes * lanes + lanes * bool(-(-size // count) % lanes)
+             for count in range(wanted, 2 * wanted + 1)} if lanes > 1 else set()
+    fitting = [b for b in sorted(divisors | whole)
+               if 0 < b < size and wanted <= -(-size // b) <= 2 * wanted]
     if not fitting:
         return -(-size // wanted)
-    return min(fitting, key=lambda b: (vector_pieces(b, lanes), size // b))
+
+    def shapes(block: int) -> int:
+        rest = size % block
+        return vector_pieces(block, lanes) + (vector_pieces(rest, lanes) if rest else 0)
+
+    def run(block: int) -> int:
+        return -(-(size // block) // threads) * block + size % block
+
+    return min(fitting, key=lambda b: (shapes(b), run(b), size % b != 0,
+                                       abs(-(-size // b) - wanted)))
 
 
 def _directly_parallel(node: InvokeOp) -> bool:

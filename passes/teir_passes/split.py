@@ -49,7 +49,7 @@ from teir_dialect.dialect import (
     id_text,
     make_id,
 )
-from teir_dialect.strided import Box, Undecided, parallel_overlap
+from teir_dialect.strided import Box, Undecided, box_pair_overlap, parallel_overlap
 from teir_dialect.vocabulary import GuardKind, Policy
 from teir_passes.legality import role_split_problem
 from teir_passes.schedule_edit import (
@@ -183,7 +183,7 @@ def _split_roles(config: ConfigOp, prims: list[PrimitiveOp], axis: AxisOp, inner
         })
     users = {prim.primitive_id for prim in prims}
     for group in _sibling_groups(config, users):
-        if len(group) > 1 and not _group_is_exact(group, axis, factor):
+        if len(group) > 1 and not _group_is_exact(group, axis, tails):
             groups = [[invoke] for invoke in group]
         else:
             groups = [group]
@@ -220,18 +220,25 @@ def _sibling_groups(config: ConfigOp, users: set[str]) -> list[list[InvokeOp]]:
     return groups
 
 
-def _group_is_exact(group: list[InvokeOp], axis: AxisOp, factor: int) -> bool:
+def _group_is_exact(group: list[InvokeOp], axis: AxisOp,
+                    tails: dict[str, PrimitiveOp]) -> bool:
     """Whether one loop over the outer part may hold the whole group: no out byte is
-    written at two different outer indices (the remainder counted as one more
-    index), so each byte still sees the group's calls in their order."""
-    boxes: list[Box] = []
-    for invoke in group:
-        prim = invoke.primitive_op()
-        base = sum(a.offset_on("out") for a in prim.all_role_axes)
+    written at two different outer indices, nor by a remainder invocation (after
+    the loop) and the loop, so each byte still sees the group's calls in their
+    order."""
+    stride = axis.stride_on("out")
+
+    def box(prim: PrimitiveOp, at: int | None = None) -> Box:
+        base = sum(a.offset_on("out") for a in prim.all_role_axes) - (at or 0) * stride
         axes = tuple((a.size, a.stride_on("out")) for a in prim.all_role_axes)
-        boxes.append(Box(base, axes, prim.element_width))
+        return Box(base, axes, prim.element_width, at)
+
+    boxes = [box(invoke.primitive_op()) for invoke in group]
+    rest = [box(tail, axis.size) for invoke in group
+            if (tail := tails.get(invoke.primitive_id)) is not None]
     try:
-        return parallel_overlap(boxes, axis.size + 1, axis.stride_on("out")) is None
+        return parallel_overlap(boxes, axis.size, stride) is None and not any(
+            box_pair_overlap(x, y, axis.size + 1, stride) for x in boxes for y in rest)
     except Undecided:
         return False
 

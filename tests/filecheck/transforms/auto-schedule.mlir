@@ -25,7 +25,9 @@
 // The cut follows the host (its caches and vector width), so the decisions are
 // checked under two pinned host descriptions (the lit suite runs with
 // TEIR_HOST=avx2 unless a RUN line says otherwise): rows of 128 on the AVX2
-// description, column panels of 64 on the AVX-512 one.
+// description (4 of them, each cut in two column panels inside: 8 parallel
+// iterations, the Zero and the GEMM in one loop), column panels of 64 on the
+// AVX-512 one.
 func.func @gemm(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
   teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
     teir.axis i extent 512 strides [2048, 0, 2048] offsets [0, 0, 0]
@@ -47,11 +49,16 @@ func.func @gemm(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
   func.return
 }
 // AVX2:       teir.axis i_in extent 128
-// AVX2:       teir.primitive {{.*}} Contraction {M = [i_in], N = [j], K = [k]}
+// AVX2:       teir.primitive {{.*}} Contraction {M = [i_in], N = [j_in], K = [k]}
 // AVX2:       teir.iter i over i parallel
+// AVX2-NEXT:  teir.iter j over j parallel
+// AVX2-NEXT:  teir.invoke zero
+// AVX2-NEXT:  teir.invoke mac
 // AVX2:       script = "[{\22op\22: \22teir-lift-gemm\22}
 // AVX2-SAME:  {\22op\22: \22split\22, \22axis\22: \22i\22, \22factor\22: 128}
-// AVX2-SAME:  {\22op\22: \22parallelize\22, \22axis\22: \22i\22}]"
+// AVX2-SAME:  {\22op\22: \22parallelize\22, \22axis\22: \22i\22}
+// AVX2-SAME:  {\22op\22: \22split\22, \22axis\22: \22j\22, \22factor\22: 256}
+// AVX2-SAME:  {\22op\22: \22parallelize\22, \22axis\22: \22j\22}]"
 // AVX512:     teir.axis j_in extent 64
 // AVX512:     teir.primitive {{.*}} Contraction {M = [i], N = [j_in], K = [k]}
 // AVX512:     teir.iter {{j.*}} over j parallel
