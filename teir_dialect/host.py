@@ -46,6 +46,9 @@ class Host:
     l2: int  # bytes of L2 one core sees
     l3: int  # bytes of the last-level cache (shared)
     cores: int  # cores this process may run on
+    virtualized: bool = False
+    """A guest of a hypervisor (the CPU's `hypervisor` flag): waking an idle core
+    (a parallel loop's fork) costs a VM exit there, several times a bare core's."""
 
     def lanes(self, element_width: int) -> int:
         """Elements of `element_width` bytes in one vector register."""
@@ -54,7 +57,8 @@ class Host:
     def fingerprint(self) -> str:
         """The description as stable text (for cache keys: a frozenset's repr is not)."""
         return repr((self.cpu, self.vector_bytes, self.vector_registers,
-                     sorted(self.features), self.l1d, self.l2, self.l3, self.cores))
+                     sorted(self.features), self.l1d, self.l2, self.l3, self.cores,
+                     self.virtualized))
 
 
 def parse_size(text: str) -> int | None:
@@ -86,6 +90,17 @@ def _overrides() -> dict[str, int]:
         if key.strip() in ("l1", "l2", "l3") and (size := parse_size(value)):
             result[key.strip()] = size
     return result
+
+
+def _cpuinfo_flags() -> frozenset[str]:
+    """The flags of the first CPU in /proc/cpuinfo (empty when there is none)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
 
 
 def cpu_model() -> str:
@@ -172,4 +187,5 @@ def native_host() -> Host:
     except AttributeError:  # not Linux
         cores = os.cpu_count() or 1
     return Host(cpu_model(), vector_bytes, registers, features,
-                caches["l1"], caches["l2"], caches.get("l3", caches["l2"]), cores)
+                caches["l1"], caches["l2"], caches.get("l3", caches["l2"]), cores,
+                "hypervisor" in _cpuinfo_flags())

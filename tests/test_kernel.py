@@ -452,6 +452,51 @@ def test_libgomp_sleeps_at_once_unless_the_environment_says_otherwise(
         assert line.split("=")[1].strip() != "'0'"
 
 
+_PLACEMENT = """
+import os
+import numpy as np
+from teir_lowering import compile_kernel
+kernel = compile_kernel({path!r}, optimize=False)
+assert kernel.parallel
+arrays = [np.zeros(t.needed_bytes // 4, np.float32) for t in kernel.tensors]
+cpus = set(os.sched_getaffinity(0))
+first = min(cpus)
+os.sched_setaffinity(0, {{first}})
+kernel(*arrays, threads=2)  # libgomp starts its worker, which inherits {{first}}
+workers = [int(t) for t in os.listdir("/proc/self/task")
+           if int(t) != os.getpid() and os.sched_getaffinity(int(t)) == {{first}}]
+assert workers, "no worker thread started"
+os.sched_setaffinity(0, cpus)  # the caller may run anywhere again (still on first)
+moved = False
+for _ in range(50):
+    kernel(*arrays, threads=2)
+    if all(first not in os.sched_getaffinity(t) for t in workers):
+        moved = True
+        break
+print("cpus", len(cpus), "moved", moved, "caller", os.sched_getaffinity(0) == cpus,
+      "workers", sorted(os.sched_getaffinity(workers[0])))
+"""
+
+
+def test_a_worker_on_the_callers_cpu_moves_to_another() -> None:
+    """After an idle pause the scheduler woke libgomp's worker on the caller's CPU
+    and left it there for tens of milliseconds (a short 2-thread kernel at one
+    thread's speed). A worker that finds itself on the caller's CPU at a fork takes
+    the caller's CPU mask without that CPU; the caller's own mask is untouched.
+    Here the worker starts pinned to the caller's CPU (it inherits the caller's
+    mask of one CPU), so every fork finds them together until it moves."""
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in ("OMP_PROC_BIND", "GOMP_CPU_AFFINITY", "OMP_PLACES")}
+    script = _PLACEMENT.format(path=str(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json"))
+    done = subprocess.run([sys.executable, "-c", script], env=environment,
+                          capture_output=True, text=True, timeout=300, check=True)
+    words = done.stdout.split()
+    cpus, moved, caller = int(words[1]), words[3], words[5]
+    assert caller == "True", done.stdout
+    # one CPU: no other to move to (sched_setaffinity refuses the empty mask)
+    assert moved == ("True" if cpus > 1 else "False"), done.stdout
+
+
 def test_a_thread_count_another_library_set_does_not_stick() -> None:
     """threadpoolctl (or any OpenMP code in the process) may call omp_set_num_threads
     between two calls: the kernel's own count is what the next call forks with."""

@@ -70,6 +70,13 @@ about 10 microseconds at 4 GHz (benchmarks/parallel_overhead.py), the worker
 woken from its futex included. Wider teams wake and join in about log2(threads)
 such steps."""
 
+FORK_JOIN_CYCLES_GUEST = 200_000
+"""The same on a guest of a hypervisor (`Host.virtualized`): the worker's core,
+idle, is woken through the hypervisor. Measured on a 2-vCPU KVM guest (AMD EPYC
+Zen 5): 41 microseconds per call of a 2-thread kernel called back to back, 72
+with half a millisecond between calls (benchmarks/parallel_overhead.py's
+kernel); a GEMM 128^3 FP64 ran at 87 GFLOP/s on two threads, 98 on one."""
+
 CACHE_LINE = 64
 """Bytes per cache line (x86)."""
 
@@ -90,11 +97,13 @@ def fork_pays(flops: float, moved: float, machine: Host, threads: int,
               element_width: int = 4) -> bool:
     """Whether work of `flops` (and `moved` bytes) run by `threads` threads saves
     more time than one fork/join costs, at the host's per-core rate: T threads
-    save (1 - 1/T) of the one-thread time, a fork/join costs FORK_JOIN_CYCLES x
-    ceil(log2 T). Below that a kernel at T threads is slower than at one."""
+    save (1 - 1/T) of the one-thread time, a fork/join costs FORK_JOIN_CYCLES
+    (FORK_JOIN_CYCLES_GUEST on a virtualized host) x ceil(log2 T). Below that a
+    kernel at T threads is slower than at one."""
     if threads <= 1:
         return False
-    cost = FORK_JOIN_CYCLES * max(1, (threads - 1).bit_length())
+    fork = FORK_JOIN_CYCLES_GUEST if machine.virtualized else FORK_JOIN_CYCLES
+    cost = fork * max(1, (threads - 1).bit_length())
     saved = 1.0 - 1.0 / threads
     compute = flops / (FLOPS_PER_LANE_CYCLE * machine.lanes(element_width))
     copy = moved / machine.vector_bytes  # a vector load and store per cycle

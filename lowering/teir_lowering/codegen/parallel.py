@@ -270,6 +270,12 @@ def materialize_launch(module: builtin.ModuleOp, launcher: llvm.FuncOp) -> None:
         elif isinstance(arg_type, IntegerType) and arg_type.width.data < 64:
             raw = tb.insert(llvm.TruncOp(raw, arg_type)).res  # pyright: ignore
         values.append(raw)
+    caller = []
+    for slot in (slots, slots + 1):  # the caller's CPU and thread id
+        address = tb.insert(llvm.GEPOp(entry.args[0], [slot], pointee_type=i64)).result
+        raw = tb.insert(llvm.LoadOp(address, i64)).dereferenced_value
+        caller.append(tb.insert(llvm.TruncOp(raw, i32)).res)  # pyright: ignore
+    tb.insert(llvm.CallOp(PLACE_WORKER, *caller))
     one = _i64(tb, 1)
     start = tb.insert(llvm.AllocaOp(one, i64)).res
     end = tb.insert(llvm.AllocaOp(one, i64)).res
@@ -299,7 +305,7 @@ def materialize_launch(module: builtin.ModuleOp, launcher: llvm.FuncOp) -> None:
     # Launcher: store the arguments, fork/join through GOMP_parallel_loop_dynamic.
     lblock = Block(arg_types=inputs)
     lb = Builder(InsertPoint.at_end(lblock))
-    count = _i64(lb, max(1, slots))
+    count = _i64(lb, slots + 2)
     context = lb.insert(llvm.AllocaOp(count, i64)).res
     for slot, arg in enumerate(lblock.args[:-1]):
         value: SSAValue = arg
@@ -309,6 +315,11 @@ def materialize_launch(module: builtin.ModuleOp, launcher: llvm.FuncOp) -> None:
             value = lb.insert(llvm.ZExtOp(arg, i64)).res  # pyright: ignore
         elif arg.type != i64:
             raise TeirError(f"teir-gomp-launch: cannot pass a {arg.type} to a parallel loop")
+        address = lb.insert(llvm.GEPOp(context, [slot], pointee_type=i64)).result
+        lb.insert(llvm.StoreOp(value, address))
+    for slot, name in ((slots, "sched_getcpu"), (slots + 1, "gettid")):
+        value = lb.insert(llvm.CallOp(name, return_type=i32)).returned
+        value = lb.insert(llvm.SExtOp(value, i64)).res  # pyright: ignore
         address = lb.insert(llvm.GEPOp(context, [slot], pointee_type=i64)).result
         lb.insert(llvm.StoreOp(value, address))
     total = lblock.args[-1]
@@ -328,6 +339,74 @@ def materialize_launch(module: builtin.ModuleOp, launcher: llvm.FuncOp) -> None:
     launcher.body.add_block(lblock)
     launcher.linkage = llvm.LinkageAttr("internal")  # pyright: ignore
     module.body.block.add_op(trampoline)
+
+
+PLACE_WORKER = "__teir_place_worker"
+"""The function each thread of a parallel loop calls first (`_define_placement`)."""
+
+CPU_SET_WORDS = 16
+"""64-bit words of the CPU mask the placement reads and writes (1,024 CPUs, glibc's
+cpu_set_t); a caller on a CPU past them is left alone."""
+
+
+def _define_placement(module: builtin.ModuleOp) -> None:
+    """`__teir_place_worker(caller_cpu, caller_tid)`: a worker thread (not thread 0)
+    that finds itself on the CPU the caller ran on when it forked takes the
+    caller's CPU mask without that CPU as its own (`sched_setaffinity`), and so
+    moves to another. After an idle pause the scheduler woke libgomp's worker on
+    the caller's CPU and left it there for tens of milliseconds: a short 2-thread
+    kernel ran at one thread's speed (README, Parallel policy). The caller is
+    never pinned; nothing happens under OMP_PROC_BIND (libgomp places the
+    threads), when the CPUs differ, or when the caller's mask holds no other
+    CPU (sched_setaffinity refuses an empty mask)."""
+    if any(isinstance(o, llvm.FuncOp) and o.sym_name.data == PLACE_WORKER for o in module.ops):
+        return
+    ptr = llvm.LLVMPointerType()
+    _declare(module, "omp_get_thread_num", [], i32)
+    _declare(module, "omp_get_proc_bind", [], i32)
+    _declare(module, "sched_getaffinity", [i32, i64, ptr], i32)
+    _declare(module, "sched_setaffinity", [i32, i64, ptr], i32)
+    entry, check, move, apply, done = (Block(arg_types=[i32, i32]), Block(), Block(),
+                                       Block(), Block())
+    cpu, tid = entry.args
+    eq, ne, ult = (IntegerAttr(p, IntegerType(64)) for p in (0, 1, 6))
+
+    def constant(builder: Builder, value: int, typ=i32) -> SSAValue:
+        return builder.insert(llvm.ConstantOp(IntegerAttr(value, typ), typ)).result
+
+    def call(builder: Builder, name: str, *args: SSAValue) -> SSAValue:
+        return builder.insert(llvm.CallOp(name, *args, return_type=i32)).returned
+
+    b = Builder(InsertPoint.at_end(entry))
+    zero = constant(b, 0)
+    worker = b.insert(llvm.ICmpOp(call(b, "omp_get_thread_num"), zero, ne)).res
+    unbound = b.insert(llvm.ICmpOp(call(b, "omp_get_proc_bind"), zero, eq)).res
+    in_mask = b.insert(llvm.ICmpOp(cpu, constant(b, 64 * CPU_SET_WORDS), ult)).res
+    go = b.insert(llvm.AndOp(b.insert(llvm.AndOp(worker, unbound)).res, in_mask)).res
+    b.insert(llvm.CondBrOp(go, check, [], done, []))
+    b = Builder(InsertPoint.at_end(check))
+    same = b.insert(llvm.ICmpOp(call(b, "sched_getcpu"), cpu, eq)).res
+    b.insert(llvm.CondBrOp(same, move, [], done, []))
+    b = Builder(InsertPoint.at_end(move))
+    mask = b.insert(llvm.AllocaOp(_i64(b, CPU_SET_WORDS), i64)).res
+    size = _i64(b, 8 * CPU_SET_WORDS)
+    read = b.insert(llvm.ICmpOp(call(b, "sched_getaffinity", tid, size, mask), zero, eq)).res
+    b.insert(llvm.CondBrOp(read, apply, [], done, []))
+    b = Builder(InsertPoint.at_end(apply))
+    wide = b.insert(llvm.ZExtOp(cpu, i64)).res  # pyright: ignore
+    word = b.insert(llvm.LShrOp(wide, _i64(b, 6))).res
+    bit = b.insert(llvm.ShlOp(_i64(b, 1), b.insert(llvm.AndOp(wide, _i64(b, 63))).res)).res
+    address = b.insert(llvm.GEPOp(mask, [llvm.GEP_USE_SSA_VAL], ssa_indices=[word],
+                                  pointee_type=i64)).result
+    value = b.insert(llvm.LoadOp(address, i64)).dereferenced_value
+    others = b.insert(llvm.AndOp(value, b.insert(llvm.XOrOp(bit, _i64(b, -1))).res)).res
+    b.insert(llvm.StoreOp(others, address))
+    call(b, "sched_setaffinity", zero, size, mask)
+    b.insert(llvm.BrOp(done))
+    Builder(InsertPoint.at_end(done)).insert(llvm.ReturnOp())
+    module.body.block.add_op(llvm.FuncOp(
+        PLACE_WORKER, llvm.LLVMFunctionType([i32, i32]),
+        body=Region([entry, check, move, apply, done]), linkage=llvm.LinkageAttr("internal")))
 
 
 def _min(builder: Builder, a: SSAValue, b: SSAValue) -> SSAValue:
@@ -386,5 +465,8 @@ class GompLaunchPass(ModulePass):
         _declare(op, "GOMP_loop_dynamic_next", [ptr, ptr], i8)
         _declare(op, "GOMP_loop_end_nowait", [], None)
         _declare(op, "omp_get_max_threads", [], i32)
+        _declare(op, "sched_getcpu", [], i32)
+        _declare(op, "gettid", [], i32)
+        _define_placement(op)
         for launcher in launchers:
             materialize_launch(op, launcher)

@@ -4,7 +4,10 @@
 // and forks through GOMP_parallel_loop_dynamic over [0, total) in chunks of
 // total / (8 x threads) (at least 1); the trampoline reads the arguments back
 // and runs chunks while libgomp hands them out, so that a thread slowed by
-// something else on its core takes fewer of them.
+// something else on its core takes fewer of them. Two more slots hold the
+// caller's CPU and thread id: a worker that finds itself on the caller's CPU
+// takes the caller's CPU mask without that CPU (__teir_place_worker), so the
+// two threads do not share a core after an idle pause.
 
 builtin.module {
   llvm.func @f__parallel0(%out: !llvm.ptr, %flag: i1, %lo: i64, %hi: i64) {
@@ -19,6 +22,12 @@ builtin.module {
 // CHECK:        llvm.store %[[PI]]
 // CHECK:        %[[FI:.*]] = llvm.zext %[[FLAG]] : i1 to i64
 // CHECK:        llvm.store %[[FI]]
+// CHECK:        %[[CPU:.*]] = llvm.call @sched_getcpu() : () -> i32
+// CHECK:        %[[CPU64:.*]] = llvm.sext %[[CPU]] : i32 to i64
+// CHECK:        llvm.store %[[CPU64]]
+// CHECK:        %[[TID:.*]] = llvm.call @gettid() : () -> i32
+// CHECK:        %[[TID64:.*]] = llvm.sext %[[TID]] : i32 to i64
+// CHECK:        llvm.store %[[TID64]]
 // CHECK-NOT:    llvm.store
 // CHECK:        %[[THREADS:.*]] = llvm.call @omp_get_max_threads() : () -> i32
 // CHECK:        %[[WIDE:.*]] = llvm.sext %[[THREADS]] : i32 to i64
@@ -36,9 +45,24 @@ builtin.module {
 // CHECK:      llvm.func @GOMP_loop_dynamic_next(!llvm.ptr, !llvm.ptr) -> i8
 // CHECK:      llvm.func @GOMP_loop_end_nowait()
 // CHECK:      llvm.func @omp_get_max_threads() -> i32
+// CHECK:      llvm.func internal @__teir_place_worker(%[[CALLER:.*]]: i32, %[[CALLER_TID:.*]]: i32) {
+// CHECK:        llvm.call @omp_get_thread_num()
+// CHECK:        llvm.call @omp_get_proc_bind()
+// CHECK:        llvm.cond_br %{{.*}}, ^[[CHECK:.*]], ^[[LEAVE:.*]]
+// CHECK:      ^[[CHECK]]:
+// CHECK:        %[[NOW:.*]] = llvm.call @sched_getcpu()
+// CHECK:        llvm.icmp "eq" %[[NOW]], %[[CALLER]] : i32
+// CHECK:        llvm.call @sched_getaffinity(%[[CALLER_TID]], %[[SIZE:.*]], %[[MASK:.*]]) : (i32, i64, !llvm.ptr) -> i32
+// CHECK:        llvm.xor
+// CHECK:        llvm.call @sched_setaffinity(%{{.*}}, %[[SIZE]], %[[MASK]]) : (i32, i64, !llvm.ptr) -> i32
+// CHECK:      ^[[LEAVE]]:
+// CHECK-NEXT:   llvm.return
 // CHECK:      llvm.func internal @f__parallel0__omp(%{{.*}}: !llvm.ptr) {
 // CHECK:        %[[OUT:.*]] = llvm.inttoptr
 // CHECK:        %[[F:.*]] = llvm.trunc %{{.*}} : i64 to i1
+// CHECK:        %[[C:.*]] = llvm.trunc %{{.*}} : i64 to i32
+// CHECK:        %[[T:.*]] = llvm.trunc %{{.*}} : i64 to i32
+// CHECK:        llvm.call @__teir_place_worker(%[[C]], %[[T]]) : (i32, i32) -> ()
 // CHECK:        %[[START:.*]] = llvm.alloca %{{.*}} x i64
 // CHECK:        %[[END:.*]] = llvm.alloca %{{.*}} x i64
 // CHECK:        llvm.br ^[[CLAIM:.*]]
