@@ -147,7 +147,7 @@ AWKWARD = [
 ]
 """(m, n, k) in 1..37: below, at and above the lane counts, never all multiples."""
 
-WIDTH = {"FP32": 4, "FP64": 8}
+WIDTH = {"FP32": 4, "FP64": 8, "FP16": 2}
 
 
 def layout_record(trans: str, m: int, n: int, k: int, *, dtype: str = "FP32", batch: int = 0,
@@ -746,3 +746,32 @@ def test_a_narrow_c_gets_one_k_block() -> None:
     block = Block(arg_types=[MemRefType(Float16Type(), [-1])] * 3)
     with pytest.raises(ValueError, match="K-blocks"):
         gemm_emitter.GemmEmitter(shape, Float16Type(), 4, *block.args, plan=wide)
+
+
+@pytest.mark.parametrize("trans", LAYOUTS)
+def test_f16_y_widened_once_gives_the_same_bytes(trans: str, forced) -> None:
+    """An f16 tile's Y is widened to f32 once, whole (`GemmPlan.widen_y`), instead of
+    a broadcast and a conversion per column, row block and K step: the same
+    products in the same order, so the same bytes as the kernel that converts every
+    broadcast; GEMM and BRGEMM, remainders along both free dimensions, Y contiguous
+    along k or along its free dimension (the layouts), nothing outside C written."""
+    m, n, k = 37, 29, 19
+    for batch in ((0, 3) if LAYOUTS.index(trans) % 4 == 0 else (3 * (LAYOUTS.index(trans) % 2),)):
+        record = layout_record(trans, m, n, k, dtype="FP16", batch=batch, pads=(2, 1, 3),
+                               zero=batch == 0)
+        results = []
+        for widen in (True, False):
+            forced(lambda shape, plan, widen=widen: dataclasses.replace(
+                plan, widen_y=widen and plan.widen_y))
+            kernel = compile_kernel(record, optimize=False, keep_ir=True)
+            plans = []
+            forced(lambda shape, plan, plans=plans: plans.append(plan) or plan)
+            compile_kernel(record, optimize=False, keep_ir=True)
+            if widen:
+                assert plans and all(p.widen_y for p in plans if p.kernel == "outer"
+                                     and p.lanes > 1), plans
+            arrays = sentinel_arrays(record, kernel, np.random.default_rng(batch))
+            kernel(*arrays, threads=1)
+            results.append(arrays)
+        for widened, converted in zip(*results):
+            np.testing.assert_array_equal(widened.view(np.uint16), converted.view(np.uint16))

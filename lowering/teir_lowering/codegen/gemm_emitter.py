@@ -75,7 +75,7 @@ from typing import cast
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, vector
-from xdsl.dialects.builtin import DenseArrayBase, VectorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, Float16Type, VectorType, i64
 from xdsl.ir import Attribute, SSAValue
 
 from teir_lowering.codegen.emit import (
@@ -327,7 +327,8 @@ class GemmEmitter:
                                  relu, relu_when if relu else None, element)
         narrow_c = self.storage != self.element
         self.plan = plan or plan_gemm(shape, width, zero_first and zero_when is None,
-                                      narrow_c=narrow_c)
+                                      narrow_c=narrow_c,
+                                      converts=isinstance(element, Float16Type))
         if narrow_c and self.plan.k_block != (0, 0):
             raise ValueError(f"a GEMM plan for a C of {element} has K-blocks: its partial "
                              "sums would be rounded (plan_gemm's narrow_c)")
@@ -364,9 +365,66 @@ class GemmEmitter:
         if plan.pack_y:
             y_scratch = builder.insert(memref.AllocaOp.get(
                 self.element, 64, [plan.panel_columns * batches * steps])).memref
+        if plan.widen_y:
+            y = self.widen_y(builder, o, y, batches, steps)
         tile = OuterTile(o.nv, o.nu, x, y, c0, o.c_v, o.c_u, batches, steps, rows, scratch,
                          plan.transposes_c(o.c_v, o.c_u), y_scratch)
         self.k_blocks(builder, batches, steps, partial(self.outer_k_block, tile))
+
+    def widen_y(self, builder: Builder, o: Oriented, y: Operand, batches: int,
+                steps: int) -> Operand:
+        """Y (16-bit, one K-block) widened to f32 into a scratch buffer, as an operand
+        laid out like Y along its unit stride: (u, t, p) at u * span + t * steps + p
+        when Y is contiguous along k, at (t * steps + p) * nu + u when along u."""
+        span = batches * steps
+        wide = builder.insert(memref.AllocaOp.get(self.element, 64, [o.nu * span])).memref
+        along_k = o.y_k == 1
+        if along_k:
+            target = Operand(wide, index(builder, 0), span, 1, steps, span)
+            length = steps
+        else:
+            target = Operand(wide, index(builder, 0), 1, o.nu, steps * o.nu, 1)
+            length = o.nu
+
+        def line(builder: Builder, source: SSAValue, to: SSAValue) -> None:
+            """`length` elements at unit stride from `source` to `to`, widened."""
+            lanes = self.plan.lanes
+            full = length // lanes * lanes
+
+            def vector_step(builder: Builder, i: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+                value = load(builder, y.memory, add(builder, source, i, 1), lanes, widened=True)
+                store(builder, value, wide, add(builder, to, i, 1))
+                return []
+
+            def scalar_step(builder: Builder, i: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+                value = load(builder, y.memory, add(builder, source, i, 1), widened=True)
+                store(builder, value, wide, add(builder, to, i, 1))
+                return []
+
+            if full:
+                for_loop(builder, 0, full, lanes, vector_step)
+            if length % lanes:
+                for_loop(builder, full, length, 1, scalar_step)
+
+        def batch(builder: Builder, t: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+            if along_k:  # per column u: its k steps of batch t
+                def column(builder: Builder, u: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+                    source = add(builder, add(builder, y.base, u, y.free), t, y.batch)
+                    line(builder, source, add(builder, add(builder, index(builder, 0), u, span),
+                                              t, steps))
+                    return []
+                for_loop(builder, 0, o.nu, 1, column)
+            else:  # per k step p of batch t: its nu columns
+                def step(builder: Builder, p: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+                    source = add(builder, add(builder, y.base, t, y.batch), p, y.k)
+                    line(builder, source, add(builder, add(builder, index(builder, 0), t,
+                                                           steps * o.nu), p, o.nu))
+                    return []
+                for_loop(builder, 0, steps, 1, step)
+            return []
+
+        for_loop(builder, 0, batches, 1, batch)
+        return target
 
     def outer_k_block(self, tile: OuterTile, builder: Builder, t0: SSAValue | int,
                       p0: SSAValue | int, length: SSAValue | int, epilogue: Epilogue) -> None:

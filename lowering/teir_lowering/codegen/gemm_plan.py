@@ -228,6 +228,11 @@ class GemmPlan:
     pack_y: bool = False
     """Y's column panels (NR columns x the K-block) are packed per panel before the
     row blocks read them: Y with general strides (no unit-stride role axis)."""
+    widen_y: bool = False
+    """Y (f16) is widened to f32 once, whole, into a scratch buffer before the
+    row blocks read it (vector loads and conversions along its unit stride): each
+    broadcast is then a plain f32 load instead of a 16-bit broadcast and a
+    conversion per column, row block and K step (`widen_pays`)."""
 
     @property
     def panel_columns(self) -> int:
@@ -655,13 +660,28 @@ def _preference(plan: GemmPlan) -> float:
     return plan.cost * (1.0 if plan.vectors == 2 or plan.kernel == "dot" else TWO_VECTOR_MARGIN)
 
 
+def widen_pays(plan: GemmPlan, s: GemmShape, width: int) -> bool:
+    """Whether Y of a 16-bit tile is widened whole (`GemmPlan.widen_y`): the outer
+    kernel with vectors, one K-block, Y with a unit stride (read in place), and the
+    widened Y within half the scratch budget. Widening costs about one vector
+    load, conversion and store per L elements of Y, once; a 16-bit broadcast costs
+    a conversion per column and K step of every row block."""
+    if plan.kernel != "outer" or plan.lanes == 1 or plan.pack_y or plan.k_block != (0, 0):
+        return False
+    o = Oriented.of(s, plan.vector)
+    return 1 in (o.y_k, o.y_free) and o.nu * s.k * s.batch * width <= plan.scratch_bytes // 2
+
+
 def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
-              narrow_c: bool = False, machine: Host | None = None) -> GemmPlan:
+              narrow_c: bool = False, converts: bool = False,
+              machine: Host | None = None) -> GemmPlan:
     """The cheapest kernel for `shape` by the estimates above (see the module doc).
 
     `width`: bytes of the arithmetic type; `zero_first`: a fused Zero spares
     reading C; `narrow_c`: C is stored in a narrower type than the accumulators
-    (one K-block). `machine` defaults to `teir_dialect.host.host()`.
+    (one K-block); `converts`: a broadcast element of Y needs a conversion (f16:
+    vcvtph2ps; a bf16 one is widened by a mask), so Y is widened once when it
+    fits (`widen_pays`). `machine` defaults to `teir_dialect.host.host()`.
     """
     s = shape
     machine = machine or host()
@@ -680,5 +700,9 @@ def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
     best = min(plans, key=_preference, default=scalar)
     best = best if best.cost < scalar.cost else scalar
     # C narrower than the accumulators (f16, bf16) is rounded once, at its one
-    # store: one K-block, as a K-blocked tile would round its partial sums
-    return replace(best, k_block=(0, 0)) if narrow_c else best
+    # store: one K-block, as a K-blocked tile would round its partial sums; its Y
+    # (of the same 16-bit type) is widened once when that fits
+    if not narrow_c:
+        return best
+    best = replace(best, k_block=(0, 0))
+    return replace(best, widen_y=converts and widen_pays(best, s, width))

@@ -5,8 +5,9 @@
 // element-wise primitives move stored values unconverted. (The vector width
 // follows the host, hence the regex.)
 
-// A matched GEMM in FP16: vector loads of f16 widened by arith.extf (vcvtph2ps),
-// the broadcast of B made in f16 and widened as a vector, f32 accumulators and
+// A matched GEMM in FP16: B (the broadcast operand) widened to f32 once, into a
+// stack buffer, so that each broadcast is a plain f32 load (GemmPlan.widen_y);
+// vector loads of A widened by arith.extf (vcvtph2ps), f32 accumulators and
 // FMAs, C narrowed by arith.truncf (vcvtps2ph, nearest even) before its store.
 func.func @gemm_fp16(%in0: memref<?xf16>, %in1: memref<?xf16>, %out: memref<?xf16>) {
   teir.config(%in0, %in1, %out) : (memref<?xf16>, memref<?xf16>, memref<?xf16>) {
@@ -24,13 +25,18 @@ func.func @gemm_fp16(%in0: memref<?xf16>, %in1: memref<?xf16>, %out: memref<?xf1
 }
 
 // CHECK-LABEL: func.func @gemm_fp16
+// CHECK:         %[[WIDE:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4xf32>
+// CHECK:         %[[Y:.*]] = memref.load %in1[%{{.*}}] : memref<?xf16>
+// CHECK-NEXT:    %[[WY:.*]] = arith.extf %[[Y]] : f16 to f32
+// CHECK-NEXT:    %[[AT:.*]] = arith.addi
+// CHECK-NEXT:    memref.store %[[WY]], %[[WIDE]][%[[AT]]] : memref<4xf32>
 // CHECK:         arith.constant dense<0.000000e+00> : vector<[[L:[0-9]+]]xf32>
 // CHECK:         %[[A:.*]] = vector.load %in0[%{{.*}}] : memref<?xf16>, vector<[[L]]xf16>
 // CHECK-NEXT:    %[[WA:.*]] = arith.extf %[[A]] : vector<[[L]]xf16> to vector<[[L]]xf32>
-// CHECK:         %[[B:.*]] = memref.load %in1[%{{.*}}] : memref<?xf16>
-// CHECK-NEXT:    %[[SB:.*]] = vector.broadcast %[[B]] : f16 to vector<[[L]]xf16>
-// CHECK-NEXT:    %[[WB:.*]] = arith.extf %[[SB]] : vector<[[L]]xf16> to vector<[[L]]xf32>
-// CHECK-NEXT:    vector.fma %[[WA]], %[[WB]], %{{.*}} : vector<[[L]]xf32>
+// CHECK-NOT:     %in1
+// CHECK:         %[[B:.*]] = memref.load %[[WIDE]][%{{.*}}] : memref<4xf32>
+// CHECK-NEXT:    %[[SB:.*]] = vector.broadcast %[[B]] : f32 to vector<[[L]]xf32>
+// CHECK-NEXT:    vector.fma %[[WA]], %[[SB]], %{{.*}} : vector<[[L]]xf32>
 // CHECK:         %[[C:.*]] = arith.truncf %{{.*}} : vector<[[L]]xf32> to vector<[[L]]xf16>
 // CHECK-NEXT:    vector.store %[[C]], %out[%{{.*}}] : memref<?xf16>, vector<[[L]]xf16>
 
