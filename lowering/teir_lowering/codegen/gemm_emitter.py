@@ -222,6 +222,21 @@ class OuterTile:
 
 
 @dataclass(frozen=True)
+class Widening:
+    """Y (f16) being widened into the f32 buffer `wide` (`GemmEmitter.widen_y`):
+    along k (per column, its k steps) or along its free dimension (per k step, its
+    `nu` columns), `steps` k steps per batch."""
+
+    y: Operand
+    wide: SSAValue
+    along_k: bool
+    nu: int
+    steps: int
+    span: int
+    """K steps of the K-block (batches x steps): a column's elements along k."""
+
+
+@dataclass(frozen=True)
 class KBlock:
     """One K-block: X and Y from its first batch and k step, `length` k steps per
     batch (a last k chunk may be shorter), and the epilogue it applies."""
@@ -373,58 +388,58 @@ class GemmEmitter:
 
     def widen_y(self, builder: Builder, o: Oriented, y: Operand, batches: int,
                 steps: int) -> Operand:
-        """Y (16-bit, one K-block) widened to f32 into a scratch buffer, as an operand
-        laid out like Y along its unit stride: (u, t, p) at u * span + t * steps + p
-        when Y is contiguous along k, at (t * steps + p) * nu + u when along u."""
+        """Y (f16, one K-block) widened to f32 into a scratch buffer, as an operand laid
+        out like Y along its unit stride: (u, t, p) at u * span + t * steps + p when
+        Y is contiguous along k, at (t * steps + p) * nu + u when along u."""
         span = batches * steps
         wide = builder.insert(memref.AllocaOp.get(self.element, 64, [o.nu * span])).memref
-        along_k = o.y_k == 1
-        if along_k:
-            target = Operand(wide, index(builder, 0), span, 1, steps, span)
-            length = steps
+        widening = Widening(y, wide, o.y_k == 1, o.nu, steps, span)
+        for_loop(builder, 0, batches, 1, partial(self.widen_batch, widening))
+        if widening.along_k:
+            return Operand(wide, index(builder, 0), span, 1, steps, span)
+        return Operand(wide, index(builder, 0), 1, o.nu, steps * o.nu, 1)
+
+    def widen_batch(self, w: Widening, builder: Builder, t: SSAValue,
+                    _: list[SSAValue]) -> list[SSAValue]:
+        """Batch t: per column its k steps (Y contiguous along k), else per k step its
+        columns."""
+        if w.along_k:
+            for_loop(builder, 0, w.nu, 1, partial(self.widen_column, w, t))
         else:
-            target = Operand(wide, index(builder, 0), 1, o.nu, steps * o.nu, 1)
-            length = o.nu
+            for_loop(builder, 0, w.steps, 1, partial(self.widen_step, w, t))
+        return []
 
-        def line(builder: Builder, source: SSAValue, to: SSAValue) -> None:
-            """`length` elements at unit stride from `source` to `to`, widened."""
-            lanes = self.plan.lanes
-            full = length // lanes * lanes
+    def widen_column(self, w: Widening, t: SSAValue, builder: Builder, u: SSAValue,
+                     _: list[SSAValue]) -> list[SSAValue]:
+        source = add(builder, add(builder, w.y.base, u, w.y.free), t, w.y.batch)
+        target = add(builder, add(builder, index(builder, 0), u, w.span), t, w.steps)
+        self.widen_line(builder, w, source, target, w.steps)
+        return []
 
-            def vector_step(builder: Builder, i: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-                value = load(builder, y.memory, add(builder, source, i, 1), lanes, widened=True)
-                store(builder, value, wide, add(builder, to, i, 1))
-                return []
+    def widen_step(self, w: Widening, t: SSAValue, builder: Builder, p: SSAValue,
+                   _: list[SSAValue]) -> list[SSAValue]:
+        source = add(builder, add(builder, w.y.base, t, w.y.batch), p, w.y.k)
+        target = add(builder, add(builder, index(builder, 0), t, w.steps * w.nu), p, w.nu)
+        self.widen_line(builder, w, source, target, w.nu)
+        return []
 
-            def scalar_step(builder: Builder, i: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-                value = load(builder, y.memory, add(builder, source, i, 1), widened=True)
-                store(builder, value, wide, add(builder, to, i, 1))
-                return []
+    def widen_line(self, builder: Builder, w: Widening, source: SSAValue, target: SSAValue,
+                   length: int) -> None:
+        """`length` elements at unit stride from `source` into the buffer at `target`:
+        vectors of the plan's lanes, then scalars."""
+        lanes = self.plan.lanes
+        full = length // lanes * lanes
+        if full:
+            for_loop(builder, 0, full, lanes, partial(self.widen_elements, w, source, target,
+                                                      lanes))
+        if length % lanes:
+            for_loop(builder, full, length, 1, partial(self.widen_elements, w, source, target, 1))
 
-            if full:
-                for_loop(builder, 0, full, lanes, vector_step)
-            if length % lanes:
-                for_loop(builder, full, length, 1, scalar_step)
-
-        def batch(builder: Builder, t: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-            if along_k:  # per column u: its k steps of batch t
-                def column(builder: Builder, u: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-                    source = add(builder, add(builder, y.base, u, y.free), t, y.batch)
-                    line(builder, source, add(builder, add(builder, index(builder, 0), u, span),
-                                              t, steps))
-                    return []
-                for_loop(builder, 0, o.nu, 1, column)
-            else:  # per k step p of batch t: its nu columns
-                def step(builder: Builder, p: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
-                    source = add(builder, add(builder, y.base, t, y.batch), p, y.k)
-                    line(builder, source, add(builder, add(builder, index(builder, 0), t,
-                                                           steps * o.nu), p, o.nu))
-                    return []
-                for_loop(builder, 0, steps, 1, step)
-            return []
-
-        for_loop(builder, 0, batches, 1, batch)
-        return target
+    def widen_elements(self, w: Widening, source: SSAValue, target: SSAValue, lanes: int,
+                       builder: Builder, i: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
+        value = load(builder, w.y.memory, add(builder, source, i), lanes, widened=True)
+        store(builder, value, w.wide, add(builder, target, i))
+        return []
 
     def outer_k_block(self, tile: OuterTile, builder: Builder, t0: SSAValue | int,
                       p0: SSAValue | int, length: SSAValue | int, epilogue: Epilogue) -> None:
