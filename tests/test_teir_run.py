@@ -463,15 +463,34 @@ def test_bench_times_every_peer_and_reports_the_least_favourable_to_teir() -> No
 
 def test_interleaved_rounds_rotate_and_reuse_a_timed_call() -> None:
     """Each round times every function once, in a rotated order; a function whose
-    call the caller timed already (`once`) gets no second warm-up."""
+    call the caller timed already (`once`) gets no warm-up or calibration calls,
+    the others one warm-up and CALIBRATION_CALLS timed calls."""
     from teir_lowering.measure.timing import interleaved, median_ratio
 
     order: list[str] = []
     functions = {name: (lambda name=name: order.append(name)) for name in "abc"}
     samples = interleaved(functions, 3, batch_seconds=0.0, once={"a": 1.0})
     assert {name: len(times) for name, times in samples.items()} == {"a": 3, "b": 3, "c": 3}
-    assert order == ["b", "b", "c", "c", "a", "b", "c", "b", "c", "a", "c", "a", "b"]
+    assert order == ["b"] * 4 + ["c"] * 4 + ["a", "b", "c", "b", "c", "a", "c", "a", "b"]
     assert median_ratio([2.0, 9.0, 4.0], [1.0, 1.0, 2.0]) == 2.0
+
+
+def test_one_slow_call_does_not_size_a_batch() -> None:
+    """A batch is sized by the fastest calibration call: one slow call (a thread
+    pool waking up) made a 2-thread kernel's batches two calls long, so that its
+    samples timed mostly the first call after the settle."""
+    import time
+
+    from teir_lowering.measure.timing import interleaved
+
+    calls = {"n": 0}
+
+    def function() -> None:
+        calls["n"] += 1
+        time.sleep(0.05 if calls["n"] == 2 else 0.001)
+
+    interleaved({"a": function}, 1, batch_seconds=0.02)
+    assert calls["n"] >= 1 + 3 + 10  # warm-up, calibration, a batch of ~20 calls
 
 
 def test_interleaved_reads_the_given_clock() -> None:

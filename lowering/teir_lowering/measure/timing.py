@@ -58,6 +58,12 @@ pool of the implementation timed before still spins on a core (OpenBLAS's worker
 took a 2-thread kernel to half its speed until 0.25 s after a large call)."""
 
 
+CALIBRATION_CALLS = 3
+"""Calls timed to size an implementation's batch (the fastest counts): one slow
+call (a thread pool's wake-up, a page fault) sized a 2-thread kernel's batches
+at two calls, so its samples timed mostly the first call after the settle."""
+
+
 def interleaved(
     functions: Mapping[str, Callable[[], object]],
     rounds: int,
@@ -75,10 +81,10 @@ def interleaved(
     process (other jobs, frequency) drifts over all of them alike; compare them
     with `median_ratio` of the rounds, not with ratios of medians.
 
-    Each function is warmed up and gets its batch size from a second call, or
-    from `once` (seconds of a call the caller timed after a warm-up). Rounds
-    stop early once `budget` seconds have passed and at least three rounds are
-    in. `settle` seconds are slept before each sample: multi-threaded runs need
+    Each function is warmed up and gets its batch size from the fastest of
+    CALIBRATION_CALLS more calls, or from `once` (seconds of a call the caller
+    timed after a warm-up). Rounds stop early once `budget` seconds have passed
+    and at least three rounds are in. `settle` seconds are slept before each sample: multi-threaded runs need
     it, as a thread pool keeps spinning for a while after its call (OpenBLAS's
     workers for about 2^28 cycles, libgomp's for its spin count), which takes a
     core from whatever runs next in the round (a 2-thread kernel ran at 0.45x of
@@ -95,9 +101,11 @@ def interleaved(
             seconds = once[name]
         else:
             functions[name]()  # warm-up: page faults, caches, thread start
-            start = time.perf_counter()
-            functions[name]()
-            seconds = time.perf_counter() - start
+            seconds = float("inf")
+            for _ in range(CALIBRATION_CALLS):
+                start = time.perf_counter()
+                functions[name]()
+                seconds = min(seconds, time.perf_counter() - start)
         batches[name] = max(1, min(max_batch, int(batch_seconds / max(seconds, 1e-7))))
     samples: dict[str, list[float]] = {name: [] for name in names}
     deadline = time.perf_counter() + budget + settle * len(names) * rounds
