@@ -196,16 +196,17 @@ def test_sixteen_cores_get_sixteen_threads_worth_of_parallel_iterations() -> Non
 
 def test_blocks_for_the_threads_need_few_register_block_shapes() -> None:
     """An axis cut for the threads is cut into blocks that need the fewest vector
-    pieces, a remainder block's counted, then the shortest run on the threads: 504
-    in 14 blocks of 36 = 2 x 16 + 4 rather than 8 of 63 = 3 x 16 + 8 + 4 + 2 + 1 (TCCG 22's GEMM: 927 ops at the scf
+    pieces, a remainder block's counted, then the shortest run on the threads in
+    vector operations: 504 in 9 blocks of 56 = 3 x 16 + 8 rather than 8 of 63 = 3 x 16 + 8 + 4 + 2 + 1 (TCCG 22's GEMM: 927 ops at the scf
     level instead of 6,676, the same speed); 464 in 14 blocks of 32 and one of 16
     rather than 8 of 58 = 3 x 16 + 8 + 2 (TCCG 12, a 464^3 GEMM: 1.7x faster)."""
     from teir_passes.auto_schedule import thread_block, vector_pieces
 
     assert vector_pieces(63, 16) == 5 and vector_pieces(56, 16) == 2
     assert vector_pieces(64, 16) == 1 and vector_pieces(7, 16) == 3
-    assert thread_block(504, 8, 16, 2) == 36  # 14 blocks: 7 a thread
+    assert thread_block(504, 8, 16, 2) == 56  # 9 blocks of 4 vector operations each
     assert thread_block(464, 8, 16, 2) == 32
+    assert thread_block(464, 8, 8, 2) == 56  # FP64: not 58 = 7 x 8 + 2 in every block
     assert thread_block(54872, 8, 16, 2) % 16 == 0  # 6859 divides, but leaves 11 lanes a block
     assert thread_block(97, 8, 16, 2) == 13  # prime, and too short for whole vectors
     for size in range(16, 600):

@@ -482,7 +482,8 @@ def thread_block(size: int, wanted: int, lanes: int, threads: int) -> int:
     """The block an axis of `size` is cut into for `wanted` to 2 * wanted parallel
     blocks: the one needing the fewest register-block shapes (`vector_pieces`, the
     remainder block's counted too), then the shortest run on `threads` threads
-    (the remainder runs after the parallel loop), then without a remainder block
+    in vector operations (a narrow piece costs one, like a full vector; the
+    remainder runs after the parallel loop), then without a remainder block
     (a second microkernel), then the count nearest `wanted`. Candidates are the
     blocks that divide `size` and those of whole vectors: 504 in blocks of 56 = 3
     x 16 + 8, not 63 = 3 x 16 + 8 + 4 + 2 + 1; 464 in 14 blocks of 32 and one of
@@ -500,8 +501,11 @@ def thread_block(size: int, wanted: int, lanes: int, threads: int) -> int:
         rest = size % block
         return vector_pieces(block, lanes) + (vector_pieces(rest, lanes) if rest else 0)
 
+    def ops(extent: int) -> int:  # vector operations along a block of `extent`
+        return extent // lanes + (extent % lanes).bit_count()
+
     def run(block: int) -> int:
-        return -(-(size // block) // threads) * block + size % block
+        return -(-(size // block) // threads) * ops(block) + ops(size % block)
 
     return min(fitting, key=lambda b: (shapes(b), run(b), size % b != 0,
                                        abs(-(-size // b) - wanted)))
