@@ -115,7 +115,7 @@ def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu
     if len(operands) == 2 and _grouped(subscripts, operands):
         if _direct_gemm(module):
             return _direct(record, threads, tune, subscripts, module)
-        transposed = _transposed_plan(subscripts, operands, out, relu, dtype)
+        transposed = _transposed_plan(subscripts, operands, out, relu, dtype, matched=True)
         if transposed is not None:
             return transposed
     if len(operands) == 2 and not _has_microkernel(module):
@@ -251,7 +251,7 @@ def _direct_gemm(module: ModuleOp) -> bool:
 
 
 def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
-                     relu: bool, dtype: str | None) -> Plan | None:
+                     relu: bool, dtype: str | None, matched: bool = False) -> Plan | None:
     """Transpose, transpose, GEMM, transpose: in0 as [batch, M, K] or [batch, K, M],
     in1 as [batch, K, N] or [batch, N, K] and the result as [batch, M, N] or
     [batch, N, M] (`_gemm_orders`: each group in the index order in0 or in1 has
@@ -263,7 +263,11 @@ def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.nd
     feeds is then one Table 10.6.1 kernel with unit-stride rows. None when a
     group is empty in a
     way that leaves no GEMM (a pure batch of dot products or outer products),
-    or when every array is C-contiguous in the GEMM's order already."""
+    or when every array is C-contiguous in the GEMM's order already; also when
+    `matched` (teir-optimize gives the einsum a microkernel) and every operand
+    already has its groups contiguous: copying them into [M, K] x [K, N] order
+    would only change which dimension is unit-stride, which the microkernels
+    take as it is (`dca,bd->cab`: a 32 MB copy of A before the same GEMM)."""
     inputs, output = subscripts.replace(" ", "").split("->")
     a_term, b_term = inputs.split(",")
     batch = [i for i in output if i in a_term and i in b_term]
@@ -275,6 +279,8 @@ def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.nd
     a_order, b_order, c_order = _gemm_orders(a_term, b_term, output, batch, rows, columns,
                                              reduced)
     if (a_order, b_order, c_order) == (a_term, b_term, output):
+        if matched and all(x.flags.c_contiguous for x in (*operands, out)):
+            return None
         # Already a GEMM in the operands' own layouts that teir-optimize does not
         # match: fall back to the canonical [batch, M, K] x [batch, K, N] orders.
         a_order = "".join(batch + rows + reduced)
