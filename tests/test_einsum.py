@@ -202,7 +202,9 @@ def test_a_matched_gemm_in_its_own_layout_is_not_copied() -> None:
 
 
 @pytest.mark.parametrize("subscripts, orders", [
-    ("dca,bd->abc", ("dca", "bd", "cab")),        # both inputs read in place
+    ("dca,bd->abc", ("dca", "bd", "bca")),        # both inputs read in place, M unit-stride
+    ("ebad,ce->abcd", ("ebad", "ce", "cbad")),    # the same (TCCG 5)
+    ("adk,bk->abd", ("adk", "bk", "adb")),        # in0 k-contiguous: N unit-stride
     ("aebf,dfce->abcd", ("abef", "efcd", "abcd")),  # both copied, result straight to out
     ("abz,zbc->zac", ("zab", "zbc", "zac")),      # in0 copied to bring the batch first
 ])
