@@ -202,9 +202,10 @@ def test_a_matched_gemm_in_its_own_layout_is_not_copied() -> None:
 
 
 @pytest.mark.parametrize("subscripts, orders", [
-    ("dca,bd->abc", ("dca", "bd", "bca")),        # both inputs read in place, M unit-stride
-    ("ebad,ce->abcd", ("ebad", "ce", "cbad")),    # the same (TCCG 5)
-    ("adk,bk->abd", ("adk", "bk", "adb")),        # in0 k-contiguous: N unit-stride
+    ("dca,bd->abc", ("dca", "bd", "bca")),        # neither ends with c: M unit-stride, as in0
+    ("ebad,ce->abcd", ("ebad", "ce", "cbad")),    # out's last index last (TCCG 5)
+    ("geab,dfgc->abcdef", ("geab", "gcdf", "eabcdf")),  # the same (TCCG 43)
+    ("adk,bk->abd", ("adk", "bk", "bad")),        # out's last index last
     ("aebf,dfce->abcd", ("abef", "efcd", "abcd")),  # both copied, result straight to out
     ("abz,zbc->zac", ("zab", "zbc", "zac")),      # in0 copied to bring the batch first
 ])

@@ -405,8 +405,10 @@ def _gemm_orders(a_term: str, b_term: str, output: str, batch: list[str], rows: 
     contiguous. The order within a group is then the one that operand has
     (in0's K order wins when both stay and disagree); a group of a copied
     operand takes out's order, so the result is more often out itself. A result
-    that is not out's order has M at unit stride when in0 has (`ebad,ce->cbad`
-    ran 2.2 ms, `->badc` 3.4: C with 14 unit-stride columns)."""
+    that is not out's order ends with out's last index when one of the two orders
+    does (`ebad,ce->cbad`, then rows copied into abcd: 2.2 ms; `->badc` 3.4, C
+    with 14 unit-stride columns; `geab,dfgc->eabcdf` kept f last), else has M at
+    unit stride when in0 has (`dca,bd->bca`)."""
 
     def split(term: str, first: set[str], second: set[str]) -> tuple[list[str], list[str]] | None:
         rest = [i for i in term if i not in batch]
@@ -430,8 +432,12 @@ def _gemm_orders(a_term: str, b_term: str, output: str, batch: list[str], rows: 
     n_m, m_n = "".join(batch + n_order + m_order), "".join(batch + m_order + n_order)
     if output in (n_m, m_n):
         return a_order, b_order, output
-    # the result is transposed into out either way: its unit stride on the group
-    # whose rows in0 has at unit stride (the GEMM's vectors run along them)
+    # the result is transposed into out: keeping out's unit-stride index last makes
+    # that a copy of rows; else its unit stride goes on the group whose rows in0
+    # has at unit stride (the GEMM's vectors run along them)
+    for order in (n_m, m_n):
+        if order[-1] == output[-1]:
+            return a_order, b_order, order
     return a_order, b_order, n_m if a_order[-1] in m_order else m_n
 
 
