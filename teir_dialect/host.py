@@ -92,25 +92,21 @@ def _overrides() -> dict[str, int]:
     return result
 
 
-def _cpuinfo_flags() -> frozenset[str]:
-    """The flags of the first CPU in /proc/cpuinfo (empty when there is none)."""
+def _cpuinfo(field: str) -> str | None:
+    """The value of `field` for the first CPU in /proc/cpuinfo (None without one)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                return frozenset(line.split(":", 1)[1].split())
+            if line.startswith(field):
+                return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return frozenset()
+    return None
 
 
 def cpu_model() -> str:
     """The CPU's model name as /proc/cpuinfo gives it (else what Python knows)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
+    if model := _cpuinfo("model name"):
+        return model
     return platform.processor() or platform.machine()
 
 
@@ -188,4 +184,4 @@ def native_host() -> Host:
         cores = os.cpu_count() or 1
     return Host(cpu_model(), vector_bytes, registers, features,
                 caches["l1"], caches["l2"], caches.get("l3", caches["l2"]), cores,
-                "hypervisor" in _cpuinfo_flags())
+                "hypervisor" in (_cpuinfo("flags") or "").split())

@@ -780,9 +780,10 @@ def test_f16_y_widened_once_gives_the_same_bytes(trans: str, forced) -> None:
 def test_x_scattered_over_many_pages_is_packed_even_for_one_column_panel() -> None:
     """`dca,bd->cab`'s tile: m = 640 rows of A with k steps 158 KB apart (each K step
     a page, 201 of them: more streams than the prefetchers follow), 13 columns (one
-    panel). Read in place its first read waits for memory at every line (5.4 ms);
-    packed, the copy streams it (2.4 ms). Over fewer pages (48 k steps 2.5 KB
-    apart: 30) it stays in place (one panel reads X once)."""
+    panel). Read in place its first read waits for memory at every line; packed,
+    the copy streams it (faster on the AVX-512 host: README, Benchmarks). Over
+    fewer pages (48 k steps 2.5 KB apart: 30) it stays in place (one panel reads
+    X once)."""
     scattered = GemmShape(640, 13, 201, 39597, 201, 13, 1, 0, 0, "NNT")
     near = dataclasses.replace(scattered, k=48, lda=640, ldb=48)
     for machine in (AVX2, AVX512):

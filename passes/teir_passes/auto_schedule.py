@@ -72,10 +72,10 @@ such steps."""
 
 FORK_JOIN_CYCLES_GUEST = 200_000
 """The same on a guest of a hypervisor (`Host.virtualized`): the worker's core,
-idle, is woken through the hypervisor. Measured on a 2-vCPU KVM guest (AMD EPYC
-Zen 5): 41 microseconds per call of a 2-thread kernel called back to back, 72
-with half a millisecond between calls (benchmarks/parallel_overhead.py's
-kernel); a GEMM 128^3 FP64 ran at 87 GFLOP/s on two threads, 98 on one."""
+idle, is woken through the hypervisor, several times a bare core's cost as
+measured on a 2-vCPU KVM guest with benchmarks/parallel_overhead.py's kernel
+(README, Parallel policy): below it a GEMM 128^3 FP64 ran slower on two threads
+than on one."""
 
 CACHE_LINE = 64
 """Bytes per cache line (x86)."""
@@ -490,7 +490,8 @@ def thread_block(size: int, wanted: int, lanes: int, threads: int) -> int:
     16, not 58 = 3 x 16 + 8 + 2, whose narrow vectors ran in every block.
     ceil(size / wanted) when no candidate fits."""
     divisors = {d for n in range(1, isqrt(size) + 1) if size % n == 0 for d in (n, size // n)}
-    whole = {-(-size // count) // lanes * lanes + lanes * bool(-(-size // count) % lanes)
+    # ceil(size / count) rounded up to whole vectors, for each count of blocks
+    whole = {lanes * -(-size // (count * lanes))
              for count in range(wanted, 2 * wanted + 1)} if lanes > 1 else set()
     fitting = [b for b in sorted(divisors | whole)
                if 0 < b < size and wanted <= -(-size // b) <= 2 * wanted]

@@ -450,9 +450,11 @@ read in place; FP32 62% / 82%)."""
 SCATTERED_LINE = 15.0
 """Extra cycles per 64-byte line of X read in place when its micro-panels span more
 pages than the TLB holds (`scattered`): each K step is a stream of its own, more
-than the prefetchers follow, so each line's first read waits for memory. Measured
-on the AVX-512 host (Zen 5): `dca,bd->cab` (m = 39597 fused, n = 13, k = 201, k
-steps 158 KB apart, X 32 MB) ran 5.4 ms read in place, 3.5 ms packed."""
+than the prefetchers follow, so each line's first read waits for memory. Set on
+`dca,bd->cab` (m = 39597 fused, n = 13, k = 201, k steps 158 KB apart, X 32 MB,
+one column panel), which runs faster packed on the AVX-512 host; the measured
+difference is nearer 7 cycles a line than 15 (README, Benchmarks: TCCG), and
+any value from 2 up packs that tile on both pinned hosts."""
 
 PACK_CYCLES = {"copy": lambda lanes: 1, "gather": lambda lanes: lanes + 1,
                "transpose": lambda lanes: 1 + (lanes.bit_length() - 1)}

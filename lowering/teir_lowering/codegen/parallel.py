@@ -11,7 +11,9 @@ Two passes:
   stores the arguments in a stack array and calls `GOMP_parallel_loop_dynamic`
   over [0, total) in chunks of total / (CHUNKS_PER_THREAD x threads), with a
   trampoline that reads the arguments back and calls the outlined body on
-  each chunk `GOMP_loop_dynamic_next` hands its thread. The thread count is
+  each chunk `GOMP_loop_dynamic_next` hands its thread. Two more slots carry
+  the caller's CPU and thread id: a worker that starts on the caller's CPU
+  moves off it first (`_define_placement`). The thread count is
   libgomp's default (OMP_NUM_THREADS or `omp_set_num_threads`), which the
   Python kernel sets per call.
 

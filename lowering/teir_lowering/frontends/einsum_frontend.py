@@ -115,7 +115,8 @@ def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu
     if len(operands) == 2 and _grouped(subscripts, operands):
         if _direct_gemm(module):
             return _direct(record, threads, tune, subscripts, module)
-        transposed = _transposed_plan(subscripts, operands, out, relu, dtype, matched=True)
+        transposed = _transposed_plan(subscripts, operands, out, relu, dtype,
+                                      matched=_has_microkernel(module))
         if transposed is not None:
             return transposed
     if len(operands) == 2 and not _has_microkernel(module):
@@ -261,19 +262,16 @@ def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.nd
     when out has the order and is C-contiguous. A strided view (a[:, ::2]) is
     copied C-contiguous the same way, even in the order it has: the GEMM it
     feeds is then one Table 10.6.1 kernel with unit-stride rows. None when a
-    group is empty in a
-    way that leaves no GEMM (a pure batch of dot products or outer products),
-    or when every array is C-contiguous in the GEMM's order already; also when
-    `matched` (teir-optimize gives the einsum a microkernel) and every operand
-    already has its groups contiguous: copying them into [M, K] x [K, N] order
-    would only change which dimension is unit-stride, which the microkernels
-    take as it is (`dca,bd->cab`: a 32 MB copy of A before the same GEMM)."""
+    group is empty in a way that leaves no GEMM (a pure batch of dot products or
+    outer products), or when every array is C-contiguous in the GEMM's order
+    already; also when `matched` (teir-optimize gives the einsum a microkernel)
+    and every operand already has its groups contiguous: copying them into
+    [M, K] x [K, N] order would only change which dimension is unit-stride,
+    which the microkernels take as it is (`dca,bd->cab`: a copy of all of A
+    before the same GEMM)."""
     inputs, output = subscripts.replace(" ", "").split("->")
     a_term, b_term = inputs.split(",")
-    batch = [i for i in output if i in a_term and i in b_term]
-    rows = [i for i in output if i in a_term and i not in b_term]
-    columns = [i for i in output if i in b_term and i not in a_term]
-    reduced = [i for i in a_term if i in b_term and i not in output]
+    batch, rows, columns, reduced = _groups(subscripts)
     if not rows or not columns or not reduced:
         return None
     a_order, b_order, c_order = _gemm_orders(a_term, b_term, output, batch, rows, columns,
@@ -406,9 +404,9 @@ def _gemm_orders(a_term: str, b_term: str, output: str, batch: list[str], rows: 
     (in0's K order wins when both stay and disagree); a group of a copied
     operand takes out's order, so the result is more often out itself. A result
     that is not out's order ends with out's last index when one of the two orders
-    does (`ebad,ce->cbad`, then rows copied into abcd: 2.2 ms; `->badc` 3.4, C
-    with 14 unit-stride columns; `geab,dfgc->eabcdf` kept f last), else has M at
-    unit stride when in0 has (`dca,bd->bca`)."""
+    does (the transposition into out then copies rows: `ebad,ce->cbad`, not
+    `->badc`, whose C has 14 unit-stride columns; `geab,dfgc->eabcdf`), else has
+    M at unit stride when in0 has (`dca,bd->bca`). README, Benchmarks: TCCG."""
 
     def split(term: str, first: set[str], second: set[str]) -> tuple[list[str], list[str]] | None:
         rest = [i for i in term if i not in batch]

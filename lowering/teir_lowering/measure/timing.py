@@ -84,11 +84,11 @@ def interleaved(
     Each function is warmed up and gets its batch size from the fastest of
     CALIBRATION_CALLS more calls, or from `once` (seconds of a call the caller
     timed after a warm-up). Rounds stop early once `budget` seconds have passed
-    and at least three rounds are in. `settle` seconds are slept before each sample: multi-threaded runs need
-    it, as a thread pool keeps spinning for a while after its call (OpenBLAS's
-    workers for about 2^28 cycles, libgomp's for its spin count), which takes a
-    core from whatever runs next in the round (a 2-thread kernel ran at 0.45x of
-    its speed right after np.matmul).
+    and at least three rounds are in. `settle` seconds are slept before each
+    sample: multi-threaded runs need it, as a thread pool keeps spinning for a
+    while after its call (OpenBLAS's workers for about 2^28 cycles, libgomp's
+    for its spin count), which takes a core from whatever runs next in the round
+    (a 2-thread kernel ran at 0.45x of its speed right after np.matmul).
 
     `clock` reads each sample's time, as in `median_time`: `time.thread_time`
     leaves out what other processes take from calls that run on the calling
