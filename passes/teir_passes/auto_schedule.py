@@ -20,11 +20,7 @@ that changed something are recorded on the configuration as the attribute
    around it in in0's memory order, and its rows cut into blocks of two lines
    of out when the rows it loads lie a multiple of 4 KiB apart
    (`schedule_transposes`);
-4. a GEMM/BRGEMM whose K extent (batch x k) is larger than what keeps a
-   panel of B in about half the L1 cache gets its outermost K axis split (a
-   reduction loop around the kernel, which still fuses its Zero and ReLU);
-   one whose A block (m x K) would not fit half the L2 gets its M axis split;
-5. with more than one thread, no parallel loop yet and enough work to pay
+4. with more than one thread, no parallel loop yet and enough work to pay
    for a fork/join (`fork_pays`: the time the threads save at the host's
    per-core rate against a fork/join's cost for that team size), the outermost loops
    that move out are made parallel until their iterations number at least
@@ -38,8 +34,16 @@ that changed something are recorded on the configuration as the attribute
    sequential loop under a parallel one (it would fork inside each thread).
    When the loops give fewer iterations than that, the split adds the rest,
    directly inside them. Parallel loops a configuration came with stay, unless
-   its work does not pay for their fork/join: then they run sequentially.
-
+   its work does not pay for their fork/join: then they run sequentially;
+5. a GEMM/BRGEMM whose K extent (batch x k) is larger than what keeps a
+   panel of B in about half the L1 cache gets its outermost K axis split (a
+   reduction loop around the kernel, which still fuses its Zero and ReLU);
+   one whose A block (m x K) would not fit half the L2 gets its M axis split.
+   This blocking comes after the threads' loops, inside them: a call forks
+   once, and each thread's K loop walks its own block with its panels in its
+   own core's caches. Blocked first, the K loop was outermost and the threads
+   forked once per K block, once more for the remainder and for the Zero
+   (a fork that wakes a sleeping core is the dearest part of a short call).
 Each step keeps results exactly (the transformation passes check it), so the
 schedule it produces computes what the configuration did.
 """
@@ -56,7 +60,7 @@ from xdsl.dialects.builtin import StringAttr
 from xdsl.passes import ModulePass
 
 from teir_dialect.analysis import footprint, work
-from teir_dialect.dialect import ConfigOp, InvokeOp, IterOp, PrimitiveOp
+from teir_dialect.dialect import AxisOp, ConfigOp, InvokeOp, IterOp, PrimitiveOp
 from teir_dialect.host import Host, host
 from teir_dialect.vocabulary import KernelKind, OperationKind, Role
 from teir_passes.legality import k_move_problem
@@ -331,7 +335,7 @@ class _Scheduler:
             return row.axis_id
         return None
 
-    # -- 4. cache tiles ---------------------------------------------------------------
+    # -- 5. cache tiles ---------------------------------------------------------------
 
     def contractions(self) -> list[PrimitiveOp]:
         return [
@@ -340,40 +344,60 @@ class _Scheduler:
             and p.matched_kernel().is_gemm
         ]
 
+    def k_target(self, prim: PrimitiveOp) -> int:
+        """K extent per call that keeps a panel of B, K x (register columns), in
+        half the L1."""
+        columns = max(4, self.host.vector_registers // 2)
+        return self.knobs.k_block or max(64, self.host.l1d // 2 // (prim.element_width * columns))
+
+    def k_split(self, prim: PrimitiveOp) -> int | None:
+        """The factor `tile_contractions` splits the outer K axis of `prim` by (None: no split)."""
+        kernel = prim.matched_kernel()
+        batch = kernel.get("br_size") if kernel.kind_name == KernelKind.BRGEMM else 1
+        k, k_target = kernel.get("k"), self.k_target(prim)
+        if batch * k <= 2 * k_target or k_move_problem(prim) is not None:
+            return None
+        if kernel.kind_name == KernelKind.BRGEMM and k < k_target:
+            return max(1, k_target // k)
+        return k_target if kernel.kind_name == KernelKind.GEMM else None
+
+    def m_target(self, prim: PrimitiveOp, k_block: int) -> int:
+        """Rows per call that keep A's block, m x `k_block`, in half the L2."""
+        width = prim.element_width
+        rows = self.host.lanes(width) * 2
+        return self.knobs.m_block or max(
+            rows, (self.host.l2 // 2) // (k_block * width) // rows * rows)
+
+    def blocked_rows(self, prim: PrimitiveOp) -> int:
+        """The rows of `prim`'s calls once `tile_contractions` has blocked it."""
+        kernel = prim.matched_kernel()
+        k = kernel.get("k")
+        factor = self.k_split(prim)
+        if factor is None:
+            k_block = k * max(1, kernel.get("br_size"))
+        else:
+            k_block = factor * k if kernel.kind_name == KernelKind.BRGEMM else factor
+        m, m_target = kernel.get("m"), self.m_target(prim, k_block)
+        return m_target if m > 2 * m_target else m
+
     def tile_contractions(self) -> None:
         for prim in self.contractions():
             if prim.parent is None:
                 continue
-            kernel = prim.matched_kernel()
-            width = prim.element_width
-            k_axes = prim.role_axes(Role.K)
-            batch = kernel.get("br_size") if kernel.kind_name == KernelKind.BRGEMM else 1
-            k = kernel.get("k")
-            # a B panel of K x (register columns) in half of L1
-            columns = max(4, self.host.vector_registers // 2)
-            k_target = self.knobs.k_block or max(64, self.host.l1d // 2 // (width * columns))
-            outer = k_axes[0]
-            if batch * k > 2 * k_target and k_move_problem(prim) is None:
-                if kernel.kind_name == KernelKind.BRGEMM and k < k_target:
-                    self.nest_step({"op": "split", "axis": outer.axis_id,
-                                    "factor": max(1, k_target // k)})
-                elif kernel.kind_name == KernelKind.GEMM:
-                    self.nest_step({"op": "split", "axis": outer.axis_id, "factor": k_target})
+            if (factor := self.k_split(prim)) is not None:
+                outer = prim.role_axes(Role.K)[0]
+                self.nest_step({"op": "split", "axis": outer.axis_id, "factor": factor})
             prim = self.config.find_primitive(prim.primitive_id) or prim
             if prim.parent is None or not prim.matched_kernel().is_gemm:
                 continue
             kernel = prim.matched_kernel()
             k_block = kernel.get("k") * max(1, kernel.get("br_size"))
-            m = kernel.get("m")
-            rows = self.host.lanes(width) * 2
-            m_target = self.knobs.m_block or max(
-                rows, (self.host.l2 // 2) // (k_block * width) // rows * rows
-            )
-            if m > 2 * m_target:
+            m_target = self.m_target(prim, k_block)
+            if kernel.get("m") > 2 * m_target:
                 (m_axis,) = prim.role_axes(Role.M)
                 self.nest_step({"op": "split", "axis": m_axis.axis_id, "factor": m_target})
 
-    # -- 5. threads ---------------------------------------------------------------------
+    # -- 4. threads ---------------------------------------------------------------------
 
     def parallelize(self) -> None:
         if any(isinstance(n, IterOp) and n.parallel for n in self.config.schedule.walk_nodes()):
@@ -444,7 +468,16 @@ class _Scheduler:
             return  # a loop around it would fork once per iteration of the loops above
         free = [a for role in (Role.N, Role.M) for a in largest.role_axes(role)]
         lanes = self.host.lanes(max(4, largest.element_width))  # of the accumulators
-        for axis in sorted(free, key=lambda a: -a.size):
+        rows = largest.role_axes(Role.M)
+
+        def blocked(axis: AxisOp) -> int:
+            """The extent a call sees along `axis` once cache blocking (inside
+            the threads' loop) has cut the rows: threads share the longer one."""
+            if axis in rows and largest.matched_kernel().is_gemm:
+                return min(axis.size, self.blocked_rows(largest))
+            return axis.size
+
+        for axis in sorted(free, key=lambda a: -blocked(a)):
             if axis.size < 2 * min(wanted, self.threads):
                 continue
             block = thread_block(axis.size, wanted, lanes, self.threads)
@@ -466,8 +499,8 @@ class _Scheduler:
         for name in LIFT:
             self.step({"op": name})
         self.schedule_transposes()
-        self.tile_contractions()
         self.parallelize()
+        self.tile_contractions()
         return self.script
 
 

@@ -13,7 +13,9 @@ Two passes:
   trampoline that reads the arguments back and calls the outlined body on
   each chunk `GOMP_loop_dynamic_next` hands its thread. Two more slots carry
   the caller's CPU and thread id: a worker that starts on the caller's CPU
-  moves off it first (`_define_placement`). The thread count is
+  moves off it first (`_define_placement`). Around the fork the caller pins
+  itself to its CPU and gives the workers it knows the other CPUs before it
+  wakes them, then takes its own mask back (`_define_pinning`). The thread count is
   libgomp's default (OMP_NUM_THREADS or `omp_set_num_threads`), which the
   Python kernel sets per call.
 
@@ -335,8 +337,11 @@ def materialize_launch(module: builtin.ModuleOp, launcher: llvm.FuncOp) -> None:
     chunk = lb.insert(llvm.SelectOp(small, one, chunk)).results[0]
     function = lb.insert(llvm.AddressOfOp(trampoline_name, ptr)).result
     zero = lb.insert(llvm.ConstantOp(IntegerAttr(0, i32), i32)).result
+    saved = lb.insert(llvm.AllocaOp(_i64(lb, CPU_SET_WORDS), i64)).res
+    pinned = lb.insert(llvm.CallOp(PIN_TEAM, saved, return_type=i32)).returned
     lb.insert(llvm.CallOp("GOMP_parallel_loop_dynamic", function, context, zero,
                           _i64(lb, 0), total, one, chunk, zero))
+    lb.insert(llvm.CallOp(UNPIN_CALLER, saved, pinned))
     lb.insert(llvm.ReturnOp())
     launcher.body.add_block(lblock)
     launcher.linkage = llvm.LinkageAttr("internal")  # pyright: ignore
@@ -357,10 +362,11 @@ def _define_placement(module: builtin.ModuleOp) -> None:
     caller's CPU mask without that CPU as its own (`sched_setaffinity`), and so
     moves to another. After an idle pause the scheduler woke libgomp's worker on
     the caller's CPU and left it there for tens of milliseconds: a short 2-thread
-    kernel ran at one thread's speed (README, Parallel policy). The caller is
-    never pinned; nothing happens under OMP_PROC_BIND (libgomp places the
-    threads), when the CPUs differ, or when the caller's mask holds no other
-    CPU (sched_setaffinity refuses an empty mask)."""
+    kernel ran at one thread's speed (README, Parallel policy). Nothing happens
+    under OMP_PROC_BIND (libgomp places the threads), when the CPUs differ, or
+    when the caller's mask holds no other CPU (sched_setaffinity refuses an
+    empty mask). First, a worker writes its thread id into `TEAM`, so that the
+    next launch places it before waking it (`_define_pinning`)."""
     if any(isinstance(o, llvm.FuncOp) and o.sym_name.data == PLACE_WORKER for o in module.ops):
         return
     ptr = llvm.LLVMPointerType()
@@ -368,8 +374,8 @@ def _define_placement(module: builtin.ModuleOp) -> None:
     _declare(module, "omp_get_proc_bind", [], i32)
     _declare(module, "sched_getaffinity", [i32, i64, ptr], i32)
     _declare(module, "sched_setaffinity", [i32, i64, ptr], i32)
-    entry, check, move, apply, done = (Block(arg_types=[i32, i32]), Block(), Block(),
-                                       Block(), Block())
+    entry, record, placed, check, move, apply, done = (
+        Block(arg_types=[i32, i32]), Block(), Block(), Block(), Block(), Block(), Block())
     cpu, tid = entry.args
     eq, ne, ult = (IntegerAttr(p, IntegerType(64)) for p in (0, 1, 6))
 
@@ -381,7 +387,19 @@ def _define_placement(module: builtin.ModuleOp) -> None:
 
     b = Builder(InsertPoint.at_end(entry))
     zero = constant(b, 0)
-    worker = b.insert(llvm.ICmpOp(call(b, "omp_get_thread_num"), zero, ne)).res
+    number = call(b, "omp_get_thread_num")
+    worker = b.insert(llvm.ICmpOp(number, zero, ne)).res
+    slot = b.insert(llvm.AndOp(worker, b.insert(
+        llvm.ICmpOp(number, constant(b, TEAM_SLOTS), ult)).res)).res
+    b.insert(llvm.CondBrOp(slot, record, [], placed, []))
+    b = Builder(InsertPoint.at_end(record))
+    own = b.insert(llvm.SExtOp(call(b, "gettid"), i64)).res  # pyright: ignore
+    team = b.insert(llvm.AddressOfOp(TEAM, ptr)).result
+    address = b.insert(llvm.GEPOp(team, [llvm.GEP_USE_SSA_VAL], ssa_indices=[
+        b.insert(llvm.SExtOp(number, i64)).res], pointee_type=i64)).result  # pyright: ignore
+    b.insert(llvm.StoreOp(own, address))
+    b.insert(llvm.BrOp(placed))
+    b = Builder(InsertPoint.at_end(placed))
     unbound = b.insert(llvm.ICmpOp(call(b, "omp_get_proc_bind"), zero, eq)).res
     in_mask = b.insert(llvm.ICmpOp(cpu, constant(b, 64 * CPU_SET_WORDS), ult)).res
     go = b.insert(llvm.AndOp(b.insert(llvm.AndOp(worker, unbound)).res, in_mask)).res
@@ -408,7 +426,141 @@ def _define_placement(module: builtin.ModuleOp) -> None:
     Builder(InsertPoint.at_end(done)).insert(llvm.ReturnOp())
     module.body.block.add_op(llvm.FuncOp(
         PLACE_WORKER, llvm.LLVMFunctionType([i32, i32]),
-        body=Region([entry, check, move, apply, done]), linkage=llvm.LinkageAttr("internal")))
+        body=Region([entry, record, placed, check, move, apply, done]),
+        linkage=llvm.LinkageAttr("internal")))
+
+
+TEAM = "__teir_team"
+"""The thread ids of libgomp's workers: slot i holds thread number i's, an array of
+TEAM_SLOTS i64 in the runtime (`runtime.jit.load_libgomp` defines the symbol). A
+worker writes its own at each fork (`_define_placement`); the launcher reads
+them to place the workers before it wakes them (`_define_pinning`)."""
+
+TEAM_SLOTS = 256
+"""Workers the launcher places; thread numbers past them are left alone."""
+
+PIN_TEAM = "__teir_pin_team"
+UNPIN_CALLER = "__teir_unpin_caller"
+
+
+def _define_pinning(module: builtin.ModuleOp) -> None:
+    """`__teir_pin_team(saved)`: before a fork, the caller saves its CPU mask in
+    `saved`, pins itself to the CPU it is on, and gives every known worker of this
+    process (`TEAM`, `tgkill(pid, tid, 0)`: a thread of ours) the saved mask
+    without that CPU; 1 when it pinned. `__teir_unpin_caller(saved, pinned)` gives
+    the caller its mask back after the join.
+
+    Why: in a virtual machine the scheduler counts an idle vCPU the host has
+    descheduled as busy, so a woken worker is put on the caller's CPU, and a
+    caller that wakes on either CPU between calls moves in the middle of one.
+    With a worker confined to the other CPU after the last call
+    (`_define_placement`), a caller now on that CPU shared it with the worker:
+    after 10 ms idle, a 2-thread 512^3 GEMM took longer than on one thread
+    (README, Parallel policy). Placed by the caller before the wake, the worker
+    starts on another CPU and the caller stays on its own until the join. Not
+    under OMP_PROC_BIND (libgomp places the threads), nor for one thread."""
+    if any(isinstance(o, llvm.FuncOp) and o.sym_name.data == PIN_TEAM for o in module.ops):
+        return
+    ptr = llvm.LLVMPointerType()
+    words = CPU_SET_WORDS
+    for name, inputs in (("getpid", []), ("tgkill", [i32, i32, i32]),
+                         ("omp_get_max_threads", []), ("omp_get_proc_bind", [])):
+        _declare(module, name, inputs, i32)
+    _declare(module, "sched_getaffinity", [i32, i64, ptr], i32)
+    _declare(module, "sched_setaffinity", [i32, i64, ptr], i32)
+    eq, ne, sgt, slt, ult = (IntegerAttr(p, IntegerType(64)) for p in (0, 1, 4, 2, 6))
+
+    def constant(builder: Builder, value: int, typ=i32) -> SSAValue:
+        return builder.insert(llvm.ConstantOp(IntegerAttr(value, typ), typ)).result
+
+    def call(builder: Builder, name: str, *args: SSAValue) -> SSAValue:
+        return builder.insert(llvm.CallOp(name, *args, return_type=i32)).returned
+
+    def test(builder: Builder, a: SSAValue, b: SSAValue, predicate) -> SSAValue:
+        return builder.insert(llvm.ICmpOp(a, b, predicate)).res
+
+    def both(builder: Builder, a: SSAValue, b: SSAValue) -> SSAValue:
+        return builder.insert(llvm.AndOp(a, b)).res
+
+    entry, read, pin, loop, body, check, move, step, done, fail = (
+        Block(arg_types=[ptr]), Block(), Block(), Block(arg_types=[i32]), Block(), Block(),
+        Block(), Block(), Block(), Block())
+    (saved,) = entry.args
+    size = 8 * words
+    b = Builder(InsertPoint.at_end(entry))
+    zero = constant(b, 0)
+    threads = call(b, "omp_get_max_threads")
+    cpu = call(b, "sched_getcpu")
+    go = both(b, both(b, test(b, call(b, "omp_get_proc_bind"), zero, eq),
+                      test(b, threads, constant(b, 1), sgt)),
+              test(b, cpu, constant(b, 64 * words), ult))
+    b.insert(llvm.CondBrOp(go, read, [], fail, []))
+    b = Builder(InsertPoint.at_end(read))
+    ok = test(b, call(b, "sched_getaffinity", zero, _i64(b, size), saved), zero, eq)
+    b.insert(llvm.CondBrOp(ok, pin, [], fail, []))
+    b = Builder(InsertPoint.at_end(pin))
+    others = b.insert(llvm.AllocaOp(_i64(b, words), i64)).res
+    alone = b.insert(llvm.AllocaOp(_i64(b, words), i64)).res
+    call(b, "sched_getaffinity", zero, _i64(b, size), others)
+    for index in range(words):
+        word = b.insert(llvm.GEPOp(alone, [index], pointee_type=i64)).result
+        b.insert(llvm.StoreOp(_i64(b, 0), word))
+    wide = b.insert(llvm.ZExtOp(cpu, i64)).res  # pyright: ignore
+    index = b.insert(llvm.LShrOp(wide, _i64(b, 6))).res
+    bit = b.insert(llvm.ShlOp(_i64(b, 1), b.insert(llvm.AndOp(wide, _i64(b, 63))).res)).res
+    for mask, keep in ((alone, False), (others, True)):
+        address = b.insert(llvm.GEPOp(mask, [llvm.GEP_USE_SSA_VAL], ssa_indices=[index],
+                                      pointee_type=i64)).result
+        if keep:  # the caller's CPUs without this one
+            value = b.insert(llvm.LoadOp(address, i64)).dereferenced_value
+            flipped = b.insert(llvm.XOrOp(bit, _i64(b, -1))).res
+            b.insert(llvm.StoreOp(b.insert(llvm.AndOp(value, flipped)).res, address))
+        else:  # this CPU alone
+            b.insert(llvm.StoreOp(bit, address))
+    call(b, "sched_setaffinity", zero, _i64(b, size), alone)
+    pid = call(b, "getpid")
+    slots = constant(b, TEAM_SLOTS)
+    fewer = test(b, threads, slots, slt)
+    count = b.insert(llvm.SelectOp(fewer, threads, slots)).results[0]
+    b.insert(llvm.BrOp(loop, constant(b, 1)))
+    b = Builder(InsertPoint.at_end(loop))
+    (number,) = loop.args
+    b.insert(llvm.CondBrOp(test(b, number, count, slt), body, [], done, []))
+    b = Builder(InsertPoint.at_end(body))
+    team = b.insert(llvm.AddressOfOp(TEAM, ptr)).result
+    address = b.insert(llvm.GEPOp(team, [llvm.GEP_USE_SSA_VAL], ssa_indices=[
+        b.insert(llvm.SExtOp(number, i64)).res], pointee_type=i64)).result  # pyright: ignore
+    tid = b.insert(llvm.TruncOp(b.insert(llvm.LoadOp(address, i64)).dereferenced_value,
+                                i32)).res  # pyright: ignore
+    b.insert(llvm.CondBrOp(test(b, tid, zero, ne), check, [], step, []))
+    b = Builder(InsertPoint.at_end(check))
+    ours = test(b, call(b, "tgkill", pid, tid, zero), zero, eq)
+    b.insert(llvm.CondBrOp(ours, move, [], step, []))
+    b = Builder(InsertPoint.at_end(move))
+    call(b, "sched_setaffinity", tid, _i64(b, size), others)
+    b.insert(llvm.BrOp(step))
+    b = Builder(InsertPoint.at_end(step))
+    b.insert(llvm.BrOp(loop, b.insert(llvm.AddOp(number, constant(b, 1))).res))
+    b = Builder(InsertPoint.at_end(done))
+    b.insert(llvm.ReturnOp(constant(b, 1)))
+    b = Builder(InsertPoint.at_end(fail))
+    b.insert(llvm.ReturnOp(constant(b, 0)))
+    module.body.block.add_op(llvm.FuncOp(
+        PIN_TEAM, llvm.LLVMFunctionType([ptr], i32),
+        body=Region([entry, read, pin, loop, body, check, move, step, done, fail]),
+        linkage=llvm.LinkageAttr("internal")))
+
+    entry, restore, back = Block(arg_types=[ptr, i32]), Block(), Block()
+    saved, pinned = entry.args
+    b = Builder(InsertPoint.at_end(entry))
+    b.insert(llvm.CondBrOp(test(b, pinned, constant(b, 0), ne), restore, [], back, []))
+    b = Builder(InsertPoint.at_end(restore))
+    call(b, "sched_setaffinity", constant(b, 0), _i64(b, size), saved)
+    b.insert(llvm.BrOp(back))
+    Builder(InsertPoint.at_end(back)).insert(llvm.ReturnOp())
+    module.body.block.add_op(llvm.FuncOp(
+        UNPIN_CALLER, llvm.LLVMFunctionType([ptr, i32]),
+        body=Region([entry, restore, back]), linkage=llvm.LinkageAttr("internal")))
 
 
 def _min(builder: Builder, a: SSAValue, b: SSAValue) -> SSAValue:
@@ -469,6 +621,10 @@ class GompLaunchPass(ModulePass):
         _declare(op, "omp_get_max_threads", [], i32)
         _declare(op, "sched_getcpu", [], i32)
         _declare(op, "gettid", [], i32)
+        if not any(isinstance(o, llvm.GlobalOp) and o.sym_name.data == TEAM for o in op.ops):
+            op.body.block.add_op(llvm.GlobalOp(
+                llvm.LLVMArrayType(TEAM_SLOTS, i64), TEAM, "external"))
         _define_placement(op)
+        _define_pinning(op)
         for launcher in launchers:
             materialize_launch(op, launcher)

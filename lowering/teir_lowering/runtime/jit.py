@@ -26,6 +26,8 @@ from llvmlite import ir
 from llvmlite.ir.values import FunctionAttributes
 from xdsl.dialects.builtin import ModuleOp
 
+from teir_lowering.codegen.parallel import TEAM, TEAM_SLOTS
+
 _initialized = False
 
 
@@ -324,3 +326,11 @@ def load_libgomp() -> None:
         finally:
             if not chosen:
                 os.environ.pop("OMP_WAIT_POLICY", None)
+        if not _TEAM:
+            _TEAM.append((ctypes.c_int64 * TEAM_SLOTS)())
+            llvm.add_symbol(TEAM, ctypes.addressof(_TEAM[0]))
+
+
+_TEAM: list[ctypes.Array] = []
+"""The process's `codegen.parallel.TEAM` array (the workers' thread ids, written and
+read by every kernel's launcher), kept alive for the JIT code."""

@@ -1,4 +1,5 @@
 // RUN: teir-opt %s -p teir-gomp-launch | filecheck %s
+// RUN: teir-opt %s -p teir-gomp-launch | filecheck %s --check-prefix=PIN
 
 // The launcher stores its arguments (pointers as integers) in a stack array
 // and forks through GOMP_parallel_loop_dynamic over [0, total) in chunks of
@@ -8,6 +9,11 @@
 // caller's CPU and thread id: a worker that finds itself on the caller's CPU
 // takes the caller's CPU mask without that CPU (__teir_place_worker), so the
 // two threads do not share a core after an idle pause.
+//
+// Around the fork the caller pins itself to its CPU and gives the workers whose
+// thread ids it knows (each writes its own into @__teir_team, an array the
+// runtime defines) its mask without that CPU, before waking them; after the
+// join it takes its mask back (__teir_pin_team, __teir_unpin_caller).
 
 builtin.module {
   llvm.func @f__parallel0(%out: !llvm.ptr, %flag: i1, %lo: i64, %hi: i64) {
@@ -78,3 +84,33 @@ builtin.module {
 // CHECK:      ^[[DONE]]:
 // CHECK:        llvm.call @GOMP_loop_end_nowait() : () -> ()
 // CHECK:        llvm.return
+
+// PIN:      llvm.func internal @__teir_launch_f__parallel0(
+// PIN:        %[[PINNED:.*]] = llvm.call @__teir_pin_team(%[[SAVED:.*]]) : (!llvm.ptr) -> i32
+// PIN:        llvm.call @GOMP_parallel_loop_dynamic(
+// PIN-NEXT:   llvm.call @__teir_unpin_caller(%[[SAVED]], %[[PINNED]]) : (!llvm.ptr, i32) -> ()
+// PIN-NEXT:   llvm.return
+// PIN:      llvm.mlir.global external @__teir_team() {{.*}} : !llvm.array<256 x i64>
+// PIN:      llvm.func internal @__teir_place_worker(
+// PIN:        %[[NUMBER:.*]] = llvm.call @omp_get_thread_num()
+// PIN:        llvm.cond_br %{{.*}}, ^[[RECORD:.*]], ^[[PLACED:.*]]
+// PIN:      ^[[RECORD]]:
+// PIN:        %[[OWN:.*]] = llvm.call @gettid()
+// PIN:        %[[TEAM:.*]] = llvm.mlir.addressof @__teir_team : !llvm.ptr
+// PIN:        %[[SLOT:.*]] = llvm.getelementptr %[[TEAM]]
+// PIN:        llvm.store %{{.*}}, %[[SLOT]]
+// PIN:      llvm.func internal @__teir_pin_team(%[[MASK:.*]]: !llvm.ptr) -> i32 {
+// PIN:        llvm.call @omp_get_max_threads()
+// PIN:        llvm.call @sched_getcpu()
+// PIN:        llvm.call @omp_get_proc_bind()
+// PIN:        llvm.call @sched_getaffinity(%{{.*}}, %{{.*}}, %[[MASK]])
+// PIN:        %[[OTHERS:.*]] = llvm.alloca
+// PIN:        %[[ALONE:.*]] = llvm.alloca
+// PIN:        llvm.call @sched_setaffinity(%{{.*}}, %{{.*}}, %[[ALONE]])
+// PIN:      ^[[LOOP:.*]](%[[I:.*]]: i32):
+// PIN:        llvm.mlir.addressof @__teir_team
+// PIN:        llvm.call @tgkill(
+// PIN:        llvm.call @sched_setaffinity(%{{.*}}, %{{.*}}, %[[OTHERS]])
+// PIN:        llvm.br ^[[LOOP]](
+// PIN:      llvm.func internal @__teir_unpin_caller(%[[BACK:.*]]: !llvm.ptr, %{{.*}}: i32) {
+// PIN:        llvm.call @sched_setaffinity(%{{.*}}, %{{.*}}, %[[BACK]])

@@ -9,6 +9,7 @@
 // RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=FORK
 // RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=PERM
 // RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=PERM2
+// RUN: env TEIR_HOST=avx512 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=KBLOCKS
 
 // The scalar §10.7.5 nest: p and q are contiguous on in1 and out, so they fuse;
 // the GEMM-shaped loops lift, the t loop folds into a BRGEMM. The script the
@@ -20,14 +21,14 @@
 // REPLAY-NEXT: ├── zero -> zero_s_pq
 // REPLAY-NEXT: └── contraction -> brgemm_s_pq_t_u
 
-// A large plain GEMM nest (512^2 x 512): lifted to a GEMM, cut into blocks
-// that fit the L2 cache, the loop over the blocks parallel for two threads.
-// The cut follows the host (its caches and vector width), so the decisions are
-// checked under two pinned host descriptions (the lit suite runs with
-// TEIR_HOST=avx2 unless a RUN line says otherwise): rows of 128 on the AVX2
-// description (4 of them, each cut in two column panels inside: 8 parallel
-// iterations, the Zero and the GEMM in one loop), column panels of 64 on the
-// AVX-512 one.
+// A large plain GEMM nest (512^2 x 512): lifted to a GEMM, the loop the threads
+// share made first and outermost (one fork a call), the cache blocking inside
+// each thread's block. The cut follows the host (its caches and vector width),
+// so the decisions are checked under two pinned host descriptions (the lit
+// suite runs with TEIR_HOST=avx2 unless a RUN line says otherwise): column
+// panels of 64 on both (8 parallel iterations), on the AVX2 description each
+// cut into rows of 128 inside (A's block in half the L2), the Zero and the GEMM
+// in one loop.
 func.func @gemm(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
   teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
     teir.axis i extent 512 strides [2048, 0, 2048] offsets [0, 0, 0]
@@ -50,15 +51,14 @@ func.func @gemm(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
 }
 // AVX2:       teir.axis i_in extent 128
 // AVX2:       teir.primitive {{.*}} Contraction {M = [i_in], N = [j_in], K = [k]}
-// AVX2:       teir.iter i over i parallel
-// AVX2-NEXT:  teir.iter j over j parallel
+// AVX2:       teir.iter j over j parallel
+// AVX2-NEXT:  teir.iter i over i {
 // AVX2-NEXT:  teir.invoke zero
 // AVX2-NEXT:  teir.invoke mac
 // AVX2:       script = "[{\22op\22: \22teir-lift-gemm\22}
-// AVX2-SAME:  {\22op\22: \22split\22, \22axis\22: \22i\22, \22factor\22: 128}
-// AVX2-SAME:  {\22op\22: \22parallelize\22, \22axis\22: \22i\22}
-// AVX2-SAME:  {\22op\22: \22split\22, \22axis\22: \22j\22, \22factor\22: 256}
-// AVX2-SAME:  {\22op\22: \22parallelize\22, \22axis\22: \22j\22}]"
+// AVX2-SAME:  {\22op\22: \22split\22, \22axis\22: \22j\22, \22factor\22: 64}
+// AVX2-SAME:  {\22op\22: \22parallelize\22, \22axis\22: \22j\22}
+// AVX2-SAME:  {\22op\22: \22split\22, \22axis\22: \22i\22, \22factor\22: 128}]"
 // AVX512:     teir.axis j_in extent 64
 // AVX512:     teir.primitive {{.*}} Contraction {M = [i], N = [j_in], K = [k]}
 // AVX512:     teir.iter {{j.*}} over j parallel
@@ -67,6 +67,44 @@ func.func @gemm(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
 // AVX512-SAME: {\22op\22: \22parallelize\22, \22axis\22: \22j\22}]"
 // ONE-NOT:   parallel {
 // BAD: teir-auto-schedule: threads must be 0 or more, got -1
+
+// A GEMM whose K is cut into blocks (504 x 441 x 504 FP64 on the AVX-512
+// description: blocks of 192 and a remainder of 120, B's panel in half the L1):
+// the K loop and the remainder's call run inside the loop the threads share,
+// so a call forks once, not once per K block and again for the remainder and
+// the Zero (after an idle pause each fork waits for the other core to wake).
+func.func @gemm_k_blocks(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf64>, memref<?xf64>, memref<?xf64>) {
+    teir.axis i extent 504 strides [4032, 0, 3528] offsets [0, 0, 0]
+    teir.axis j extent 441 strides [0, 8, 8] offsets [0, 0, 0]
+    teir.axis k extent 504 strides [8, 3528, 0] offsets [0, 0, 0]
+    teir.primitive z Zero {M = [], N = []} {data_type = "FP64"}
+    teir.primitive c Contraction {M = [], N = [], K = []} {data_type = "FP64"}
+    teir.schedule {
+      teir.iter i over i {
+        teir.iter j over j {
+          teir.invoke zero -> z
+          teir.iter k over k {
+            teir.invoke mac -> c
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+// KBLOCKS-LABEL: func.func @gemm_k_blocks
+// KBLOCKS:       teir.axis k_in extent 192
+// KBLOCKS:       teir.axis k_rem extent 120
+// KBLOCKS:       teir.schedule {
+// KBLOCKS-NEXT:  teir.iter i over i parallel {
+// KBLOCKS-NEXT:  teir.invoke zero -> zero_ij
+// KBLOCKS-NEXT:  teir.iter k over k {
+// KBLOCKS-NEXT:  teir.invoke mac -> gemm_ijk
+// KBLOCKS-NEXT:  }
+// KBLOCKS-NEXT:  teir.invoke mac_rem -> gemm_ijk_rem
+// KBLOCKS-NEXT:  }
+// KBLOCKS-NEXT:  }
 
 // §10.7.3 with N = 10^6: the loops a, b, c cannot move (their tiles overlap) and
 // d, innermost, has two scalar iterations. A parallel d would fork and join once
