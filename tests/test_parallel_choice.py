@@ -236,3 +236,16 @@ def test_a_gemm_cut_for_two_threads_gets_blocks_of_whole_vectors() -> None:
 
     block = extents.get("m_in") or extents.get("n_in")
     assert block is not None and 504 % block == 0 and vector_pieces(block, 16) == 2, extents
+
+
+@pytest.mark.parametrize("machine", ["avx2", "avx512"])
+def test_a_gemm_whose_k_dwarfs_m_and_n_is_not_cut_for_threads(machine: str) -> None:
+    """`cad,dcb->ab` (TCCG 14, FP64): M 101, N 98, K 10201. A thread block along M
+    reads all of B (8 MB) and one along N all of A: blocks of a few rows streamed
+    the other operand once each (one thread 2.5 -> 3.4 ms). Fewer blocks of at
+    least 8 rows a byte of element than threads: neither axis is cut. The same
+    GEMM with K 504 (TCCG 20's, B 1.8 MB) is cut."""
+    record = einsum_config("cad,dcb->ab", np.empty((101, 101, 101)), np.empty((101, 101, 98)))
+    assert _parallel_extents(record, machine, 2) == []
+    record = einsum_config("ik,kj->ij", np.empty((504, 504)), np.empty((504, 441)))
+    assert prod(_parallel_extents(record, machine, 2)) >= 4

@@ -480,7 +480,10 @@ class _Scheduler:
         for axis in sorted(free, key=lambda a: -blocked(a)):
             if axis.size < 2 * min(wanted, self.threads):
                 continue
-            block = thread_block(axis.size, wanted, lanes, self.threads)
+            worth = self.blocks_worth(largest, axis, wanted)
+            if worth < min(wanted, self.threads):
+                continue
+            block = thread_block(axis.size, worth, lanes, self.threads)
             before = (self.module, self.config, self.text, len(self.script))
             if self.step({"op": "split", "axis": axis.axis_id, "factor": block}):
                 self.step({"op": "parallelize", "axis": axis.axis_id})
@@ -489,6 +492,25 @@ class _Scheduler:
                     self.module, self.config, self.text, length = before
                     del self.script[length:]
                 return
+
+    def blocks_worth(self, prim: PrimitiveOp, axis: AxisOp, wanted: int) -> int:
+        """How many thread blocks to cut `axis` (a free axis of `prim`) into, at most
+        `wanted`: each block reads all of the operand `axis` does not index (B for
+        a cut along M, K x N). When that operand outgrows half the L2 each block
+        streams it from farther out, so a block keeps at least
+        `REREAD_ROWS_PER_BYTE` x (element bytes) rows: then the re-read costs at
+        most 1 / 16 byte a flop (`cad,dcb->ab`, K = 10201: blocks of 8 rows read B
+        13 times). Fewer blocks than threads (than `wanted`, when fewer): the axis
+        is not cut."""
+        width = prim.element_width
+        others = [t for t in ("in0", "in1") if axis.stride_on(t) == 0]
+        if len(others) != 1:
+            return wanted
+        (other,) = others
+        if prod(a.size for a in prim.all_role_axes
+                if a.stride_on(other) != 0) * width <= self.host.l2 // 2:
+            return wanted
+        return min(wanted, axis.size // (REREAD_ROWS_PER_BYTE * width))
 
     def run(self) -> list[dict]:
         for name in NORMALIZE:
@@ -502,6 +524,12 @@ class _Scheduler:
         self.parallelize()
         self.tile_contractions()
         return self.script
+
+
+REREAD_ROWS_PER_BYTE = 8
+"""Rows of a thread block per byte of element, when each block re-reads the other
+operand from beyond the L2 (`blocks_worth`): 2 x rows flops per element read, so
+1 / 16 byte a flop."""
 
 
 def vector_pieces(extent: int, lanes: int) -> int:

@@ -37,7 +37,7 @@ from teir_dialect.records import TeirError, find_configs, load_module
 from teir_dialect.vocabulary import OperationKind
 from teir_lowering.runtime import kernel_cache
 from teir_lowering.runtime.kernel import compile_kernel
-from teir_passes.pipeline import optimize
+from teir_passes.pipeline import OptimizePass, optimize
 
 _PLANS: dict[tuple, Plan] = {}
 _LOCK = threading.Lock()
@@ -180,11 +180,12 @@ def _remembered(question: str, answer: Callable[[], bool]) -> bool:
     return result
 
 
-def _scheduled(module: ModuleOp) -> ConfigOp:
-    """The configuration of `module` as teir-optimize schedules it (the schedule is
-    remembered for compile_kernel, which compiles the same module)."""
+def _scheduled(module: ModuleOp, threads: int = 0) -> ConfigOp:
+    """The configuration of `module` as teir-optimize schedules it for `threads`
+    (0: the host's cores; that schedule is remembered for compile_kernel, which
+    compiles the same module)."""
     scheduled = module.clone()
-    optimize(scheduled, teir_context())
+    optimize(scheduled, teir_context(), OptimizePass(threads=threads))
     (config,) = find_configs(scheduled)
     return config
 
@@ -235,7 +236,10 @@ def _direct_gemm(module: ModuleOp) -> bool:
     machine = host()
 
     def answer() -> bool:
-        kernels = [(p.matched_kernel(), p.element_width) for p in _scheduled(module).primitives
+        # the tiles of one thread: blocks cut for threads (and their remainders)
+        # say nothing of the layout
+        kernels = [(p.matched_kernel(), p.element_width)
+                   for p in _scheduled(module, threads=1).primitives
                    if p.kind is OperationKind.CONTRACTION]
         return bool(kernels) and all(direct(kernel, width) for kernel, width in kernels)
 
