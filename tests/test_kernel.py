@@ -478,6 +478,16 @@ print("cpus", len(cpus), "moved", moved, "caller", os.sched_getaffinity(0) == cp
 """
 
 
+def _run_unbound(script: str) -> subprocess.CompletedProcess:
+    """`script` (formatted with the path of §10.7.7's parallel example) in a new
+    Python process without the variables that make libgomp place the threads."""
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in ("OMP_PROC_BIND", "GOMP_CPU_AFFINITY", "OMP_PLACES")}
+    path = str(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json")
+    return subprocess.run([sys.executable, "-c", script.format(path=path)], env=environment,
+                          capture_output=True, text=True, timeout=300, check=True)
+
+
 def test_a_worker_on_the_callers_cpu_moves_to_another() -> None:
     """After an idle pause the scheduler woke libgomp's worker on the caller's CPU
     and left it there for tens of milliseconds (a short 2-thread kernel at one
@@ -485,11 +495,7 @@ def test_a_worker_on_the_callers_cpu_moves_to_another() -> None:
     the caller's CPU mask without that CPU; the caller's own mask is untouched.
     Here the worker starts pinned to the caller's CPU (it inherits the caller's
     mask of one CPU), so every fork finds them together until it moves."""
-    environment = {k: v for k, v in os.environ.items()
-                   if k not in ("OMP_PROC_BIND", "GOMP_CPU_AFFINITY", "OMP_PLACES")}
-    script = _PLACEMENT.format(path=str(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json"))
-    done = subprocess.run([sys.executable, "-c", script], env=environment,
-                          capture_output=True, text=True, timeout=300, check=True)
+    done = _run_unbound(_PLACEMENT)
     words = done.stdout.split()
     cpus, moved, caller = int(words[1]), words[3], words[5]
     assert caller == "True", done.stdout
@@ -525,11 +531,7 @@ def test_the_caller_places_the_worker_before_the_fork() -> None:
     GEMM after 10 ms idle slower than one thread). The launcher pins the caller
     to its CPU for the call, gives its known workers the caller's mask without
     that CPU before waking them, and gives the caller its mask back."""
-    environment = {k: v for k, v in os.environ.items()
-                   if k not in ("OMP_PROC_BIND", "GOMP_CPU_AFFINITY", "OMP_PLACES")}
-    script = _PINNING.format(path=str(SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json"))
-    done = subprocess.run([sys.executable, "-c", script], env=environment,
-                          capture_output=True, text=True, timeout=300, check=True)
+    done = _run_unbound(_PINNING)
     words = done.stdout.split()
     cpus, ours, placed, restored = int(words[1]), words[3], int(words[5]), int(words[7])
     assert ours == "True", done.stdout
