@@ -222,14 +222,17 @@ K_STEP_BYTES = 4096
 """The farthest apart (one page) the k steps of A and B lie in a narrow direct GEMM."""
 
 WIDE_TILE_VECTORS = 2
-"""A GEMM tile at least this many host vectors wide along M and N is wide."""
+"""A GEMM tile at least this many host vectors of 4-byte elements wide along M and N
+is wide, whatever its type: TCCG 23, 25 and 27 in FP64 (tiles 21 x 21, three
+FP64 vectors less a remainder) ran 1.35x slower on the arrays than transposed
+(README, Benchmarks: TCCG)."""
 
 
 def _direct_gemm(module: ModuleOp) -> bool:
     """Whether the einsum of `module`, whose GEMM dimensions span several indices,
     runs the microkernel teir-optimize gives it on the arrays (remembered on disk):
     when every Contraction is a GEMM/BRGEMM in Table 10.6.1's layouts (no general
-    strides) that is wide (`WIDE_TILE_VECTORS` host vectors along M and N) or steps
+    strides) that is wide (`WIDE_TILE_VECTORS`) or steps
     k on A and B within `K_STEP_BYTES`. Otherwise transposes that fuse each GEMM
     dimension into one (`_transposed_plan`) run faster: measured on TCCG's 4-D
     cases and on `trus,pqtu->pqrs` (README, Benchmarks: general strides)."""
@@ -246,13 +249,14 @@ def _direct_gemm(module: ModuleOp) -> bool:
     def direct(kernel: KernelAttr, width: int) -> bool:
         if not kernel.is_gemm or any(kernel.get(name) != 1 for name in INCREMENTS):
             return False
-        wide = WIDE_TILE_VECTORS * machine.lanes(max(4, width))
+        wide = WIDE_TILE_VECTORS * machine.lanes(4)
         k_a = kernel.get("lda") if kernel.trans_a == "N" else 1
         k_b = 1 if kernel.trans_b == "N" else kernel.get("ldb")
         return (min(kernel.get("m"), kernel.get("n")) >= wide
                 or max(k_a, k_b) * width <= K_STEP_BYTES)
 
-    return _remembered(f"direct-gemm {K_STEP_BYTES} {WIDE_TILE_VECTORS} {module}", answer)
+    return _remembered(f"direct-gemm {K_STEP_BYTES} {WIDE_TILE_VECTORS} {machine.fingerprint()} "
+                       f"{module}", answer)
 
 
 def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
