@@ -26,7 +26,9 @@ that changed something are recorded on the configuration as the attribute
    that move out are made parallel until their iterations number at least
    four per thread (the race rule decides; refused steps are skipped); when
    there is no such loop, the N (or M) axis of the largest Contraction is
-   split into blocks for the threads. A loop below sequential ones would fork
+   split into blocks for the threads: the axis that stays longer once step 5
+   has blocked the rows, in no more blocks than re-reading the operand it does
+   not index is worth (`blocks_worth`). A loop below sequential ones would fork
    once per their iteration, so it is made parallel only when the work of one
    fork still pays for it; the same holds for
    the split of the widest axis. Loops are made parallel from the outside in,
