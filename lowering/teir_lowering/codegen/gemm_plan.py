@@ -447,14 +447,14 @@ through the hardware's stride prefetchers and pays nothing: packing it only
 cost time (128^3 GEMM on the AVX2 EPYC host: 56% of the FP64 peak packed, 78%
 read in place; FP32 62% / 82%)."""
 
-SCATTERED_LINE = 15.0
+SCATTERED_LINE = 7.0
 """Extra cycles per 64-byte line of X read in place when its micro-panels span more
 pages than the TLB holds (`scattered`): each K step is a stream of its own, more
 than the prefetchers follow, so each line's first read waits for memory. Set on
 `dca,bd->cab` (m = 39597 fused, n = 13, k = 201, k steps 158 KB apart, X 32 MB,
-one column panel), which runs faster packed on the AVX-512 host; the measured
-difference is nearer 7 cycles a line than 15 (README, Benchmarks: TCCG), and
-any value from 2 up packs that tile on both pinned hosts."""
+one column panel): read in place it took about 7 cycles a line more than packed
+on the AVX-512 host (README, Benchmarks: TCCG); any value from 2 up packs that
+tile on both pinned hosts."""
 
 PACK_CYCLES = {"copy": lambda lanes: 1, "gather": lambda lanes: lanes + 1,
                "transpose": lambda lanes: 1 + (lanes.bit_length() - 1)}
