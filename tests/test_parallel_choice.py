@@ -3,6 +3,7 @@ issue 23: fork costs by host and team size, written-parallel small kernels, 16 c
 
 from __future__ import annotations
 
+import json
 from math import prod
 
 import numpy as np
@@ -249,3 +250,29 @@ def test_a_gemm_whose_k_dwarfs_m_and_n_is_not_cut_for_threads(machine: str) -> N
     assert _parallel_extents(record, machine, 2) == []
     record = einsum_config("ik,kj->ij", np.empty((504, 504)), np.empty((504, 441)))
     assert prod(_parallel_extents(record, machine, 2)) >= 4
+
+
+@pytest.mark.parametrize("machine", ["avx2", "avx512"])
+def test_a_gemv_on_a_transposed_matrix_streams_its_columns(machine: str) -> None:
+    """`ij,j->i` on `base.T` (964 x 472 FP32): as a GEMM (n = 1) the microkernel read
+    a few vectors of a new column at each K step (2.2x the contiguous twin). Cut
+    into K blocks of 8, not along M, each call streams 8 whole columns and y stays
+    in L1; the contiguous twin (K at unit stride, the dot kernel) keeps its K."""
+    from teir_dialect.records import find_configs
+    from teir_lowering.frontends.einsum_frontend import _gemv_record
+    from teir_passes.auto_schedule import SCRIPT_ATTR
+
+    def script(matrix: np.ndarray) -> list[dict]:
+        record = _gemv_record("ij,j->i", (matrix, np.empty(472, np.float32)),
+                              np.empty(964, np.float32), False, None)
+        assert record is not None
+        module = from_json(record)
+        with pinned(machine):
+            apply_schedule(module, [{"op": "teir-auto-schedule", "threads": 1}])
+        (config,) = find_configs(module)
+        return json.loads(config.attributes[SCRIPT_ATTR].data)
+
+    steps = script(np.empty((472, 964), np.float32).T)
+    assert {"op": "split", "axis": "j", "factor": 8} in steps
+    assert not any(s.get("axis") == "i" for s in steps)
+    assert not any(s.get("axis") == "j" for s in script(np.empty((964, 472), np.float32)))

@@ -352,9 +352,28 @@ class _Scheduler:
         columns = max(4, self.host.vector_registers // 2)
         return self.knobs.k_block or max(64, self.host.l1d // 2 // (prim.element_width * columns))
 
+    def streams_columns(self, prim: PrimitiveOp) -> bool:
+        """Whether `prim` is a GEMV as a GEMM (one free dimension of extent 1) whose
+        long free axis is unit-stride on its operand and K is not: the microkernel
+        then reads that operand a few vectors of a new column at each K step. Cut
+        into short K blocks (`GEMV_K_BLOCK`), each call streams whole columns and
+        the result stays in L1 from call to call (`ij,j->i` on a transposed
+        matrix: README, Benchmarks: slow paths)."""
+        kernel = prim.matched_kernel()
+        if kernel.kind_name != KernelKind.GEMM or min(kernel.get("m"), kernel.get("n")) != 1:
+            return False
+        role, tensor = (Role.M, "in0") if kernel.get("n") == 1 else (Role.N, "in1")
+        long, ks = prim.role_axes(role), prim.role_axes(Role.K)
+        width = prim.element_width
+        return (len(long) == 1 and len(ks) == 1 and long[0].stride_on(tensor) == width
+                and abs(ks[0].stride_on(tensor)) != width)
+
     def k_split(self, prim: PrimitiveOp) -> int | None:
         """The factor `tile_contractions` splits the outer K axis of `prim` by (None: no split)."""
         kernel = prim.matched_kernel()
+        if self.streams_columns(prim):
+            k = kernel.get("k")
+            return GEMV_K_BLOCK if k > 2 * GEMV_K_BLOCK and k_move_problem(prim) is None else None
         batch = kernel.get("br_size") if kernel.kind_name == KernelKind.BRGEMM else 1
         k, k_target = kernel.get("k"), self.k_target(prim)
         if batch * k <= 2 * k_target or k_move_problem(prim) is not None:
@@ -395,7 +414,7 @@ class _Scheduler:
             kernel = prim.matched_kernel()
             k_block = kernel.get("k") * max(1, kernel.get("br_size"))
             m_target = self.m_target(prim, k_block)
-            if kernel.get("m") > 2 * m_target:
+            if kernel.get("m") > 2 * m_target and not self.streams_columns(prim):
                 (m_axis,) = prim.role_axes(Role.M)
                 self.nest_step({"op": "split", "axis": m_axis.axis_id, "factor": m_target})
 
@@ -527,6 +546,9 @@ class _Scheduler:
         self.tile_contractions()
         return self.script
 
+
+GEMV_K_BLOCK = 8
+"""K steps per call of a GEMV that streams its matrix's columns (`streams_columns`)."""
 
 REREAD_ROWS_PER_BYTE = 8
 """Rows of a thread block per byte of element, when each block re-reads the other
