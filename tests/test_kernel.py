@@ -467,8 +467,10 @@ workers = [int(t) for t in os.listdir("/proc/self/task")
            if int(t) != os.getpid() and os.sched_getaffinity(int(t)) == {{first}}]
 assert workers, "no worker thread started"
 os.sched_setaffinity(0, cpus)  # the caller may run anywhere again (still on first)
+from teir_lowering.runtime import jit
 moved = False
 for _ in range(50):
+    jit._TEAM[0][1] = 0  # unknown to the launcher: the worker places itself
     kernel(*arrays, threads=2)
     if all(first not in os.sched_getaffinity(t) for t in workers):
         moved = True
@@ -494,7 +496,9 @@ def test_a_worker_on_the_callers_cpu_moves_to_another() -> None:
     thread's speed). A worker that finds itself on the caller's CPU at a fork takes
     the caller's CPU mask without that CPU; the caller's own mask is untouched.
     Here the worker starts pinned to the caller's CPU (it inherits the caller's
-    mask of one CPU), so every fork finds them together until it moves."""
+    mask of one CPU), so every fork finds them together until it moves; its
+    thread id is cleared from the launcher's record before each call, so that
+    it moves by itself, not by the caller's placement."""
     done = _run_unbound(_PLACEMENT)
     words = done.stdout.split()
     cpus, moved, caller = int(words[1]), words[3], words[5]

@@ -11,11 +11,12 @@ Two passes:
   stores the arguments in a stack array and calls `GOMP_parallel_loop_dynamic`
   over [0, total) in chunks of total / (CHUNKS_PER_THREAD x threads), with a
   trampoline that reads the arguments back and calls the outlined body on
-  each chunk `GOMP_loop_dynamic_next` hands its thread. Two more slots carry
-  the caller's CPU and thread id: a worker that starts on the caller's CPU
-  moves off it first (`_define_placement`). Around the fork the caller pins
-  itself to its CPU and gives the workers it knows the other CPUs before it
-  wakes them, then takes its own mask back (`_define_pinning`). The thread count is
+  each chunk `GOMP_loop_dynamic_next` hands its thread. Around the fork the
+  caller pins itself to its CPU and gives the workers it knows the other CPUs
+  before it wakes them, then takes its own mask back (`_define_pinning`); two
+  more slots carry that CPU and the caller's saved mask, so that a worker not
+  known yet that starts on the caller's CPU moves off it first
+  (`_define_placement`). The thread count is
   libgomp's default (OMP_NUM_THREADS or `omp_set_num_threads`), which the
   Python kernel sets per call.
 
@@ -275,11 +276,11 @@ def materialize_launch(module: builtin.ModuleOp, launcher: llvm.FuncOp) -> None:
             raw = tb.insert(llvm.TruncOp(raw, arg_type)).res  # pyright: ignore
         values.append(raw)
     caller = []
-    for slot in (slots, slots + 1):  # the caller's CPU and thread id
+    for slot in (slots, slots + 1):  # the CPU the caller is pinned to, its saved mask
         address = tb.insert(llvm.GEPOp(entry.args[0], [slot], pointee_type=i64)).result
-        raw = tb.insert(llvm.LoadOp(address, i64)).dereferenced_value
-        caller.append(tb.insert(llvm.TruncOp(raw, i32)).res)  # pyright: ignore
-    tb.insert(llvm.CallOp(PLACE_WORKER, *caller))
+        caller.append(tb.insert(llvm.LoadOp(address, i64)).dereferenced_value)
+    cpu = tb.insert(llvm.TruncOp(caller[0], i32)).res  # pyright: ignore
+    tb.insert(llvm.CallOp(PLACE_WORKER, cpu, tb.insert(llvm.IntToPtrOp(caller[1])).results[0]))
     one = _i64(tb, 1)
     start = tb.insert(llvm.AllocaOp(one, i64)).res
     end = tb.insert(llvm.AllocaOp(one, i64)).res
@@ -321,9 +322,10 @@ def materialize_launch(module: builtin.ModuleOp, launcher: llvm.FuncOp) -> None:
             raise TeirError(f"teir-gomp-launch: cannot pass a {arg.type} to a parallel loop")
         address = lb.insert(llvm.GEPOp(context, [slot], pointee_type=i64)).result
         lb.insert(llvm.StoreOp(value, address))
-    for slot, name in ((slots, "sched_getcpu"), (slots + 1, "gettid")):
-        value = lb.insert(llvm.CallOp(name, return_type=i32)).returned
-        value = lb.insert(llvm.SExtOp(value, i64)).res  # pyright: ignore
+    saved = lb.insert(llvm.AllocaOp(_i64(lb, CPU_SET_WORDS), i64)).res
+    pinned = lb.insert(llvm.CallOp(PIN_TEAM, saved, return_type=i32)).returned
+    for slot, value in ((slots, lb.insert(llvm.SExtOp(pinned, i64)).res),  # pyright: ignore
+                        (slots + 1, lb.insert(llvm.PtrToIntOp(saved, i64)).results[0])):
         address = lb.insert(llvm.GEPOp(context, [slot], pointee_type=i64)).result
         lb.insert(llvm.StoreOp(value, address))
     total = lblock.args[-1]
@@ -337,8 +339,6 @@ def materialize_launch(module: builtin.ModuleOp, launcher: llvm.FuncOp) -> None:
     chunk = lb.insert(llvm.SelectOp(small, one, chunk)).results[0]
     function = lb.insert(llvm.AddressOfOp(trampoline_name, ptr)).result
     zero = lb.insert(llvm.ConstantOp(IntegerAttr(0, i32), i32)).result
-    saved = lb.insert(llvm.AllocaOp(_i64(lb, CPU_SET_WORDS), i64)).res
-    pinned = lb.insert(llvm.CallOp(PIN_TEAM, saved, return_type=i32)).returned
     lb.insert(llvm.CallOp("GOMP_parallel_loop_dynamic", function, context, zero,
                           _i64(lb, 0), total, one, chunk, zero))
     lb.insert(llvm.CallOp(UNPIN_CALLER, saved, pinned))
@@ -355,81 +355,6 @@ CPU_SET_WORDS = 16
 """64-bit words of the CPU mask the placement reads and writes (1,024 CPUs, glibc's
 cpu_set_t); a caller on a CPU past them is left alone."""
 
-
-def _define_placement(module: builtin.ModuleOp) -> None:
-    """`__teir_place_worker(caller_cpu, caller_tid)`: a worker thread (not thread 0)
-    that finds itself on the CPU the caller ran on when it forked takes the
-    caller's CPU mask without that CPU as its own (`sched_setaffinity`), and so
-    moves to another. After an idle pause the scheduler woke libgomp's worker on
-    the caller's CPU and left it there for tens of milliseconds: a short 2-thread
-    kernel ran at one thread's speed (README, Parallel policy). Nothing happens
-    under OMP_PROC_BIND (libgomp places the threads), when the CPUs differ, or
-    when the caller's mask holds no other CPU (sched_setaffinity refuses an
-    empty mask). First, a worker writes its thread id into `TEAM`, so that the
-    next launch places it before waking it (`_define_pinning`)."""
-    if any(isinstance(o, llvm.FuncOp) and o.sym_name.data == PLACE_WORKER for o in module.ops):
-        return
-    ptr = llvm.LLVMPointerType()
-    _declare(module, "omp_get_thread_num", [], i32)
-    _declare(module, "omp_get_proc_bind", [], i32)
-    _declare(module, "sched_getaffinity", [i32, i64, ptr], i32)
-    _declare(module, "sched_setaffinity", [i32, i64, ptr], i32)
-    entry, record, placed, check, move, apply, done = (
-        Block(arg_types=[i32, i32]), Block(), Block(), Block(), Block(), Block(), Block())
-    cpu, tid = entry.args
-    eq, ne, ult = (IntegerAttr(p, IntegerType(64)) for p in (0, 1, 6))
-
-    def constant(builder: Builder, value: int, typ=i32) -> SSAValue:
-        return builder.insert(llvm.ConstantOp(IntegerAttr(value, typ), typ)).result
-
-    def call(builder: Builder, name: str, *args: SSAValue) -> SSAValue:
-        return builder.insert(llvm.CallOp(name, *args, return_type=i32)).returned
-
-    b = Builder(InsertPoint.at_end(entry))
-    zero = constant(b, 0)
-    number = call(b, "omp_get_thread_num")
-    worker = b.insert(llvm.ICmpOp(number, zero, ne)).res
-    slot = b.insert(llvm.AndOp(worker, b.insert(
-        llvm.ICmpOp(number, constant(b, TEAM_SLOTS), ult)).res)).res
-    b.insert(llvm.CondBrOp(slot, record, [], placed, []))
-    b = Builder(InsertPoint.at_end(record))
-    own = b.insert(llvm.SExtOp(call(b, "gettid"), i64)).res  # pyright: ignore
-    team = b.insert(llvm.AddressOfOp(TEAM, ptr)).result
-    address = b.insert(llvm.GEPOp(team, [llvm.GEP_USE_SSA_VAL], ssa_indices=[
-        b.insert(llvm.SExtOp(number, i64)).res], pointee_type=i64)).result  # pyright: ignore
-    b.insert(llvm.StoreOp(own, address))
-    b.insert(llvm.BrOp(placed))
-    b = Builder(InsertPoint.at_end(placed))
-    unbound = b.insert(llvm.ICmpOp(call(b, "omp_get_proc_bind"), zero, eq)).res
-    in_mask = b.insert(llvm.ICmpOp(cpu, constant(b, 64 * CPU_SET_WORDS), ult)).res
-    go = b.insert(llvm.AndOp(b.insert(llvm.AndOp(worker, unbound)).res, in_mask)).res
-    b.insert(llvm.CondBrOp(go, check, [], done, []))
-    b = Builder(InsertPoint.at_end(check))
-    same = b.insert(llvm.ICmpOp(call(b, "sched_getcpu"), cpu, eq)).res
-    b.insert(llvm.CondBrOp(same, move, [], done, []))
-    b = Builder(InsertPoint.at_end(move))
-    mask = b.insert(llvm.AllocaOp(_i64(b, CPU_SET_WORDS), i64)).res
-    size = _i64(b, 8 * CPU_SET_WORDS)
-    read = b.insert(llvm.ICmpOp(call(b, "sched_getaffinity", tid, size, mask), zero, eq)).res
-    b.insert(llvm.CondBrOp(read, apply, [], done, []))
-    b = Builder(InsertPoint.at_end(apply))
-    wide = b.insert(llvm.ZExtOp(cpu, i64)).res  # pyright: ignore
-    word = b.insert(llvm.LShrOp(wide, _i64(b, 6))).res
-    bit = b.insert(llvm.ShlOp(_i64(b, 1), b.insert(llvm.AndOp(wide, _i64(b, 63))).res)).res
-    address = b.insert(llvm.GEPOp(mask, [llvm.GEP_USE_SSA_VAL], ssa_indices=[word],
-                                  pointee_type=i64)).result
-    value = b.insert(llvm.LoadOp(address, i64)).dereferenced_value
-    others = b.insert(llvm.AndOp(value, b.insert(llvm.XOrOp(bit, _i64(b, -1))).res)).res
-    b.insert(llvm.StoreOp(others, address))
-    call(b, "sched_setaffinity", zero, size, mask)
-    b.insert(llvm.BrOp(done))
-    Builder(InsertPoint.at_end(done)).insert(llvm.ReturnOp())
-    module.body.block.add_op(llvm.FuncOp(
-        PLACE_WORKER, llvm.LLVMFunctionType([i32, i32]),
-        body=Region([entry, record, placed, check, move, apply, done]),
-        linkage=llvm.LinkageAttr("internal")))
-
-
 TEAM = "__teir_team"
 """The thread ids of libgomp's workers: slot i holds thread number i's, an array of
 TEAM_SLOTS i64 in the runtime (`runtime.jit.load_libgomp` defines the symbol). A
@@ -442,109 +367,181 @@ TEAM_SLOTS = 256
 PIN_TEAM = "__teir_pin_team"
 UNPIN_CALLER = "__teir_unpin_caller"
 
+_PREDICATES = {"eq": 0, "ne": 1, "slt": 2, "sgt": 4, "sge": 5, "ult": 6}
+
+
+def _i32(builder: Builder, value: int) -> SSAValue:
+    return builder.insert(llvm.ConstantOp(IntegerAttr(value, i32), i32)).result
+
+
+def _call32(builder: Builder, name: str, *args: SSAValue) -> SSAValue:
+    return builder.insert(llvm.CallOp(name, *args, return_type=i32)).returned
+
+
+def _test(builder: Builder, a: SSAValue, b: SSAValue, predicate: str) -> SSAValue:
+    attr = IntegerAttr(_PREDICATES[predicate], IntegerType(64))
+    return builder.insert(llvm.ICmpOp(a, b, attr)).res
+
+
+def _both(builder: Builder, a: SSAValue, b: SSAValue) -> SSAValue:
+    return builder.insert(llvm.AndOp(a, b)).res
+
+
+def _mask_size(builder: Builder) -> SSAValue:
+    return _i64(builder, 8 * CPU_SET_WORDS)
+
+
+def _slot(builder: Builder, array: SSAValue, index: SSAValue) -> SSAValue:
+    """The address of i64 `index` (i64) of `array`."""
+    return builder.insert(llvm.GEPOp(array, [llvm.GEP_USE_SSA_VAL], ssa_indices=[index],
+                                     pointee_type=i64)).result
+
+
+def _cpu_bit(builder: Builder, mask: SSAValue, cpu: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """The address of the word of `mask` that holds `cpu` (i32, below 64 x
+    CPU_SET_WORDS), and `cpu`'s bit in it."""
+    wide = builder.insert(llvm.ZExtOp(cpu, i64)).res  # pyright: ignore
+    word = builder.insert(llvm.LShrOp(wide, _i64(builder, 6))).res
+    bit = builder.insert(llvm.ShlOp(_i64(builder, 1), builder.insert(
+        llvm.AndOp(wide, _i64(builder, 63))).res)).res
+    return _slot(builder, mask, word), bit
+
+
+def _copy_mask_without(builder: Builder, source: SSAValue, cpu: SSAValue) -> SSAValue:
+    """A new stack mask: `source` without `cpu`."""
+    mask = builder.insert(llvm.AllocaOp(_i64(builder, CPU_SET_WORDS), i64)).res
+    for index in range(CPU_SET_WORDS):
+        word = builder.insert(llvm.GEPOp(source, [index], pointee_type=i64)).result
+        value = builder.insert(llvm.LoadOp(word, i64)).dereferenced_value
+        builder.insert(llvm.StoreOp(value, builder.insert(
+            llvm.GEPOp(mask, [index], pointee_type=i64)).result))
+    address, bit = _cpu_bit(builder, mask, cpu)
+    value = builder.insert(llvm.LoadOp(address, i64)).dereferenced_value
+    others = builder.insert(llvm.XOrOp(bit, _i64(builder, -1))).res
+    builder.insert(llvm.StoreOp(builder.insert(llvm.AndOp(value, others)).res, address))
+    return mask
+
+
+def _define_placement(module: builtin.ModuleOp) -> None:
+    """`__teir_place_worker(cpu, saved)`: a worker thread (not thread 0) writes its
+    thread id into `TEAM`, so that the next launch places it before waking it
+    (`_define_pinning`); one that finds itself on `cpu`, the CPU the caller is
+    pinned to for this fork, takes the caller's saved mask without that CPU as
+    its own (`sched_setaffinity`), and so moves to another. After an idle pause
+    the scheduler woke libgomp's worker on the caller's CPU and left it there
+    for tens of milliseconds: a short 2-thread kernel ran at one thread's speed
+    (README, Parallel policy). `cpu` is -1 when the caller did not pin itself
+    (under OMP_PROC_BIND libgomp places the threads): nothing moves then, nor
+    when the caller's mask holds no other CPU (sched_setaffinity refuses an
+    empty mask)."""
+    if any(isinstance(o, llvm.FuncOp) and o.sym_name.data == PLACE_WORKER for o in module.ops):
+        return
+    ptr = llvm.LLVMPointerType()
+    _declare(module, "omp_get_thread_num", [], i32)
+    _declare(module, "sched_setaffinity", [i32, i64, ptr], i32)
+    entry, record, placed, check, move, done = (
+        Block(arg_types=[i32, ptr]), Block(), Block(), Block(), Block(), Block())
+    cpu, saved = entry.args
+    b = Builder(InsertPoint.at_end(entry))
+    zero = _i32(b, 0)
+    number = _call32(b, "omp_get_thread_num")
+    worker = _test(b, number, zero, "ne")
+    b.insert(llvm.CondBrOp(_both(b, worker, _test(b, number, _i32(b, TEAM_SLOTS), "ult")),
+                           record, [], placed, []))
+    b = Builder(InsertPoint.at_end(record))
+    own = b.insert(llvm.SExtOp(_call32(b, "gettid"), i64)).res  # pyright: ignore
+    team = b.insert(llvm.AddressOfOp(TEAM, ptr)).result
+    index = b.insert(llvm.SExtOp(number, i64)).res  # pyright: ignore
+    b.insert(llvm.StoreOp(own, _slot(b, team, index)))
+    b.insert(llvm.BrOp(placed))
+    b = Builder(InsertPoint.at_end(placed))
+    pinned = _test(b, cpu, _i32(b, 64 * CPU_SET_WORDS), "ult")
+    b.insert(llvm.CondBrOp(_both(b, worker, pinned), check, [], done, []))
+    b = Builder(InsertPoint.at_end(check))
+    b.insert(llvm.CondBrOp(_test(b, _call32(b, "sched_getcpu"), cpu, "eq"),
+                           move, [], done, []))
+    b = Builder(InsertPoint.at_end(move))
+    _call32(b, "sched_setaffinity", zero, _mask_size(b), _copy_mask_without(b, saved, cpu))
+    b.insert(llvm.BrOp(done))
+    Builder(InsertPoint.at_end(done)).insert(llvm.ReturnOp())
+    module.body.block.add_op(llvm.FuncOp(
+        PLACE_WORKER, llvm.LLVMFunctionType([i32, ptr]),
+        body=Region([entry, record, placed, check, move, done]),
+        linkage=llvm.LinkageAttr("internal")))
+
 
 def _define_pinning(module: builtin.ModuleOp) -> None:
     """`__teir_pin_team(saved)`: before a fork, the caller saves its CPU mask in
     `saved`, pins itself to the CPU it is on, and gives every known worker of this
     process (`TEAM`, `tgkill(pid, tid, 0)`: a thread of ours) the saved mask
-    without that CPU; 1 when it pinned. `__teir_unpin_caller(saved, pinned)` gives
-    the caller its mask back after the join.
+    without that CPU; it returns that CPU, or -1 when it did not pin (under
+    OMP_PROC_BIND libgomp places the threads; one thread). The launcher hands
+    both to the workers (`_define_placement`). `__teir_unpin_caller(saved, cpu)`
+    gives the caller its mask back after the join.
 
     Why: in a virtual machine the scheduler counts an idle vCPU the host has
     descheduled as busy, so a woken worker is put on the caller's CPU, and a
     caller that wakes on either CPU between calls moves in the middle of one.
-    With a worker confined to the other CPU after the last call
-    (`_define_placement`), a caller now on that CPU shared it with the worker:
-    after 10 ms idle, a 2-thread 512^3 GEMM took longer than on one thread
-    (README, Parallel policy). Placed by the caller before the wake, the worker
-    starts on another CPU and the caller stays on its own until the join. Not
-    under OMP_PROC_BIND (libgomp places the threads), nor for one thread."""
+    With a worker confined to the other CPU after the last call, a caller now on
+    that CPU shared it with the worker: after 10 ms idle, a 2-thread 512^3 GEMM
+    took longer than on one thread (README, Parallel policy). Placed by the
+    caller before the wake, the worker starts on another CPU and the caller
+    stays on its own until the join."""
     if any(isinstance(o, llvm.FuncOp) and o.sym_name.data == PIN_TEAM for o in module.ops):
         return
     ptr = llvm.LLVMPointerType()
-    words = CPU_SET_WORDS
     for name, inputs in (("getpid", []), ("tgkill", [i32, i32, i32]),
                          ("omp_get_max_threads", []), ("omp_get_proc_bind", [])):
         _declare(module, name, inputs, i32)
     _declare(module, "sched_getaffinity", [i32, i64, ptr], i32)
     _declare(module, "sched_setaffinity", [i32, i64, ptr], i32)
-    eq, ne, sgt, slt, ult = (IntegerAttr(p, IntegerType(64)) for p in (0, 1, 4, 2, 6))
-
-    def constant(builder: Builder, value: int, typ=i32) -> SSAValue:
-        return builder.insert(llvm.ConstantOp(IntegerAttr(value, typ), typ)).result
-
-    def call(builder: Builder, name: str, *args: SSAValue) -> SSAValue:
-        return builder.insert(llvm.CallOp(name, *args, return_type=i32)).returned
-
-    def test(builder: Builder, a: SSAValue, b: SSAValue, predicate) -> SSAValue:
-        return builder.insert(llvm.ICmpOp(a, b, predicate)).res
-
-    def both(builder: Builder, a: SSAValue, b: SSAValue) -> SSAValue:
-        return builder.insert(llvm.AndOp(a, b)).res
-
     entry, read, pin, loop, body, check, move, step, done, fail = (
         Block(arg_types=[ptr]), Block(), Block(), Block(arg_types=[i32]), Block(), Block(),
         Block(), Block(), Block(), Block())
     (saved,) = entry.args
-    size = 8 * words
     b = Builder(InsertPoint.at_end(entry))
-    zero = constant(b, 0)
-    threads = call(b, "omp_get_max_threads")
-    cpu = call(b, "sched_getcpu")
-    go = both(b, both(b, test(b, call(b, "omp_get_proc_bind"), zero, eq),
-                      test(b, threads, constant(b, 1), sgt)),
-              test(b, cpu, constant(b, 64 * words), ult))
+    zero = _i32(b, 0)
+    threads = _call32(b, "omp_get_max_threads")
+    cpu = _call32(b, "sched_getcpu")
+    go = _both(b, _both(b, _test(b, _call32(b, "omp_get_proc_bind"), zero, "eq"),
+                        _test(b, threads, _i32(b, 1), "sgt")),
+               _test(b, cpu, _i32(b, 64 * CPU_SET_WORDS), "ult"))
     b.insert(llvm.CondBrOp(go, read, [], fail, []))
     b = Builder(InsertPoint.at_end(read))
-    ok = test(b, call(b, "sched_getaffinity", zero, _i64(b, size), saved), zero, eq)
+    ok = _test(b, _call32(b, "sched_getaffinity", zero, _mask_size(b), saved), zero, "eq")
     b.insert(llvm.CondBrOp(ok, pin, [], fail, []))
     b = Builder(InsertPoint.at_end(pin))
-    others = b.insert(llvm.AllocaOp(_i64(b, words), i64)).res
-    alone = b.insert(llvm.AllocaOp(_i64(b, words), i64)).res
-    call(b, "sched_getaffinity", zero, _i64(b, size), others)
-    for index in range(words):
-        word = b.insert(llvm.GEPOp(alone, [index], pointee_type=i64)).result
-        b.insert(llvm.StoreOp(_i64(b, 0), word))
-    wide = b.insert(llvm.ZExtOp(cpu, i64)).res  # pyright: ignore
-    index = b.insert(llvm.LShrOp(wide, _i64(b, 6))).res
-    bit = b.insert(llvm.ShlOp(_i64(b, 1), b.insert(llvm.AndOp(wide, _i64(b, 63))).res)).res
-    for mask, keep in ((alone, False), (others, True)):
-        address = b.insert(llvm.GEPOp(mask, [llvm.GEP_USE_SSA_VAL], ssa_indices=[index],
-                                      pointee_type=i64)).result
-        if keep:  # the caller's CPUs without this one
-            value = b.insert(llvm.LoadOp(address, i64)).dereferenced_value
-            flipped = b.insert(llvm.XOrOp(bit, _i64(b, -1))).res
-            b.insert(llvm.StoreOp(b.insert(llvm.AndOp(value, flipped)).res, address))
-        else:  # this CPU alone
-            b.insert(llvm.StoreOp(bit, address))
-    call(b, "sched_setaffinity", zero, _i64(b, size), alone)
-    pid = call(b, "getpid")
-    slots = constant(b, TEAM_SLOTS)
-    fewer = test(b, threads, slots, slt)
-    count = b.insert(llvm.SelectOp(fewer, threads, slots)).results[0]
-    b.insert(llvm.BrOp(loop, constant(b, 1)))
+    others = _copy_mask_without(b, saved, cpu)
+    alone = b.insert(llvm.AllocaOp(_i64(b, CPU_SET_WORDS), i64)).res
+    for index in range(CPU_SET_WORDS):
+        b.insert(llvm.StoreOp(_i64(b, 0), b.insert(
+            llvm.GEPOp(alone, [index], pointee_type=i64)).result))
+    address, bit = _cpu_bit(b, alone, cpu)
+    b.insert(llvm.StoreOp(bit, address))
+    _call32(b, "sched_setaffinity", zero, _mask_size(b), alone)
+    pid = _call32(b, "getpid")
+    count = _min(b, threads, _i32(b, TEAM_SLOTS))
+    b.insert(llvm.BrOp(loop, _i32(b, 1)))
     b = Builder(InsertPoint.at_end(loop))
     (number,) = loop.args
-    b.insert(llvm.CondBrOp(test(b, number, count, slt), body, [], done, []))
+    b.insert(llvm.CondBrOp(_test(b, number, count, "slt"), body, [], done, []))
     b = Builder(InsertPoint.at_end(body))
     team = b.insert(llvm.AddressOfOp(TEAM, ptr)).result
-    address = b.insert(llvm.GEPOp(team, [llvm.GEP_USE_SSA_VAL], ssa_indices=[
-        b.insert(llvm.SExtOp(number, i64)).res], pointee_type=i64)).result  # pyright: ignore
-    tid = b.insert(llvm.TruncOp(b.insert(llvm.LoadOp(address, i64)).dereferenced_value,
-                                i32)).res  # pyright: ignore
-    b.insert(llvm.CondBrOp(test(b, tid, zero, ne), check, [], step, []))
+    index = b.insert(llvm.SExtOp(number, i64)).res  # pyright: ignore
+    tid = b.insert(llvm.TruncOp(b.insert(llvm.LoadOp(_slot(b, team, index), i64))
+                                .dereferenced_value, i32)).res  # pyright: ignore
+    b.insert(llvm.CondBrOp(_test(b, tid, zero, "ne"), check, [], step, []))
     b = Builder(InsertPoint.at_end(check))
-    ours = test(b, call(b, "tgkill", pid, tid, zero), zero, eq)
+    ours = _test(b, _call32(b, "tgkill", pid, tid, zero), zero, "eq")
     b.insert(llvm.CondBrOp(ours, move, [], step, []))
     b = Builder(InsertPoint.at_end(move))
-    call(b, "sched_setaffinity", tid, _i64(b, size), others)
+    _call32(b, "sched_setaffinity", tid, _mask_size(b), others)
     b.insert(llvm.BrOp(step))
     b = Builder(InsertPoint.at_end(step))
-    b.insert(llvm.BrOp(loop, b.insert(llvm.AddOp(number, constant(b, 1))).res))
-    b = Builder(InsertPoint.at_end(done))
-    b.insert(llvm.ReturnOp(constant(b, 1)))
+    b.insert(llvm.BrOp(loop, b.insert(llvm.AddOp(number, _i32(b, 1))).res))
+    Builder(InsertPoint.at_end(done)).insert(llvm.ReturnOp(cpu))
     b = Builder(InsertPoint.at_end(fail))
-    b.insert(llvm.ReturnOp(constant(b, 0)))
+    b.insert(llvm.ReturnOp(_i32(b, -1)))
     module.body.block.add_op(llvm.FuncOp(
         PIN_TEAM, llvm.LLVMFunctionType([ptr], i32),
         body=Region([entry, read, pin, loop, body, check, move, step, done, fail]),
@@ -553,9 +550,9 @@ def _define_pinning(module: builtin.ModuleOp) -> None:
     entry, restore, back = Block(arg_types=[ptr, i32]), Block(), Block()
     saved, pinned = entry.args
     b = Builder(InsertPoint.at_end(entry))
-    b.insert(llvm.CondBrOp(test(b, pinned, constant(b, 0), ne), restore, [], back, []))
+    b.insert(llvm.CondBrOp(_test(b, pinned, _i32(b, 0), "sge"), restore, [], back, []))
     b = Builder(InsertPoint.at_end(restore))
-    call(b, "sched_setaffinity", constant(b, 0), _i64(b, size), saved)
+    _call32(b, "sched_setaffinity", _i32(b, 0), _mask_size(b), saved)
     b.insert(llvm.BrOp(back))
     Builder(InsertPoint.at_end(back)).insert(llvm.ReturnOp())
     module.body.block.add_op(llvm.FuncOp(

@@ -5,15 +5,16 @@
 // and forks through GOMP_parallel_loop_dynamic over [0, total) in chunks of
 // total / (8 x threads) (at least 1); the trampoline reads the arguments back
 // and runs chunks while libgomp hands them out, so that a thread slowed by
-// something else on its core takes fewer of them. Two more slots hold the
-// caller's CPU and thread id: a worker that finds itself on the caller's CPU
-// takes the caller's CPU mask without that CPU (__teir_place_worker), so the
-// two threads do not share a core after an idle pause.
+// something else on its core takes fewer of them.
 //
 // Around the fork the caller pins itself to its CPU and gives the workers whose
 // thread ids it knows (each writes its own into @__teir_team, an array the
 // runtime defines) its mask without that CPU, before waking them; after the
-// join it takes its mask back (__teir_pin_team, __teir_unpin_caller).
+// join it takes its mask back (__teir_pin_team, __teir_unpin_caller). Two more
+// slots hold the CPU it pinned itself to (-1: not pinned) and the address of
+// its saved mask: a worker not known yet that finds itself on that CPU takes the
+// saved mask without it (__teir_place_worker), so the two threads do not share
+// a core after an idle pause.
 
 builtin.module {
   llvm.func @f__parallel0(%out: !llvm.ptr, %flag: i1, %lo: i64, %hi: i64) {
@@ -28,12 +29,12 @@ builtin.module {
 // CHECK:        llvm.store %[[PI]]
 // CHECK:        %[[FI:.*]] = llvm.zext %[[FLAG]] : i1 to i64
 // CHECK:        llvm.store %[[FI]]
-// CHECK:        %[[CPU:.*]] = llvm.call @sched_getcpu() : () -> i32
+// CHECK:        %[[SAVED:.*]] = llvm.alloca %{{.*}} x i64
+// CHECK:        %[[CPU:.*]] = llvm.call @__teir_pin_team(%[[SAVED]]) : (!llvm.ptr) -> i32
 // CHECK:        %[[CPU64:.*]] = llvm.sext %[[CPU]] : i32 to i64
+// CHECK:        %[[SAVED64:.*]] = llvm.ptrtoint %[[SAVED]] : !llvm.ptr to i64
 // CHECK:        llvm.store %[[CPU64]]
-// CHECK:        %[[TID:.*]] = llvm.call @gettid() : () -> i32
-// CHECK:        %[[TID64:.*]] = llvm.sext %[[TID]] : i32 to i64
-// CHECK:        llvm.store %[[TID64]]
+// CHECK:        llvm.store %[[SAVED64]]
 // CHECK-NOT:    llvm.store
 // CHECK:        %[[THREADS:.*]] = llvm.call @omp_get_max_threads() : () -> i32
 // CHECK:        %[[WIDE:.*]] = llvm.sext %[[THREADS]] : i32 to i64
@@ -51,24 +52,25 @@ builtin.module {
 // CHECK:      llvm.func @GOMP_loop_dynamic_next(!llvm.ptr, !llvm.ptr) -> i8
 // CHECK:      llvm.func @GOMP_loop_end_nowait()
 // CHECK:      llvm.func @omp_get_max_threads() -> i32
-// CHECK:      llvm.func internal @__teir_place_worker(%[[CALLER:.*]]: i32, %[[CALLER_TID:.*]]: i32) {
+// CHECK:      llvm.func internal @__teir_place_worker(%[[CALLER:.*]]: i32, %[[CALLER_MASK:.*]]: !llvm.ptr) {
 // CHECK:        llvm.call @omp_get_thread_num()
-// CHECK:        llvm.call @omp_get_proc_bind()
+// CHECK:        llvm.icmp "ult" %[[CALLER]], %{{.*}} : i32
 // CHECK:        llvm.cond_br %{{.*}}, ^[[CHECK:.*]], ^[[LEAVE:.*]]
 // CHECK:      ^[[CHECK]]:
 // CHECK:        %[[NOW:.*]] = llvm.call @sched_getcpu()
 // CHECK:        llvm.icmp "eq" %[[NOW]], %[[CALLER]] : i32
-// CHECK:        llvm.call @sched_getaffinity(%[[CALLER_TID]], %[[SIZE:.*]], %[[MASK:.*]]) : (i32, i64, !llvm.ptr) -> i32
+// CHECK:        %[[MASK:.*]] = llvm.alloca
+// CHECK:        llvm.getelementptr %[[CALLER_MASK]][0]
 // CHECK:        llvm.xor
-// CHECK:        llvm.call @sched_setaffinity(%{{.*}}, %[[SIZE]], %[[MASK]]) : (i32, i64, !llvm.ptr) -> i32
+// CHECK:        llvm.call @sched_setaffinity(%{{.*}}, %{{.*}}, %[[MASK]]) : (i32, i64, !llvm.ptr) -> i32
 // CHECK:      ^[[LEAVE]]:
 // CHECK-NEXT:   llvm.return
 // CHECK:      llvm.func internal @f__parallel0__omp(%{{.*}}: !llvm.ptr) {
 // CHECK:        %[[OUT:.*]] = llvm.inttoptr
 // CHECK:        %[[F:.*]] = llvm.trunc %{{.*}} : i64 to i1
 // CHECK:        %[[C:.*]] = llvm.trunc %{{.*}} : i64 to i32
-// CHECK:        %[[T:.*]] = llvm.trunc %{{.*}} : i64 to i32
-// CHECK:        llvm.call @__teir_place_worker(%[[C]], %[[T]]) : (i32, i32) -> ()
+// CHECK:        %[[M:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr
+// CHECK:        llvm.call @__teir_place_worker(%[[C]], %[[M]]) : (i32, !llvm.ptr) -> ()
 // CHECK:        %[[START:.*]] = llvm.alloca %{{.*}} x i64
 // CHECK:        %[[END:.*]] = llvm.alloca %{{.*}} x i64
 // CHECK:        llvm.br ^[[CLAIM:.*]]
@@ -101,7 +103,7 @@ builtin.module {
 // PIN:        llvm.store %{{.*}}, %[[SLOT]]
 // PIN:      llvm.func internal @__teir_pin_team(%[[MASK:.*]]: !llvm.ptr) -> i32 {
 // PIN:        llvm.call @omp_get_max_threads()
-// PIN:        llvm.call @sched_getcpu()
+// PIN:        %[[CPU:.*]] = llvm.call @sched_getcpu()
 // PIN:        llvm.call @omp_get_proc_bind()
 // PIN:        llvm.call @sched_getaffinity(%{{.*}}, %{{.*}}, %[[MASK]])
 // PIN:        %[[OTHERS:.*]] = llvm.alloca
@@ -112,5 +114,9 @@ builtin.module {
 // PIN:        llvm.call @tgkill(
 // PIN:        llvm.call @sched_setaffinity(%{{.*}}, %{{.*}}, %[[OTHERS]])
 // PIN:        llvm.br ^[[LOOP]](
-// PIN:      llvm.func internal @__teir_unpin_caller(%[[BACK:.*]]: !llvm.ptr, %{{.*}}: i32) {
+// PIN:        llvm.return %[[CPU]] : i32
+// PIN:        %[[NONE:.*]] = llvm.mlir.constant(-1 : i32) : i32
+// PIN-NEXT:   llvm.return %[[NONE]] : i32
+// PIN:      llvm.func internal @__teir_unpin_caller(%[[BACK:.*]]: !llvm.ptr, %[[WAS:.*]]: i32) {
+// PIN:        llvm.icmp "sge" %[[WAS]]
 // PIN:        llvm.call @sched_setaffinity(%{{.*}}, %{{.*}}, %[[BACK]])
