@@ -153,7 +153,9 @@ def test_transpose_network_transposes(lanes: int, width: int) -> None:
 # -- transposing copies -------------------------------------------------------------
 
 SHAPES = [(4, 4), (5, 7), (8, 8), (9, 40), (12, 13), (16, 16), (17, 33), (23, 6),
-          (31, 9), (32, 32), (33, 17), (40, 40), (36, 20), (7, 24)]
+          (31, 9), (32, 32), (33, 17), (40, 40), (36, 20), (7, 24),
+          # a last whole block overlapping the one before on one side, on both
+          (17, 24), (24, 17), (26, 90), (27, 27)]
 
 
 @pytest.mark.parametrize("dtype", ["FP32", "FP64"])

@@ -22,8 +22,14 @@ are written does not matter, as in teir-to-scf's `order_for_out`):
   vectors, transposed in registers by log2(L) stages of `vector.shuffle`
   (`teir_lowering.codegen.emit.transpose`: unpack-low/high within 128-bit lanes, then 128-bit-lane
   shuffles, which x86 does with vunpck*/vshuf*), and stored as L rows of out.
-  Edges that are not a multiple of L use L/2, L/4 ... down to 16-byte vectors,
-  then scalar loops. For large outputs the blocks store whole cache lines with
+  An edge that is not a multiple of L takes one more L x L block flush with
+  the tile's end, overlapping the block before it (its elements are written
+  twice with the same value; out never overlaps the source), when the
+  narrower vectors would leave scalar work (`TileEmitter.overlaps`); else
+  it uses L/2, L/4 ... down to 16-byte vectors. Only tiles narrower than 16
+  bytes on a side are left to scalar loops (on the 5-D and 6-D HPTT
+  permutations, extents such as 22, 26 or 27, the scalar edges had made the
+  tile several times slower: README, Benchmarks). For large outputs the blocks store whole cache lines with
   non-temporal stores (`TileEmitter.aligned_tile`, `NONTEMPORAL_MIN_BYTES`).
 
 ReLU keeps the reference semantics exactly: `select(x < 0, +0, x)` with an
@@ -277,8 +283,9 @@ class TileEmitter:
     def region(self, builder: Builder, rows: TileAxis, columns: TileAxis,
                source: SSAValue, out: SSAValue, row_range: tuple[int, int],
                column_range: tuple[int, int], lanes: int) -> None:
-        """Rows x columns of the transpose: lanes x lanes blocks, then the edges with
-        half the lanes (the rest of the columns, then the rest of the rows)."""
+        """Rows x columns of the transpose: lanes x lanes blocks, then each edge as one
+        more block overlapping the last (`overlaps`) or with half the lanes (the rest
+        of the columns, then the rest of the rows)."""
         (r_lo, r_hi), (c_lo, c_hi) = row_range, column_range
         if r_lo >= r_hi or c_lo >= c_hi:
             return
@@ -289,18 +296,32 @@ class TileEmitter:
             return
         r_full = r_lo + (r_hi - r_lo) // lanes * lanes
         c_full = c_lo + (c_hi - c_lo) // lanes * lanes
+        r_back = self.overlaps(r_hi - r_full)
+        c_back = self.overlaps(c_hi - c_full)
 
-        def row_block(rb: Builder, r0: SSAValue, _: list[SSAValue]) -> None:
-            def column_block(cb: Builder, c0: SSAValue, _: list[SSAValue]) -> None:
+        def row_block(rb: Builder, r0: SSAValue, _: list[SSAValue] | None = None) -> None:
+            def column_block(cb: Builder, c0: SSAValue, _: list[SSAValue] | None = None) -> None:
                 self.block(cb, rows, columns, source, out, r0, c0, lanes)
 
             for_loop(rb, c_lo, c_full, lanes, column_block)
+            if c_back:
+                column_block(rb, index(rb, c_hi - lanes))
 
         for_loop(builder, r_lo, r_full, lanes, row_block)
-        self.region(builder, rows, columns, source, out, (r_lo, r_full), (c_full, c_hi),
-                    lanes // 2)
-        self.region(builder, rows, columns, source, out, (r_full, r_hi), (c_lo, c_hi),
-                    lanes // 2)
+        if r_back:
+            row_block(builder, index(builder, r_hi - lanes))
+        if not c_back:
+            self.region(builder, rows, columns, source, out,
+                        (r_lo, r_hi if r_back else r_full), (c_full, c_hi), lanes // 2)
+        if not r_back:
+            self.region(builder, rows, columns, source, out, (r_full, r_hi), (c_lo, c_hi),
+                        lanes // 2)
+
+    def overlaps(self, rest: int) -> bool:
+        """Whether the `rest` (< lanes) rows or columns left after whole blocks take
+        one more whole block, overlapping the last: when halving the lanes would
+        end in scalar code (a multiple of 16 bytes ends in narrower blocks)."""
+        return rest % self.min_lanes != 0
 
     def line_block(self, builder: Builder, rows: TileAxis, columns: TileAxis,
                    source: SSAValue, out: SSAValue, r0: SSAValue, c0: SSAValue) -> None:
