@@ -34,6 +34,14 @@ _SIZE = re.compile(r"^\s*(\d+)\s*([KMG]?)", re.IGNORECASE)
 _UNIT = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
+CACHE_LINE = 64
+"""Bytes per cache line (x86)."""
+
+SET_SPAN = 4096
+"""Bytes between addresses that share an L1 data cache set on x86 (its size over its
+ways: a 4 KiB page, as the L1 is indexed by the page offset)."""
+
+
 @dataclass(frozen=True)
 class Host:
     """What the scheduler and the microkernels need to know about the CPU."""

@@ -14,10 +14,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import f32
 
 from strategies import random_arrays
 from teir_dialect.host import host
 from teir_dialect.interpreter import run_reference
+from teir_dialect.vocabulary import OperationKind
 from teir_lowering.codegen import tile_primitives
 from teir_lowering.codegen.emit import transpose_network
 from teir_lowering.runtime import kernel as kernel_module
@@ -168,6 +170,24 @@ def test_transposing_copy(rows: int, columns: int, dtype: str) -> None:
 @pytest.mark.parametrize("rows, columns", [(1, 5), (3, 40), (40, 2), (2, 2), (1, 1)])
 def test_thin_transposes_stay_scalar_and_correct(rows: int, columns: int, dtype: str) -> None:
     _check(transpose_record(rows, columns, dtype), "memref.store")
+
+
+@pytest.mark.parametrize("out_bytes, crowded", [(1024, True), (2048, True), (4096, True),
+                                                (1536, False), (1040, False), (512, False)])
+def test_blocks_walk_down_rows_of_out_that_crowd_the_l1_sets(out_bytes: int,
+                                                              crowded: bool) -> None:
+    for width in (4, 8):
+        emitter = tile_primitives.TileEmitter(OperationKind.COPY, f32, width, None, None)
+        axis = tile_primitives.TileAxis(37, 1, out_bytes // width)
+        assert emitter.crowded(axis) is crowded
+
+
+@pytest.mark.parametrize("dtype", ["FP32", "FP64"])
+@pytest.mark.parametrize("rows, columns, out_row", [(40, 37, 256), (27, 20, 512), (64, 33, 1024)])
+def test_transposes_whose_rows_of_out_crowd_the_l1_sets(rows: int, columns: int, out_row: int,
+                                                       dtype: str) -> None:
+    record = transpose_record(rows, columns, dtype, out_row=out_row, outer=2)
+    _check(record, "vector.shuffle")
 
 
 @pytest.mark.parametrize("dtype", ["FP32", "FP64"])

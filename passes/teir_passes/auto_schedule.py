@@ -63,7 +63,7 @@ from xdsl.passes import ModulePass
 
 from teir_dialect.analysis import footprint, work
 from teir_dialect.dialect import AxisOp, ConfigOp, InvokeOp, IterOp, PrimitiveOp
-from teir_dialect.host import Host, host
+from teir_dialect.host import CACHE_LINE, SET_SPAN, Host, host
 from teir_dialect.vocabulary import KernelKind, OperationKind, Role
 from teir_passes.legality import k_move_problem
 from teir_passes.lift_elementwise import exclusive_loops
@@ -82,13 +82,6 @@ idle, is woken through the hypervisor, several times a bare core's cost as
 measured on a 2-vCPU KVM guest with benchmarks/parallel_overhead.py's kernel
 (README, Parallel policy): below it a GEMM 128^3 FP64 ran slower on two threads
 than on one."""
-
-CACHE_LINE = 64
-"""Bytes per cache line (x86)."""
-
-SET_SPAN = 4096
-"""Bytes between addresses that share an L1 data cache set on x86 (its size over its
-ways: a 4 KiB page, as the L1 is indexed by the page offset)."""
 
 STREAMED_ROW_LINES = 2
 """Lines of out per row of a transposing tile cut for `_Scheduler.schedule_transposes`:

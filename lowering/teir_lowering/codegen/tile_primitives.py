@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from math import gcd
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, vector
@@ -49,7 +50,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from teir_dialect.analysis import disjoint_windows, footprint
 from teir_dialect.dialect import ConfigOp, PrimitiveOp
-from teir_dialect.host import host
+from teir_dialect.host import CACHE_LINE, SET_SPAN, host
 from teir_dialect.vocabulary import OperationKind
 from teir_lowering.codegen.emit import (
     Tile,
@@ -66,8 +67,10 @@ from teir_lowering.codegen.emit import (
 )
 from teir_lowering.codegen.gemm_plan import MIN_LANES
 
-CACHE_LINE = 64
-"""Bytes per cache line (x86)."""
+CROWDED_SETS = 4
+"""The fewest L1 sets the `lanes` stores of one transposed block may fall in before
+`TileEmitter.region` walks the blocks down the rows of out instead of along them
+(`TileEmitter.crowded`)."""
 
 NONTEMPORAL_MIN_BYTES: int | None = None
 """Out footprints from this size on may be written with non-temporal stores; None:
@@ -191,7 +194,7 @@ class TileEmitter:
             # Enough whole lines per row of out whatever its alignment, or rows of out
             # 4 KiB apart, which put the rows of a block in one L1 set: ordinary
             # stores of a block then evict each other's lines.
-            and (rows.size * self.width >= 4 * CACHE_LINE or row_bytes % 4096 == 0)
+            and (rows.size * self.width >= 4 * CACHE_LINE or row_bytes % SET_SPAN == 0)
         )
 
     def aligned_tile(self, builder: Builder, rows: TileAxis, columns: TileAxis,
@@ -299,23 +302,43 @@ class TileEmitter:
         r_back = self.overlaps(r_hi - r_full)
         c_back = self.overlaps(c_hi - c_full)
 
-        def row_block(rb: Builder, r0: SSAValue, _: list[SSAValue] | None = None) -> None:
-            def column_block(cb: Builder, c0: SSAValue, _: list[SSAValue] | None = None) -> None:
-                self.block(cb, rows, columns, source, out, r0, c0, lanes)
+        def starts(b: Builder, lo: int, full: int, back: bool, hi: int,
+                   body: Callable[[Builder, SSAValue], None]) -> None:
+            for_loop(b, lo, full, lanes, lambda bb, start, _: body(bb, start))
+            if back:
+                body(b, index(b, hi - lanes))
 
-            for_loop(rb, c_lo, c_full, lanes, column_block)
-            if c_back:
-                column_block(rb, index(rb, c_hi - lanes))
+        def row_starts(b: Builder, body: Callable[[Builder, SSAValue], None]) -> None:
+            starts(b, r_lo, r_full, r_back, r_hi, body)
 
-        for_loop(builder, r_lo, r_full, lanes, row_block)
-        if r_back:
-            row_block(builder, index(builder, r_hi - lanes))
+        def column_starts(b: Builder, body: Callable[[Builder, SSAValue], None]) -> None:
+            starts(b, c_lo, c_full, c_back, c_hi, body)
+
+        if self.crowded(columns):
+            column_starts(builder, lambda cb, c0: row_starts(
+                cb, lambda rb, r0: self.block(rb, rows, columns, source, out, r0, c0, lanes)))
+        else:
+            row_starts(builder, lambda rb, r0: column_starts(
+                rb, lambda cb, c0: self.block(cb, rows, columns, source, out, r0, c0, lanes)))
         if not c_back:
             self.region(builder, rows, columns, source, out,
                         (r_lo, r_hi if r_back else r_full), (c_full, c_hi), lanes // 2)
         if not r_back:
             self.region(builder, rows, columns, source, out, (r_full, r_hi), (c_lo, c_hi),
                         lanes // 2)
+
+    def crowded(self, columns: TileAxis) -> bool:
+        """Whether the stores of one block (rows of out `columns.out` apart) fall in at
+        most `CROWDED_SETS` L1 sets. Blocks are walked along the rows of out (the
+        next block stores the next rows of out, loads the next lines of in0's rows),
+        and rows of out a power of two apart put the stores of the whole walk in those
+        few sets, where every store evicts a line written just before and its read
+        for ownership misses the L2 too (`ab->ba` 512^2 FP32 ran 2.7x slower than
+        520^2, out 2 KiB a row, whatever in0's row stride). Such tiles walk down
+        the rows instead: the next block stores the next lines of the same rows of
+        out, and its loads, crowded in turn when in0's rows alias, cost less (a
+        load evicts a clean line)."""
+        return SET_SPAN // gcd(SET_SPAN, columns.out * self.width) <= CROWDED_SETS
 
     def overlaps(self, rest: int) -> bool:
         """Whether the `rest` (< lanes) rows or columns left after whole blocks take
