@@ -178,16 +178,25 @@ def test_blocks_walk_down_rows_of_out_that_crowd_the_l1_sets(out_bytes: int,
                                                               crowded: bool) -> None:
     for width in (4, 8):
         emitter = tile_primitives.TileEmitter(OperationKind.COPY, f32, width, None, None)
-        axis = tile_primitives.TileAxis(37, 1, out_bytes // width)
-        assert emitter.crowded(axis) is crowded
+        columns = tile_primitives.TileAxis(37, 1, out_bytes // width)
+        assert emitter.crowded(columns) is crowded
+        for rows, short in ((64, True), (1024 // width, False)):
+            row_axis = tile_primitives.TileAxis(rows, 40, 1)
+            assert emitter.crowded_beyond_l1(row_axis, columns) is (crowded and short)
 
 
 @pytest.mark.parametrize("dtype", ["FP32", "FP64"])
-@pytest.mark.parametrize("rows, columns, out_row", [(40, 37, 256), (27, 20, 512), (64, 33, 1024)])
+@pytest.mark.parametrize("rows, columns, out_row, streamed", [
+    (36, 37, 256, False),  # short rows of out, but not whole lines: ordinary stores
+    (27, 20, 512, False),
+    (64, 33, 1024, True),  # short rows of out in whole lines: streamed below the L3
+    (300, 20, 512, False),  # long rows of out: walked down, ordinary stores
+])
 def test_transposes_whose_rows_of_out_crowd_the_l1_sets(rows: int, columns: int, out_row: int,
-                                                       dtype: str) -> None:
+                                                       streamed: bool, dtype: str) -> None:
     record = transpose_record(rows, columns, dtype, out_row=out_row, outer=2)
-    _check(record, "vector.shuffle")
+    kernel = _check(record, "vector.shuffle")
+    assert ("nontemporal = true" in kernel.stages["scf"]) is streamed
 
 
 @pytest.mark.parametrize("dtype", ["FP32", "FP64"])

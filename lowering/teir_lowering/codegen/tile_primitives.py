@@ -29,8 +29,13 @@ are written does not matter, as in teir-to-scf's `order_for_out`):
   it uses L/2, L/4 ... down to 16-byte vectors. Only tiles narrower than 16
   bytes on a side are left to scalar loops (on the 5-D and 6-D HPTT
   permutations, extents such as 22, 26 or 27, the scalar edges had made the
-  tile several times slower: README, Benchmarks). For large outputs the blocks store whole cache lines with
-  non-temporal stores (`TileEmitter.aligned_tile`, `NONTEMPORAL_MIN_BYTES`).
+  tile several times slower: README, Benchmarks). Blocks walk along the
+  rows of in0, or down the rows of out when those lie a power of two apart
+  and the stores of a block would crowd a few L1 sets (`TileEmitter.crowded`).
+  For large outputs, and for crowded tiles whose rows of out are short, the
+  blocks store whole cache lines with non-temporal stores
+  (`TileEmitter.aligned_tile`, `NONTEMPORAL_MIN_BYTES`,
+  `TileEmitter.crowded_beyond_l1`).
 
 ReLU keeps the reference semantics exactly: `select(x < 0, +0, x)` with an
 ordered compare, so -0.0 and NaN pass unchanged (a max would not). Other role
@@ -71,6 +76,10 @@ CROWDED_SETS = 4
 """The fewest L1 sets the `lanes` stores of one transposed block may fall in before
 `TileEmitter.region` walks the blocks down the rows of out instead of along them
 (`TileEmitter.crowded`)."""
+
+CROWDED_WALK_BYTES = 1024
+"""Rows of out at least this long spread a crowded tile's stores over enough L1
+sets (16 lines' positions) as its blocks walk down them (`TileEmitter.crowded`)."""
 
 NONTEMPORAL_MIN_BYTES: int | None = None
 """Out footprints from this size on may be written with non-temporal stores; None:
@@ -340,6 +349,15 @@ class TileEmitter:
         load evicts a clean line)."""
         return SET_SPAN // gcd(SET_SPAN, columns.out * self.width) <= CROWDED_SETS
 
+    def crowded_beyond_l1(self, rows: TileAxis, columns: TileAxis) -> bool:
+        """Whether a tile whose stores are `crowded` takes non-temporal stores below
+        `NONTEMPORAL_MIN_BYTES` too: when its rows of out are shorter than
+        `CROWDED_WALK_BYTES`, as walking down them then reaches too few sets
+        (`abc->cba` 64^3 FP32: 103 us with ordinary stores, 57 streamed). Longer
+        rows keep ordinary stores (`ab->ba` 512^2: 43 against 77 us streamed;
+        `bhsd->bhds` 4x8x512x64: 102 against 346 us)."""
+        return self.crowded(columns) and rows.size * self.width < CROWDED_WALK_BYTES
+
     def overlaps(self, rest: int) -> bool:
         """Whether the `rest` (< lanes) rows or columns left after whole blocks take
         one more whole block, overlapping the last: when halving the lanes would
@@ -445,16 +463,20 @@ def emit_tile_primitive(builder: Builder, prim: PrimitiveOp, element: Attribute,
         tile_emitter.emit_contiguous(builder, outer, run, source, out)
     else:
         _, outer, rows, columns = plan
-        tile_emitter.nontemporal = _large_output(config)
+        tile_emitter.nontemporal = (_out_bytes(config) >= _nontemporal_min_bytes()
+                                    or tile_emitter.crowded_beyond_l1(rows, columns))
         tile_emitter.emit_transpose(builder, outer, rows, columns, source, out)
     return True
 
 
-def _large_output(config: ConfigOp) -> bool:
-    """Whether the configuration's out footprint reaches `NONTEMPORAL_MIN_BYTES`."""
+def _out_bytes(config: ConfigOp) -> int:
+    """The bytes the configuration's out spans."""
     touched = footprint(config)["out"]
-    least = host().l3 if NONTEMPORAL_MIN_BYTES is None else NONTEMPORAL_MIN_BYTES
-    return touched is not None and touched.stop - touched.start >= least
+    return 0 if touched is None else touched.stop - touched.start
+
+
+def _nontemporal_min_bytes() -> int:
+    return host().l3 if NONTEMPORAL_MIN_BYTES is None else NONTEMPORAL_MIN_BYTES
 
 
 Plan = (
