@@ -353,15 +353,10 @@ class TileEmitter:
         """Whether a tile whose stores are `crowded` takes non-temporal stores below
         `NONTEMPORAL_MIN_BYTES` too: when its rows of out are shorter than
         `CROWDED_WALK_BYTES`, as walking down them then reaches too few sets
-        (`abc->cba` 64^3 FP32: 103 us with ordinary stores, 57 streamed), or when
-        the rows of out one tile writes exceed the L2, which the walk then
-        cannot keep them in (`ab->ba` 2048^2: 1.99 against 1.32 ms). Other
-        crowded tiles keep ordinary stores (`ab->ba` 512^2: 43 against 77 us
-        streamed; `bhsd->bhds` 4x8x512x64, 64 rows of out of 2 KiB a tile: 102
-        against 346 us)."""
-        span = columns.size * columns.out * self.width  # the rows of out one tile writes
-        return self.crowded(columns) and (rows.size * self.width < CROWDED_WALK_BYTES
-                                          or span > host().l2)
+        (`abc->cba` 64^3 FP32: 103 us with ordinary stores, 57 streamed). Longer
+        rows keep ordinary stores (`ab->ba` 512^2: 43 against 77 us streamed;
+        `bhsd->bhds` 4x8x512x64: 102 against 346 us)."""
+        return self.crowded(columns) and rows.size * self.width < CROWDED_WALK_BYTES
 
     def overlaps(self, rest: int) -> bool:
         """Whether the `rest` (< lanes) rows or columns left after whole blocks take
