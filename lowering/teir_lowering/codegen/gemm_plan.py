@@ -382,8 +382,14 @@ def scattered(rows: int, k_stride: int, batch_stride: int, batches: int, steps: 
     """The penalty per load of an X micro-panel read in place (`rows` unit-stride
     elements per K step, `steps` k steps in each of `batches` batches): 0, or
     SCATTER_PENALTY when it spans more than TLB_PAGES pages, CONFLICT_PENALTY when
-    its K steps also fall into one L1 set (a k stride that is a multiple of PAGE)."""
+    its K steps also fall into one L1 set (a k stride that is a multiple of PAGE).
+    K steps less than a page apart in one run (one batch, or batches back to back)
+    are one stream at one stride, through its pages in order, whatever their count:
+    0 (a BF16 GEMV on a transposed 457 x 712 matrix, k steps 914 bytes apart, ran
+    in 21 us read in place, 49 us packed, on the AVX-512 host)."""
     step = abs(k_stride) * width
+    if step < PAGE and (batches == 1 or abs(batch_stride) == abs(k_stride) * steps):
+        return 0.0
     if step >= PAGE:
         pages = steps
     else:
