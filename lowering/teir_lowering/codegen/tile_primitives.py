@@ -27,9 +27,9 @@ are written does not matter, as in teir-to-scf's `order_for_out`):
   twice with the same value; out never overlaps the source), when the
   narrower vectors would leave scalar work (`TileEmitter.overlaps`); else
   it uses L/2, L/4 ... down to 16-byte vectors. Only tiles narrower than 16
-  bytes on a side are left to scalar loops (on the 5-D and 6-D HPTT
-  permutations, extents such as 22, 26 or 27, the scalar edges had made the
-  tile several times slower: README, Benchmarks). Blocks walk along the
+  bytes on a side are left to scalar loops (the scalar edges of the 5-D and
+  6-D HPTT permutations, extents such as 22, 26 or 27, bounded their speed:
+  README, Benchmarks). Blocks walk along the
   rows of in0, or down the rows of out when those lie a power of two apart
   and the stores of a block would crowd a few L1 sets (`TileEmitter.crowded`).
   For large outputs, and for crowded tiles whose rows of out are short, the
@@ -338,13 +338,13 @@ class TileEmitter:
 
     def crowded(self, columns: TileAxis) -> bool:
         """Whether the stores of one block (rows of out `columns.out` apart) fall in at
-        most `CROWDED_SETS` L1 sets. Blocks are walked along the rows of out (the
-        next block stores the next rows of out, loads the next lines of in0's rows),
-        and rows of out a power of two apart put the stores of the whole walk in those
-        few sets, where every store evicts a line written just before and its read
-        for ownership misses the L2 too (`ab->ba` 512^2 FP32 ran 2.7x slower than
-        520^2, out 2 KiB a row, whatever in0's row stride). Such tiles walk down
-        the rows instead: the next block stores the next lines of the same rows of
+        most `CROWDED_SETS` L1 sets. Blocks walk along in0's rows by default (the
+        next block loads the next lines of the same rows of in0 and stores other
+        rows of out), and rows of out a power of two apart then put the stores of
+        the whole walk in those few sets, where every store evicts a line written
+        just before and its read for ownership misses the L2 too (README,
+        Benchmarks: `ab->ba` 512^2 against 520^2). Such tiles walk down the rows
+        of out instead: the next block stores the next lines of the same rows of
         out, and its loads, crowded in turn when in0's rows alias, cost less (a
         load evicts a clean line)."""
         return SET_SPAN // gcd(SET_SPAN, columns.out * self.width) <= CROWDED_SETS
@@ -353,9 +353,9 @@ class TileEmitter:
         """Whether a tile whose stores are `crowded` takes non-temporal stores below
         `NONTEMPORAL_MIN_BYTES` too: when its rows of out are shorter than
         `CROWDED_WALK_BYTES`, as walking down them then reaches too few sets
-        (`abc->cba` 64^3 FP32: 103 us with ordinary stores, 57 streamed). Longer
-        rows keep ordinary stores (`ab->ba` 512^2: 43 against 77 us streamed;
-        `bhsd->bhds` 4x8x512x64: 102 against 346 us)."""
+        (`abc->cba` 64^3). Longer rows keep ordinary stores, which streaming
+        only slowed (`ab->ba` 512^2, `bhsd->bhds` 4x8x512x64: figures in the
+        README, Benchmarks): a streamed result is in no cache for its consumer."""
         return self.crowded(columns) and rows.size * self.width < CROWDED_WALK_BYTES
 
     def overlaps(self, rest: int) -> bool:
