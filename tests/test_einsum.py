@@ -55,6 +55,27 @@ def test_permutation_of_a_view_and_fp64() -> None:
     np.testing.assert_array_equal(einsum("abcd->dcba", view), view.transpose(3, 2, 1, 0))
 
 
+@pytest.mark.parametrize("subscripts, shape", [
+    ("abc->cba", (64, 16, 64)),   # rows of out 4 KiB apart and short: streamed in cache
+    ("ab->ba", (256, 256)),       # rows of out 1 KiB apart: blocks walk down out's rows
+    ("abc->cba", (27, 5, 22)),    # edges of whole blocks overlapping the last
+])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_transposing_tiles_in_every_type(subscripts: str, shape: tuple[int, ...],
+                                         dtype: str) -> None:
+    """The transposing Copy and ReLU tiles' paths, bit for bit in each storage type
+    (a 16-bit type has twice the lanes, so other edges and crowding)."""
+    import ml_dtypes
+
+    kind = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    x = RNG.standard_normal(shape).astype(kind)
+    x.flat[::7] = -0.0
+    want = np.einsum(subscripts, x)
+    assert einsum(subscripts, x).tobytes() == np.ascontiguousarray(want).tobytes()
+    relu = np.where(want < 0, np.zeros((), kind), want).astype(kind)
+    assert einsum(subscripts, x, relu=True).tobytes() == np.ascontiguousarray(relu).tobytes()
+
+
 def test_package_attribute_stays_the_function() -> None:
     """`teir_lowering.einsum` is the function after calls too, not the submodule of
     that name that the first call imports."""
