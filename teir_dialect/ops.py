@@ -66,6 +66,15 @@ from teir_dialect.vocabulary import (
     spelled,
 )
 
+BF16_PRODUCTS = "bf16_products"
+"""A BF16 Contraction's metadata key: how its products reach the f32 sums.
+"sequential" (the default): one fused multiply-add per product in k order, as the
+reference; "pairs": an opt-in for AVX512-BF16 hosts, two k steps per `vdpbf16ps`,
+whose two products are summed before they are added (a different rounding, and
+bf16 subnormals read as zero); the spec lets metadata carry more keys."""
+
+BF16_PRODUCT_MODES = ("sequential", "pairs")
+
 MAX_SCHEDULE_DEPTH = 128
 """Deepest nesting of iteration nodes the tools accept (xDSL's printer, parser and
 verifier recurse per nesting level): the record importer and the verifier check it,
@@ -294,6 +303,11 @@ class PrimitiveOp(StringPropertiesOp):
         return self.data_type.width
 
     @property
+    def pairs_bf16_products(self) -> bool:
+        """Whether the metadata opts into `vdpbf16ps` (BF16_PRODUCTS = "pairs")."""
+        return self.metadata.data.get(BF16_PRODUCTS) == StringAttr("pairs")
+
+    @property
     def accessed_tensors(self) -> tuple[str, ...]:
         return self.kind.tensors_accessed(self.config.tensor_count)
 
@@ -350,6 +364,18 @@ class PrimitiveOp(StringPropertiesOp):
                 f"operation, which needs two tensors (in0, out); the configuration "
                 f"has {tensors}"
             )
+        products = self.metadata.data.get(BF16_PRODUCTS)
+        if products is not None:
+            if not isinstance(products, StringAttr) or products.data not in BF16_PRODUCT_MODES:
+                raise VerifyException(
+                    f"primitive rule: primitive '{prim}' has metadata {BF16_PRODUCTS} = "
+                    f"{products}; it is one of {', '.join(BF16_PRODUCT_MODES)}"
+                )
+            if kind is not OperationKind.CONTRACTION or self.data_type is not DataType.BF16:
+                raise VerifyException(
+                    f"primitive rule: primitive '{prim}' ({kind}, {self.data_type}) has "
+                    f"metadata {BF16_PRODUCTS}; only a BF16 Contraction has one"
+                )
         kernel = self.attributes.get(KERNEL_ATTR)
         if kernel is not None and (
             kind is not OperationKind.CONTRACTION or not isinstance(kernel, KernelAttr)

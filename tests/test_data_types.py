@@ -461,6 +461,73 @@ def test_conversions_are_vector_instructions_in_the_inner_loops(contractions) ->
         assert "vfmadd231ps" in assembly and "vfmadd231pd" not in assembly
 
 
+# -- paired BF16 products (vdpbf16ps, an opt-in) --------------------------------------------
+
+
+def with_paired_products(record: dict[str, Any]) -> dict[str, Any]:
+    """`record` with every Contraction opting into `bf16_products = pairs`."""
+    record = copy.deepcopy(record)
+    for prim in record["primitives"]:
+        if prim["operation"] == "Contraction":
+            prim["metadata"] = {**prim["metadata"], "bf16_products": "pairs"}
+    return record
+
+
+def pairs_tiles() -> list[Tile]:
+    """The contraction tiles but the special values (vdpbf16ps reads bf16 subnormals as
+    zero) and the cancellation (it sums a pair before adding it), with full 16-lane
+    vectors and odd K, Y not contiguous along k (its pairs gathered), and batches."""
+    tiles = [t for t in contraction_tiles() if t.name not in ("special", "cancel")]
+    return [*tiles, gemm_tile("wide", "NNN", 40, 20, 33, operations=["Zero", "Contraction"]),
+            gemm_tile("gathered", "NTN", 37, 9, 21),
+            gemm_tile("batches", "NNN", 48, 14, 8, batch=5, operations=["Contraction", "ReLU"])]
+
+
+@pytest.mark.skipif("avx512bf16" not in __import__("teir_dialect.host").host.native_host().features,
+                    reason="this CPU has no AVX512-BF16: vdpbf16ps cannot run here (the "
+                           "IR is checked on every host: teir-to-scf-bf16-pairs.mlir)")
+def test_paired_bf16_products_stay_within_the_error_bound() -> None:
+    packed = Packed("BF16", 3, pairs_tiles())
+    record = with_paired_products(packed.record())
+    kernel = compile_kernel(record, optimize=False, keep_ir=True)
+    assert "teir_lane.dot_bf16_pairs" in kernel.stages["scf"]
+    assert "vdpbf16ps" in kernel._engine.assembly()  # pyright: ignore[reportPrivateUsage]
+    rng = np.random.default_rng(11)
+    arrays = [stored(rng.standard_normal(size), "BF16") for size in packed.sizes]
+    got, want = run_both(kernel, record, arrays)
+    magnitudes = [absolute(x, "BF16") for x in arrays]
+    run_reference(record, magnitudes)
+    magnitude = wide(magnitudes[2], "BF16")
+    result, expected = wide(got[2], "BF16"), wide(want[2], "BF16")
+    for name, tile in packed.tiles.items():
+        out = np.unique(packed.elements(name, 2))
+        stores = int(np.prod([tile.axes[a][0] for a in tile.loops]))
+        terms = stores * int(np.prod([tile.axes[a][0] for a in tile.roles["K"]]))
+        bound = 2 * error_bound(DataType.BF16, stores, terms, magnitude[out])
+        close = np.abs(result[out] - expected[out]) <= bound
+        assert close.all(), (name, np.flatnonzero(~close)[:5])
+
+
+def test_paired_bf16_products_are_refused_where_they_cannot_run() -> None:
+    """The key on a host without AVX512-BF16 is an error naming the primitive; on
+    another data type or operation, or with another value, the verifier's."""
+    from teir_dialect.host import pinned
+    from teir_dialect.records import TeirError, load_module
+
+    packed = Packed("BF16", 3, [gemm_tile("g", "NNN", 16, 4, 6)])
+    record = with_paired_products(packed.record())
+    with pinned("avx2"), pytest.raises(TeirError, match="primitive 'g_Contraction_0' has "
+                                       "metadata bf16_products = pairs, which needs AVX512-BF16"):
+        compile_kernel(record, optimize=False)
+    fp16 = with_paired_products(Packed("FP16", 3, [gemm_tile("g", "NNN", 16, 4, 6)]).record())
+    with pytest.raises(TeirError, match="primitive rule: primitive 'g_Contraction_0' "
+                                        r"\(Contraction, FP16\) has metadata bf16_products"):
+        load_module(fp16)
+    record["primitives"][0]["metadata"]["bf16_products"] = "fused"
+    with pytest.raises(TeirError, match="it is one of sequential, pairs"):
+        load_module(record)
+
+
 def kernel_features() -> frozenset[str]:
     from teir_dialect.host import host
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from xdsl.dialects import arith, llvm
-from xdsl.dialects.builtin import AnyFloat, IntegerAttr, VectorType, i1, i64
+from xdsl.dialects.builtin import AnyFloat, IntegerAttr, VectorType, f32, i1, i32, i64
 from xdsl.ir import Dialect, Operation, SSAValue
 from xdsl.irdl import (
     AnyAttr,
@@ -174,6 +174,50 @@ class LaneLLVMSelectOp(LaneSelect):
     assembly_format = "$cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($res)"
 
 
+@irdl_op_definition
+class LaneDotBF16PairsOp(IRDLOperation):
+    """`acc + a.lo * b.lo + a.hi * b.hi` in each f32 lane, where each i32 lane of `lhs`
+    and `rhs` holds two bf16 (lo in its low bits): AVX512-BF16's `vdpbf16ps`, which
+    the microkernel's opt-in `bf16_products = pairs` uses (two K steps an
+    instruction; the pair's products are summed before they reach the accumulator,
+    bf16 subnormals read as zero). Lowered to the LLVM intrinsic of the width."""
+
+    name = "teir_lane.dot_bf16_pairs"
+
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    P: ClassVar = VarConstraint("P", AnyAttr())
+    acc = operand_def(T)
+    lhs = operand_def(P)
+    rhs = operand_def(P)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$acc `,` $lhs `,` $rhs attr-dict `:` type($acc) `,` type($lhs)"
+
+    def __init__(self, acc: SSAValue, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[acc, lhs, rhs], result_types=[acc.type])
+
+    def verify_(self) -> None:
+        typ, pairs = self.acc.type, self.lhs.type
+        if not (isinstance(typ, VectorType) and typ.get_num_dims() == 1
+                and typ.element_type == f32 and typ.get_shape()[0] in PAIR_LANES):
+            raise VerifyException(f"expected vector<Nxf32> with N in {PAIR_LANES}, got {typ}")
+        if pairs != VectorType(i32, typ.get_shape()):
+            raise VerifyException(f"expected pairs {VectorType(i32, typ.get_shape())}, "
+                                  f"got {pairs}")
+
+    @property
+    def intrinsic(self) -> str:
+        """The LLVM intrinsic of this width (LLVM takes its i32 form and upgrades it)."""
+        assert isinstance(self.acc.type, VectorType)
+        return f"llvm.x86.avx512bf16.dpbf16ps.{32 * self.acc.type.get_shape()[0]}"
+
+
+PAIR_LANES = (4, 8, 16)
+"""f32 lanes of the `vdpbf16ps` forms (xmm, ymm, zmm)."""
+
+
 # xDSL's llvmlite translation matches `case llvm.FCmpOp()` / `case llvm.SelectOp()` and
 # reads the same fields (predicate, lhs, rhs, cond, res), which build vector
 # instructions as well as scalar ones.
@@ -183,7 +227,8 @@ llvm.SelectOp.register(LaneLLVMSelectOp)
 LLVM_LEVEL = (LaneFCmpOp, LaneLLVMSelectOp)
 """The lane ops that xDSL's translation to LLVM IR takes."""
 
-TEIR_LANE = Dialect("teir_lane", [LaneCmpfOp, LaneSelectOp, LaneFCmpOp, LaneLLVMSelectOp])
+TEIR_LANE = Dialect("teir_lane", [LaneCmpfOp, LaneSelectOp, LaneFCmpOp, LaneLLVMSelectOp,
+                                  LaneDotBF16PairsOp])
 
 
 def is_llvm_level(op: Operation) -> bool:

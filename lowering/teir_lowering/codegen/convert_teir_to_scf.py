@@ -58,6 +58,7 @@ from teir_dialect.dialect import (
     id_text,
 )
 from teir_dialect.gemm import KERNEL_ATTR
+from teir_dialect.host import host
 from teir_dialect.records import TeirError, Unsupported
 from teir_dialect.vocabulary import DataType, GuardKind, OperationKind, Role
 from teir_lowering.codegen.emit import (
@@ -414,12 +415,19 @@ class _Emitter:
             for tensor in ("in0", "in1", "out")
         ]
         data_type = DataType(prim.data_type)
+        pairs = prim.pairs_bf16_products
+        if pairs and "avx512bf16" not in host().features:
+            raise Unsupported(
+                f"lowering: primitive '{prim.primitive_id}' has metadata bf16_products = "
+                f"pairs, which needs AVX512-BF16 (vdpbf16ps); this host "
+                f"({host().cpu}) has none: drop the key for sequential products"
+            )
         emitter = GemmEmitter(
             shape, data_type.storage_type, data_type.accumulator_type.bitwidth // 8,
             self.tensors["in0"], self.tensors["in1"], self.tensors["out"],
             zero_first=zero is not None, zero_when=zero_when,
             relu=relu is not None, relu_when=relu_when,
-            tf32=data_type.rounds_inputs,
+            tf32=data_type.rounds_inputs, pairs=pairs,
         )
         emitter.emit(builder, *bases)
 

@@ -309,6 +309,16 @@ def widen(builder: Builder, value: SSAValue) -> SSAValue:
         return builder.insert(arith.ExtFOp(value, wide)).result
     if not isinstance(element, BFloat16Type):
         return value
+    if isinstance(value.type, VectorType):
+        # each bf16 becomes the upper half of an i32 whose lower half is 0 (little
+        # endian): a shuffle with zeros, as xDSL's arith.extui takes scalars only
+        lanes = value.type.get_shape()[0]
+        bits = _bits(builder, value, i16)
+        halves = builder.insert(vector.ShuffleOp(
+            integer(builder, bits.type, 0), bits,
+            DenseArrayBase.from_list(i64, [k for i in range(lanes) for k in (i, lanes + i)]),
+            result_type=VectorType(i16, [2 * lanes]))).result
+        return builder.insert(vector.BitcastOp(halves, wide)).result
     bits = builder.insert(arith.ExtUIOp(_bits(builder, value, i16), like(value.type, i32))).result
     return builder.insert(arith.BitcastOp(_binary(builder, arith.ShLIOp, bits, 16), wide)).result
 
@@ -331,7 +341,16 @@ def narrow(builder: Builder, value: SSAValue, element: Attribute) -> SSAValue:
     rounded = _binary(builder, arith.ShRUIOp, rounded, 16)
     quiet = _binary(builder, arith.OrIOp, upper, 0x40)
     chosen = builder.insert(lane_select(_is_nan(builder, value), quiet, rounded)).result
-    half = builder.insert(arith.TruncIOp(chosen, like(value.type, i16))).result
+    if isinstance(value.type, VectorType):
+        # the lower half of each i32 (little endian): its even i16 lanes, as xDSL's
+        # arith.trunci takes scalars only
+        lanes = value.type.get_shape()[0]
+        pairs = builder.insert(vector.BitcastOp(chosen, VectorType(i16, [2 * lanes]))).result
+        half = builder.insert(vector.ShuffleOp(
+            pairs, pairs, DenseArrayBase.from_list(i64, list(range(0, 2 * lanes, 2))),
+            result_type=VectorType(i16, [lanes]))).result
+    else:
+        half = builder.insert(arith.TruncIOp(chosen, like(value.type, i16))).result
     return builder.insert(arith.BitcastOp(half, target)).result
 
 

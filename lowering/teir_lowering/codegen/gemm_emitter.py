@@ -64,6 +64,14 @@ Numerics: products are accumulated with fused multiply-adds; the outer kernel
 adds them in k order per batch (K-blocks add their partial sums to C in
 order), the dot kernel in L interleaved partial sums reduced by the tree. Both
 differ from the reference's float64 loop-order sums by rounding only.
+
+BF16 with `pairs` (the primitive's opt-in `bf16_products = pairs`, AVX512-BF16
+hosts): the outer kernel takes two k steps at once with `vdpbf16ps`
+(`teir_lane.dot_bf16_pairs`): X's two rows interleaved, Y's two elements of
+each column broadcast as one 32-bit pair, the two products summed before they
+reach the accumulator (bf16 subnormals read as zero); an odd last k step, and
+segments narrower than 128 bits, take the ordinary steps. X and Y are read in
+place (packing widens them to f32). The dot kernel ignores it.
 """
 
 from __future__ import annotations
@@ -75,7 +83,14 @@ from typing import cast
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, vector
-from xdsl.dialects.builtin import DenseArrayBase, Float16Type, VectorType, i64
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseArrayBase,
+    Float16Type,
+    VectorType,
+    i32,
+    i64,
+)
 from xdsl.ir import Attribute, SSAValue
 
 from teir_lowering.codegen.emit import (
@@ -100,6 +115,7 @@ from teir_lowering.codegen.gemm_plan import (
     Segment,
     plan_gemm,
 )
+from teir_lowering.lane import PAIR_LANES, LaneDotBF16PairsOp
 
 
 @dataclass(frozen=True)
@@ -331,7 +347,8 @@ class GemmEmitter:
                  a: SSAValue, b: SSAValue, c: SSAValue,
                  zero_first: bool = False, relu: bool = False,
                  relu_when: SSAValue | None = None, plan: GemmPlan | None = None,
-                 zero_when: SSAValue | None = None, tf32: bool = False):
+                 zero_when: SSAValue | None = None, tf32: bool = False,
+                 pairs: bool = False):
         self.shape = shape
         self.storage = element
         self.element = arithmetic_type(element)  # of the accumulators
@@ -344,6 +361,9 @@ class GemmEmitter:
         self.plan = plan or plan_gemm(shape, width, zero_first and zero_when is None,
                                       narrow_c=narrow_c,
                                       converts=isinstance(element, Float16Type))
+        self.pairs = pairs and isinstance(element, BFloat16Type) and self.plan.kernel == "outer"
+        if self.pairs:
+            self.plan = replace(self.plan, pack="", pack_y=False)
         if narrow_c and self.plan.k_block != (0, 0):
             raise ValueError(f"a GEMM plan for a C of {element} has K-blocks: its partial "
                              "sums would be rounded (plan_gemm's narrow_c)")
@@ -730,7 +750,50 @@ class GemmEmitter:
 
     def k_loop(self, blocks: RegisterBlocks, x_at: SSAValue, y_at: SSAValue,
                count: SSAValue | int, builder: Builder, acc: list[SSAValue]) -> list[SSAValue]:
+        if self.pairs and blocks.seg.lanes in PAIR_LANES:
+            if isinstance(count, int):
+                paired: SSAValue | int = count // 2 * 2
+            else:
+                two = index(builder, 2)
+                halves = builder.insert(arith.DivUIOp(count, two)).result
+                paired = builder.insert(arith.MuliOp(halves, two)).result
+            acc = for_loop(builder, 0, paired, 2,
+                           partial(self.pair_step, blocks, x_at, y_at), acc)
+            return for_loop(builder, paired, count, 1,
+                            partial(self.k_step, blocks, x_at, y_at), acc)
         return for_loop(builder, 0, count, 1, partial(self.k_step, blocks, x_at, y_at), acc)
+
+    def pair_step(self, blocks: RegisterBlocks, x_at: SSAValue, y_at: SSAValue,
+                  builder: Builder, kk: SSAValue, acc: list[SSAValue]) -> list[SSAValue]:
+        """K steps kk and kk + 1 with `vdpbf16ps`: per vector of X its two rows
+        interleaved (lane 2i: step kk, 2i + 1: step kk + 1), per column of Y its two
+        elements as one broadcast 32-bit pair."""
+        x, y, lanes, vectors = blocks.x, blocks.y, blocks.seg.lanes, blocks.seg.vectors
+        pair_type = VectorType(i32, [lanes])
+        interleave = DenseArrayBase.from_list(
+            i64, [lane for i in range(lanes) for lane in (i, lanes + i)])
+        x_k = add(builder, x_at, kk, x.k)
+        x_pairs = []
+        for v in range(vectors):
+            first = add(builder, x_k, v * lanes * x.free)
+            rows = [load(builder, x.memory, at, lanes, x.free)
+                    for at in (first, add(builder, first, x.k))]
+            both = builder.insert(vector.ShuffleOp(
+                rows[0], rows[1], interleave,
+                result_type=VectorType(self.storage, [2 * lanes]))).result
+            x_pairs.append(builder.insert(vector.BitcastOp(both, pair_type)).result)
+        y_k = add(builder, y_at, kk, y.k)
+        repeat = DenseArrayBase.from_list(i64, [0, 1] * lanes)
+        out: list[SSAValue] = []
+        for j in range(blocks.columns):
+            two = load(builder, y.memory, add(builder, y_k, j * y.free), 2, y.k)
+            spread = builder.insert(vector.ShuffleOp(
+                two, two, repeat, result_type=VectorType(self.storage, [2 * lanes]))).result
+            broadcast = builder.insert(vector.BitcastOp(spread, pair_type)).result
+            out += [builder.insert(LaneDotBF16PairsOp(
+                acc[j * vectors + v], x_pairs[v], broadcast)).result
+                for v in range(vectors)]
+        return out
 
     def k_step(self, blocks: RegisterBlocks, x_at: SSAValue, y_at: SSAValue, builder: Builder,
                kk: SSAValue, acc: list[SSAValue]) -> list[SSAValue]:

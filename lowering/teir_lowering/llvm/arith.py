@@ -49,7 +49,11 @@ from teir_lowering.llvm.common import (
     convert_type_to_llvm,
     replace_with_llvm,
 )
-from teir_lowering.llvm.lane import ConvertLaneCmpf, ConvertLaneSelect
+from teir_lowering.llvm.lane import (
+    ConvertLaneCmpf,
+    ConvertLaneDotBF16Pairs,
+    ConvertLaneSelect,
+)
 from teir_lowering.llvm.rewriting import rewrite_once
 
 
@@ -523,6 +527,7 @@ class ConvertArithToLLVMPass(ModulePass):
                 ConvertSelectOp(),
                 ConvertLaneCmpf(),
                 ConvertLaneSelect(),
+                ConvertLaneDotBF16Pairs(),
                 ConvertIntegerResizeOp(),
                 ConvertFloatCastOp(),
                 ConvertFPToIntOp(),

@@ -5,9 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.dialects import llvm
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
-from teir_lowering.lane import LaneCmpfOp, LaneFCmpOp, LaneLLVMSelectOp, LaneSelectOp
+from teir_lowering.lane import (
+    LaneCmpfOp,
+    LaneDotBF16PairsOp,
+    LaneFCmpOp,
+    LaneLLVMSelectOp,
+    LaneSelectOp,
+)
 from teir_lowering.llvm.common import cast_to_llvm, replace_with_llvm
 
 
@@ -31,3 +38,13 @@ class ConvertLaneSelect(RewritePattern):
         cond, lhs, rhs = cast_to_llvm(op.operands, rewriter)
         select = LaneLLVMSelectOp(cond, lhs, rhs)
         replace_with_llvm(op, (select,), select.results, rewriter)
+
+
+@dataclass
+class ConvertLaneDotBF16Pairs(RewritePattern):
+    """`teir_lane.dot_bf16_pairs` -> the `vdpbf16ps` intrinsic of its width."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: LaneDotBF16PairsOp, rewriter: PatternRewriter, /):
+        rewriter.replace(op, llvm.CallIntrinsicOp(op.intrinsic, op.operands,
+                                                  (op.result.type,)))

@@ -49,7 +49,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
-from teir_lowering.lane import PREDICATES, LaneCmpfOp, LaneSelectOp
+from teir_lowering.lane import PREDICATES, LaneCmpfOp, LaneDotBF16PairsOp, LaneSelectOp
 
 SFENCE = "llvm.x86.sse.sfence"
 
@@ -343,6 +343,15 @@ def _select(f: _Function, op: Operation) -> None:
     condition, lhs, rhs = op.operands
     f.define(op.results[0], f"select {f.typed(condition)}, {f.typed(lhs)}, "
                             f"{f.typed(rhs)}")
+
+
+@_handles(LaneDotBF16PairsOp)
+def _dot_bf16_pairs(f: _Function, op: Operation) -> None:
+    assert isinstance(op, LaneDotBF16PairsOp)
+    result, pairs = llvm_type(op.result.type), llvm_type(op.lhs.type)
+    f.module.declare(f'declare {result} @"{op.intrinsic}"({result}, {pairs}, {pairs})')
+    arguments = ", ".join(f.typed(v) for v in op.operands)
+    f.define(op.result, f'call {result} @"{op.intrinsic}"({arguments})')
 
 
 _INTRINSICS = {math.FmaOp: "llvm.fma", vector.FMAOp: "llvm.fma",

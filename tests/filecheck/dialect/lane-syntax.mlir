@@ -29,3 +29,16 @@ func.func @quiet_nan(%x: vector<4xf64>, %q: vector<4xi64>, %b: vector<4xi64>) ->
 // CHECK-NEXT:    %nan = teir_lane.llvm_fcmp uno, %x, %x : vector<4xf64>
 // CHECK-NEXT:    %r = teir_lane.llvm_select %nan, %q, %b : vector<4xi1>, vector<4xi64>
 // CHECK-NEXT:    func.return %r : vector<4xi64>
+
+// -----
+
+// The bf16 pair product of AVX512-BF16 (vdpbf16ps), at the arith level.
+
+func.func @pairs(%acc: vector<16xf32>, %a: vector<16xi32>, %b: vector<16xi32>) -> vector<16xf32> {
+  %d = teir_lane.dot_bf16_pairs %acc, %a, %b : vector<16xf32>, vector<16xi32>
+  func.return %d : vector<16xf32>
+}
+
+// CHECK-LABEL: func.func @pairs
+// CHECK-NEXT:    %d = teir_lane.dot_bf16_pairs %acc, %a, %b : vector<16xf32>, vector<16xi32>
+// CHECK-NEXT:    func.return %d : vector<16xf32>

@@ -53,3 +53,19 @@ func.func @f(%x: vector<4xf32>) {
   func.return
 }
 // CHECK: unknown compare predicate 'lt'
+
+// -----
+
+func.func @f(%acc: vector<16xf32>, %p: vector<8xi32>) {
+  %d = teir_lane.dot_bf16_pairs %acc, %p, %p : vector<16xf32>, vector<8xi32>
+  func.return
+}
+// CHECK: expected pairs vector<16xi32>, got vector<8xi32>
+
+// -----
+
+func.func @f(%acc: vector<2xf32>, %p: vector<2xi32>) {
+  %d = teir_lane.dot_bf16_pairs %acc, %p, %p : vector<2xf32>, vector<2xi32>
+  func.return
+}
+// CHECK: expected vector<Nxf32> with N in (4, 8, 16), got vector<2xf32>

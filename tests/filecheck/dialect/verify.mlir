@@ -920,3 +920,25 @@ func.func @k(%in0: memref<?xf32>, %out: memref<?xf32>) {
 
 "test.op"() {e = #teir.epilogue<scale = s>} : () -> ()
 // CHECK: epilogue rule: unexpected or repeated 'scale' in a teir.epilogue (zero, then relu, each at most once)
+
+// -----
+
+func.func @k(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.primitive p Contraction {M = [], N = [], K = []} {data_type = "FP32", bf16_products = "pairs"}
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: primitive rule: primitive 'p' (Contraction, FP32) has metadata bf16_products; only a BF16 Contraction has one
+
+// -----
+
+func.func @k(%in0: memref<?xbf16>, %in1: memref<?xbf16>, %out: memref<?xbf16>) {
+  teir.config(%in0, %in1, %out) : (memref<?xbf16>, memref<?xbf16>, memref<?xbf16>) {
+    teir.primitive p Contraction {M = [], N = [], K = []} {data_type = "BF16", bf16_products = "fused"}
+    teir.schedule {}
+  }
+  func.return
+}
+// CHECK: primitive rule: primitive 'p' has metadata bf16_products = "fused"; it is one of sequential, pairs

@@ -268,3 +268,15 @@ func.func @lane_compare_select(%x: vector<8xf32>, %z: vector<8xf32>, %last: i1) 
 // CHECK-NEXT:    %v = llvm.select %last, %relu, %x : i1, vector<8xf32>
 // CHECK-NEXT:    %t = teir_lane.cmpf true, %x, %x : vector<8xf32>
 // CHECK-NEXT:    func.return %v, %t
+
+// -----
+
+// The bf16 pair product -> the vdpbf16ps intrinsic of its width (LLVM takes the
+// i32 form of the pairs and upgrades it to bfloat vectors).
+func.func @pairs(%acc: vector<8xf32>, %a: vector<8xi32>, %b: vector<8xi32>) -> vector<8xf32> {
+  %d = teir_lane.dot_bf16_pairs %acc, %a, %b : vector<8xf32>, vector<8xi32>
+  func.return %d : vector<8xf32>
+}
+
+// CHECK-LABEL: func.func @pairs
+// CHECK-NEXT:    %d = llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.256"(%acc, %a, %b) : (vector<8xf32>, vector<8xi32>, vector<8xi32>) -> vector<8xf32>

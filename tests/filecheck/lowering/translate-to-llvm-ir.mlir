@@ -150,3 +150,23 @@ func.func @flags(%a: f32, %i: i64) {
 // CHECK-NEXT:    add nsw nuw i64 %a1, %a1
 
 // ERR: arith.ceildivsi is not translated to LLVM IR
+
+// -----
+
+// The bf16 pair product: a call of the vdpbf16ps intrinsic, declared once.
+
+func.func @pairs(%m: memref<?xf32>, %p: memref<?xi32>) {
+  %c0 = arith.constant 0 : index
+  %acc = vector.load %m[%c0] : memref<?xf32>, vector<16xf32>
+  %a = vector.load %p[%c0] : memref<?xi32>, vector<16xi32>
+  %d = teir_lane.dot_bf16_pairs %acc, %a, %a : vector<16xf32>, vector<16xi32>
+  %e = teir_lane.dot_bf16_pairs %d, %a, %a : vector<16xf32>, vector<16xi32>
+  vector.store %e, %m[%c0] : memref<?xf32>, vector<16xf32>
+  func.return
+}
+
+// CHECK-LABEL: define void @"pairs"(ptr %a0, ptr %a1) {
+// CHECK:         %[[D:.*]] = call <16 x float> @"llvm.x86.avx512bf16.dpbf16ps.512"(<16 x float> %{{.*}}, <16 x i32> %[[A:.*]], <16 x i32> %[[A]])
+// CHECK:         call <16 x float> @"llvm.x86.avx512bf16.dpbf16ps.512"(<16 x float> %[[D]], <16 x i32> %[[A]], <16 x i32> %[[A]])
+// CHECK:       declare <16 x float> @"llvm.x86.avx512bf16.dpbf16ps.512"(<16 x float>, <16 x i32>, <16 x i32>)
+// CHECK-NOT:   declare
