@@ -12,6 +12,9 @@ per multiply-add) for contractions, GB/s read + written for the permutation,
 and for the permutation its element rate (elements per second) relative to
 FP32's, the figure the 16-bit formats should double.
 
+On hosts with AVX512-BF16 the contractions get one more row, "BF16 pairs": the
+BF16 record whose Contraction opts into `bf16_products = pairs` (vdpbf16ps).
+
 Peers on the same data: numpy's float16 `matmul`/`einsum` (numpy computes
 float16 products without BLAS; timed only where a call takes under a
 second), numpy on bfloat16 (ml_dtypes) where numpy has the loop, `np.copyto`
@@ -36,14 +39,19 @@ import numpy as np
 from harness import blas_threads, clean_environment, describe_host
 from run import contraction_record as brgemm_record  # benchmarks/run.py: the same records
 from run import gemm_record, permutation_record
+from xdsl.dialects.builtin import DictionaryAttr, StringAttr
 
 from teir_dialect.host import host
-from teir_dialect.vocabulary import DataType
+from teir_dialect.records import find_configs, load_module
+from teir_dialect.vocabulary import DataType, OperationKind
 from teir_lowering.measure.timing import median_time
 from teir_lowering.runtime.kernel import Kernel, compile_kernel
 from teir_tools.teir_run import tolerance
 
 TYPES = ("FP32", "FP16", "BF16")
+PAIRS = "BF16 pairs"
+"""BF16 with the primitive's opt-in `bf16_products = pairs` (vdpbf16ps): a row of its
+own for the contractions, on hosts with AVX512-BF16."""
 NUMPY = {"FP32": np.float32, "FP16": np.float16, "BF16": ml_dtypes.bfloat16}
 EPSILON = {"FP32": 2.0**-24, "FP16": 2.0**-11, "BF16": 2.0**-8}
 """Unit roundoff of each storage format."""
@@ -134,9 +142,18 @@ def permutation_case(extent: int) -> Case:
 def prepare(case: Case, dtype: str, threads: int, rng: np.random.Generator) -> str | None:
     """Compiles `case` in `dtype`, makes its arrays and checks one call against numpy in
     float64 (teir-run's tolerance); the failure, or None."""
-    kernel = compile_kernel(case.record(dtype), threads=threads)
+    record: object = case.record(stored_type(dtype))
+    if dtype == PAIRS:
+        record = load_module(record)
+        for config in find_configs(record):
+            for prim in config.primitives:
+                if prim.kind is OperationKind.CONTRACTION:
+                    prim.metadata = DictionaryAttr({**prim.metadata.data,
+                                                    "bf16_products": StringAttr("pairs")})
+    kernel = compile_kernel(record, threads=threads)
     arrays = [
-        rng.standard_normal(spec.needed_bytes // spec.dtype.itemsize).astype(NUMPY[dtype])
+        rng.standard_normal(spec.needed_bytes // spec.dtype.itemsize)
+        .astype(NUMPY[stored_type(dtype)])
         for spec in kernel.tensors
     ]
     kernel(*arrays)
@@ -147,7 +164,7 @@ def prepare(case: Case, dtype: str, threads: int, rng: np.random.Generator) -> s
     if case.reduction == 0:
         return None if np.array_equal(got, want) else f"{case.name} {dtype}: not a permutation"
     magnitude = case.expected([np.abs(x) for x in wide])
-    bound = tolerance(DataType(dtype), 1, case.reduction) * magnitude
+    bound = tolerance(DataType(stored_type(dtype)), 1, case.reduction) * magnitude
     worst = float(np.max(np.abs(got - want) / np.maximum(bound, np.finfo(float).tiny)))
     if worst <= 1:
         return None
@@ -174,7 +191,7 @@ def measure(cases: Sequence[Case], rounds: int, repeat: int, threads: int,
     for round_number in range(rounds):
         for case in cases:
             timing = timings[case.name]
-            for dtype in TYPES:
+            for dtype in types_of(case):
                 kernel, arrays = case.kernels[dtype], case.arrays[dtype]
                 seconds = median_time(lambda k=kernel, a=arrays: k(*a, threads=threads), repeat,
                                       budget=1.0, clock=clock)
@@ -197,10 +214,21 @@ def quick_enough(peer: Peer, arrays: Sequence[np.ndarray]) -> bool:
     return time.perf_counter() - start < PEER_LIMIT
 
 
+def stored_type(dtype: str) -> str:
+    """The data type of the arrays (a row's name otherwise)."""
+    return "BF16" if dtype == PAIRS else dtype
+
+
+def types_of(case: Case) -> tuple[str, ...]:
+    """The rows of `case`: every type, and BF16 pairs for a contraction where it runs."""
+    pairs = case.reduction > 0 and "avx512bf16" in host().features
+    return (*TYPES, PAIRS) if pairs else TYPES
+
+
 def rate(case: Case, dtype: str, seconds: float) -> str:
     if case.flops:
         return f"{case.flops / seconds / 1e9:8.1f} GFLOP/s"
-    moved = 2 * case.elements * DataType(dtype).width
+    moved = 2 * case.elements * DataType(stored_type(dtype)).width
     return f"{moved / seconds / 1e9:8.1f} GB/s   "
 
 
@@ -211,11 +239,11 @@ def report(cases: Sequence[Case], timings: dict[str, Timing]) -> bool:
         timing = timings[case.name]
         print(f"\n{case.name}")
         base = timing.kernel["FP32"]
-        for dtype in TYPES:
+        for dtype in types_of(case):
             runs = timing.kernel[dtype]
             ratios = [fp32 / seconds for fp32, seconds in zip(base, runs)]
             ratio = float(np.median(ratios))
-            line = (f"  TEIR {dtype}  {rate(case, dtype, float(np.median(runs)))}"
+            line = (f"  TEIR {dtype:<10}  {rate(case, dtype, float(np.median(runs)))}"
                     f"  {float(np.median(runs)) * 1e6:10.1f} us")
             if dtype != "FP32":
                 target = PERMUTATION_TARGET if case.reduction == 0 else CONTRACTION_TARGET
@@ -264,7 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{'yes' if 'avx512fp16' in facts.features else 'no'}; {args.threads} thread(s); "
           f"{'wall time' if wall else 'process CPU time'}; median of {args.rounds} rounds")
     rng = np.random.default_rng(0)
-    failures = [message for case in cases for dtype in TYPES
+    failures = [message for case in cases for dtype in types_of(case)
                 if (message := prepare(case, dtype, args.threads, rng)) is not None]
     for message in failures:
         print(f"CHECK FAILED: {message}")

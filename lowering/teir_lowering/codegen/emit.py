@@ -310,17 +310,22 @@ def widen(builder: Builder, value: SSAValue) -> SSAValue:
     if not isinstance(element, BFloat16Type):
         return value
     if isinstance(value.type, VectorType):
-        # each bf16 becomes the upper half of an i32 whose lower half is 0 (little
-        # endian): a shuffle with zeros, as xDSL's arith.extui takes scalars only
+        # zero-extended to i32 by a shuffle with zeros (little endian: the bits in
+        # the lower half), as xDSL's arith.extui takes scalars only; LLVM makes it
+        # the same vpmovzxwd (a shuffle into the upper half became vpermt2w, with
+        # copies of its operands: slower in the microkernel's loop)
         lanes = value.type.get_shape()[0]
         bits = _bits(builder, value, i16)
         halves = builder.insert(vector.ShuffleOp(
-            integer(builder, bits.type, 0), bits,
+            bits, integer(builder, bits.type, 0),
             DenseArrayBase.from_list(i64, [k for i in range(lanes) for k in (i, lanes + i)]),
             result_type=VectorType(i16, [2 * lanes]))).result
-        return builder.insert(vector.BitcastOp(halves, wide)).result
-    bits = builder.insert(arith.ExtUIOp(_bits(builder, value, i16), like(value.type, i32))).result
-    return builder.insert(arith.BitcastOp(_binary(builder, arith.ShLIOp, bits, 16), wide)).result
+        extended = builder.insert(vector.BitcastOp(halves, like(value.type, i32))).result
+    else:
+        extended = builder.insert(arith.ExtUIOp(_bits(builder, value, i16),
+                                                like(value.type, i32))).result
+    return builder.insert(arith.BitcastOp(_binary(builder, arith.ShLIOp, extended, 16),
+                                          wide)).result
 
 
 def narrow(builder: Builder, value: SSAValue, element: Attribute) -> SSAValue:
