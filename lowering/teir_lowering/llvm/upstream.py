@@ -4,7 +4,9 @@ The lowering holds `teir_lane` ops (teir_lowering.lane) where xDSL 0.74's
 `arith.cmpf`/`arith.select` and `llvm.fcmp`/`llvm.select` take scalars only;
 upstream MLIR has them as those ops' vector forms. This target prints them under
 MLIR's names and custom syntax and everything else as the `mlir` target does,
-so that `mlir-opt` parses and verifies TEIR's scf-level and llvm-level output:
+so that `mlir-opt` parses and verifies TEIR's scf-level and llvm-level output
+(the bf16 pair product, `teir_lane.dot_bf16_pairs`, as the `llvm.call_intrinsic`
+of its `vdpbf16ps`, in either form):
 
     teir-opt rec.json -p teir-optimize,teir-to-scf -t mlir-upstream | mlir-opt-19
 
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 from typing import IO, ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, VectorType
 from xdsl.ir import Operation
 from xdsl.printer import Printer
 from xdsl.utils.target import Target
@@ -30,6 +32,7 @@ from xdsl.utils.target import Target
 from teir_lowering.lane import (
     LaneCmpfOp,
     LaneCompare,
+    LaneDotBF16PairsOp,
     LaneFCmpOp,
     LaneLLVMSelectOp,
     LaneSelect,
@@ -49,6 +52,9 @@ class UpstreamPrinter(Printer):
     """Prints the lane ops as the MLIR ops they stand for."""
 
     def print_op(self, op: Operation) -> None:
+        if isinstance(op, LaneDotBF16PairsOp):
+            self.print_pair_product(op)
+            return
         name = UPSTREAM_NAMES.get(type(op))
         if name is None:
             super().print_op(op)
@@ -75,6 +81,29 @@ class UpstreamPrinter(Printer):
         self.print_op_attributes(op.attributes)
         self.print_string(" : ")
         self.print_list((op.cond.type, op.lhs.type), self.print_attribute)
+
+
+    def print_pair_product(self, op: LaneDotBF16PairsOp) -> None:
+        """The intrinsic's call as MLIR 19 translates it: its pairs as bf16 vectors
+        (MLIR checks the intrinsic's types; LLVM itself upgrades the i32 form)."""
+        assert isinstance(op.lhs.type, VectorType)
+        pairs = f"vector<{2 * op.lhs.type.get_shape()[0]}xbf16>"
+        names = []
+        for value in (op.lhs, op.rhs):
+            names.append(name := self._get_new_valid_name_id())
+            self.print_string(f"%{name} = llvm.bitcast ")
+            self.print_ssa_value(value)
+            self.print_string(" : ")
+            self.print_attribute(value.type)
+            self.print_string(f" to {pairs}")
+            self._print_new_line()
+        self.print_ssa_value(op.result)
+        self.print_string(f' = llvm.call_intrinsic "{op.intrinsic}"(')
+        self.print_ssa_value(op.acc)
+        self.print_string(f", %{names[0]}, %{names[1]}) : (")
+        self.print_attribute(op.acc.type)
+        self.print_string(f", {pairs}, {pairs}) -> ")
+        self.print_attribute(op.result.type)
 
 
 @dataclass(frozen=True)
