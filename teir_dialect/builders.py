@@ -435,6 +435,7 @@ def einsum_config(
     out: object = None,
     dtype: object = None,
     relu: bool = False,
+    bf16_products: str | None = None,
 ) -> JsonDict:
     """The tree-form record computing `np.einsum(subscripts, *operands)` into out.
 
@@ -446,6 +447,8 @@ def einsum_config(
     (C-contiguous) or (shape, element strides); `out` defaults to a C-contiguous
     array of the output shape. `dtype` ("FP32", "TF32", "BF16", ...) overrides
     the arrays' type (float16/32/64 give FP16/FP32/FP64; FP32 without arrays).
+    `bf16_products` goes into the Contraction's metadata (`ops.BF16_PRODUCTS`: the
+    verifier takes it on a BF16 Contraction only).
     """
     inputs, output = _parse_subscripts(subscripts, len(operands))
     given = [_operand(f"operand {i}", value) for i, value in enumerate(operands)]
@@ -509,7 +512,12 @@ def einsum_config(
         kinds: list[OperationKind] = [RELU if relu else COPY]
     else:
         kinds = [ZERO, CONTRACTION, *([RELU] if relu else [])]
-    return build_record(dimensions, kinds, data_type)
+    record = build_record(dimensions, kinds, data_type)
+    if bf16_products is not None:
+        for prim in record["primitives"]:
+            if prim["operation"] == str(CONTRACTION):
+                prim["metadata"] = {**prim["metadata"], "bf16_products": bf16_products}
+    return record
 
 
 def with_unit_role(record: JsonDict, axis: str, role: str) -> JsonDict:

@@ -76,6 +76,49 @@ def test_transposing_tiles_in_every_type(subscripts: str, shape: tuple[int, ...]
     assert einsum(subscripts, x, relu=True).tobytes() == np.ascontiguousarray(relu).tobytes()
 
 
+@pytest.mark.skipif("avx512bf16" not in __import__("teir_dialect.host").host.native_host().features,
+                    reason="this CPU has no AVX512-BF16: vdpbf16ps cannot run here")
+def test_paired_bf16_products_through_einsum() -> None:
+    """`bf16_products="pairs"` reaches the microkernel (the kernel's IR pairs) and the
+    result stays within BF16's error bound; the plans of the two modes are apart."""
+    import ml_dtypes
+
+    from teir_lowering.runtime import kernel as kernel_module
+
+    a = RNG.standard_normal((67, 40)).astype(ml_dtypes.bfloat16)
+    b = RNG.standard_normal((40, 33)).astype(ml_dtypes.bfloat16)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    scale = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    compiled = []
+    original = kernel_module.compile_kernel
+
+    def spy(config, **options):
+        kernel = original(config, keep_ir=True, **options)
+        compiled.append(kernel.stages["scf"])
+        return kernel
+
+    import teir_lowering.frontends.einsum_frontend as frontend
+    frontend.compile_kernel = spy
+    try:
+        paired = einsum("ij,jk->ik", a, b, bf16_products="pairs", threads=1)
+        plain = einsum("ij,jk->ik", a, b, threads=1)
+    finally:
+        frontend.compile_kernel = original
+    assert any("teir_lane.dot_bf16_pairs" in ir for ir in compiled)
+    assert not all("teir_lane.dot_bf16_pairs" in ir for ir in compiled)
+    for result in (paired, plain):
+        error = np.abs(result.astype(np.float64) - want)
+        assert (error <= 2.0**-7 * scale + 1e-30).all()
+
+
+def test_paired_bf16_products_are_named_errors_elsewhere() -> None:
+    x = np.ones((4, 4), np.float32)
+    with pytest.raises(ValueError, match="bf16_products is one of sequential, pairs"):
+        einsum("ij,jk->ik", x, x, bf16_products="fused")
+    with pytest.raises(TeirError, match=r"\(Contraction, FP32\) has metadata bf16_products"):
+        einsum("ij,jk->ik", x, x, bf16_products="pairs")
+
+
 def test_package_attribute_stays_the_function() -> None:
     """`teir_lowering.einsum` is the function after calls too, not the submodule of
     that name that the first call imports."""

@@ -71,7 +71,8 @@ hosts): the outer kernel takes two k steps at once with `vdpbf16ps`
 each column broadcast as one 32-bit pair, the two products summed before they
 reach the accumulator (bf16 subnormals read as zero); an odd last k step, and
 segments narrower than 128 bits, take the ordinary steps. X and Y are read in
-place (packing widens them to f32). The dot kernel ignores it.
+place (packing widens them to f32), so only an X contiguous along the vectors
+pairs; the dot kernel and a gathered X keep the ordinary steps.
 """
 
 from __future__ import annotations
@@ -361,7 +362,10 @@ class GemmEmitter:
         self.plan = plan or plan_gemm(shape, width, zero_first and zero_when is None,
                                       narrow_c=narrow_c,
                                       converts=isinstance(element, Float16Type))
-        self.pairs = pairs and isinstance(element, BFloat16Type) and self.plan.kernel == "outer"
+        # pairs read X in place: only where its vectors are contiguous (packing widens
+        # X to f32; a gathered X pays a load per element)
+        self.pairs = (pairs and isinstance(element, BFloat16Type) and self.plan.kernel == "outer"
+                      and Oriented.of(shape, self.plan.vector).x_free == 1)
         if self.pairs:
             self.plan = replace(self.plan, pack="", pack_y=False)
         if narrow_c and self.plan.k_block != (0, 0):

@@ -21,7 +21,9 @@ a masked array is refused.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -41,6 +43,27 @@ from teir_passes.pipeline import OptimizePass, optimize
 
 _PLANS: dict[tuple, Plan] = {}
 _LOCK = threading.Lock()
+
+_PRODUCTS: ContextVar[str | None] = ContextVar("bf16_products", default=None)
+"""The BF16 Contraction metadata `bf16_products` the records made here carry (None:
+none), set for one call by `bf16_products`; part of every plan's key."""
+
+
+@contextmanager
+def bf16_products(value: str | None) -> Iterator[None]:
+    """Records planned inside carry `bf16_products = value` (teir_dialect.ops.BF16_PRODUCTS)."""
+    token = _PRODUCTS.set(value)
+    try:
+        yield
+    finally:
+        _PRODUCTS.reset(token)
+
+
+def _config(subscripts: str, *operands: np.ndarray, out: np.ndarray, dtype: str | None,
+            relu: bool) -> dict:
+    """`einsum_config` with this call's `bf16_products`."""
+    return einsum_config(subscripts, *operands, out=out, dtype=dtype, relu=relu,
+                         bf16_products=_PRODUCTS.get())
 
 
 def _layout(array: np.ndarray) -> tuple:
@@ -98,7 +121,8 @@ def _cached_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarra
                  relu: bool, dtype: str | None, threads: int | None,
                  tune: bool = False) -> Plan:
     """The plan `einsum` uses for these arrays' layouts (made and kept if new)."""
-    key = (subscripts, tuple(_layout(op) for op in operands), _layout(out), relu, dtype)
+    key = (subscripts, tuple(_layout(op) for op in operands), _layout(out), relu, dtype,
+           _PRODUCTS.get())
     with _LOCK:
         plan = _PLANS.get(key)
     if plan is None:
@@ -110,7 +134,7 @@ def _cached_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarra
 
 def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu: bool,
           dtype: str | None, threads: int | None, tune: bool) -> Plan:
-    record = einsum_config(subscripts, *operands, out=out, dtype=dtype, relu=relu)
+    record = _config(subscripts, *operands, out=out, dtype=dtype, relu=relu)
     module = load_module(record)
     if len(operands) == 2 and _grouped(subscripts, operands):
         if _direct_gemm(module):
@@ -164,8 +188,8 @@ def _gemv_record(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarra
                 if c not in subscripts)
     terms[side] += unit
     views = [np.expand_dims(op, -1) if n == side else op for n, op in enumerate(operands)]
-    record = einsum_config(f"{','.join(terms)}->{output}{unit}", *views,
-                           out=np.expand_dims(out, -1), dtype=dtype, relu=relu)
+    record = _config(f"{','.join(terms)}->{output}{unit}", *views,
+                     out=np.expand_dims(out, -1), dtype=dtype, relu=relu)
     gemv = with_unit_role(record, unit, "N" if side == 1 else "M")
     return gemv if _has_microkernel(load_module(gemv)) else None
 
@@ -359,7 +383,7 @@ class _Scratch(threading.local):
 def _has_fast_kernel(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
                      relu: bool, dtype: str | None) -> bool:
     """Whether `einsum` runs these arrays with a microkernel (a GEMM or a GEMV)."""
-    record = einsum_config(subscripts, *operands, out=out, dtype=dtype, relu=relu)
+    record = _config(subscripts, *operands, out=out, dtype=dtype, relu=relu)
     return (_has_microkernel(load_module(record))
             or _gemv_record(subscripts, operands, out, relu, dtype) is not None)
 

@@ -45,6 +45,7 @@ import numpy as np
 from opt_einsum.parser import parse_einsum_input
 
 from teir_dialect.arrays import plain_array
+from teir_dialect.ops import BF16_PRODUCT_MODES
 from teir_dialect.vocabulary import DataType, parse_enum
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -60,7 +61,7 @@ _LOCK = threading.Lock()
 def einsum(subscripts: object, *operands: object, out: object = None,
            dtype: object = None, order: str = "K", casting: str = "safe",
            optimize: object = False, relu: bool = False, threads: int | None = None,
-           tune: bool = False) -> Any:
+           tune: bool = False, bf16_products: str | None = None) -> Any:
     """`np.einsum(subscripts, *operands, out=, dtype=, order=, casting=)`, and with
     `relu` relu of it, computed by compiled TEIR kernels.
 
@@ -69,7 +70,13 @@ def einsum(subscripts: object, *operands: object, out: object = None,
     lays out a new result ('K' gives C order). `optimize` is numpy's (a path
     finder or a path); it matters from three operands on. `tune=True`
     searches a schedule first (teir-tune) for kernels that have none stored.
+    `bf16_products="pairs"` (BF16 only; AVX512-BF16 hosts, else an error) lets
+    the contractions' microkernels pair products with `vdpbf16ps` (README,
+    Data types: another rounding order, bf16 subnormals read as zero).
     """
+    if bf16_products not in (None, *BF16_PRODUCT_MODES):
+        raise ValueError(f"einsum: bf16_products is one of {', '.join(BF16_PRODUCT_MODES)}, "
+                         f"got {bf16_products!r}")
     if type(subscripts) is str:
         spec, given = subscripts, operands
     else:
@@ -88,22 +95,27 @@ def einsum(subscripts: object, *operands: object, out: object = None,
             # operand receives the result through a temporary.
             scratch = np.empty(target.shape, target.dtype)
             einsum(spec, *arrays, out=scratch, dtype=dtype, order=order, casting=casting,
-                   optimize=optimize, relu=relu, threads=threads, tune=tune)
+                   optimize=optimize, relu=relu, threads=threads, tune=tune,
+                   bf16_products=bf16_products)
             np.copyto(target, scratch)
             return out
     key = (spec, tuple((a.shape, a.strides, a.dtype) for a in arrays),
            None if target is None else (target.shape, target.strides, target.dtype),
            dtype, order, casting, relu,
            None if len(arrays) <= 2 else
-           optimize if isinstance(optimize, (bool, str)) else repr(optimize))
+           optimize if isinstance(optimize, (bool, str)) else repr(optimize), bf16_products)
     with _LOCK:
         run = _PLANS.get(key)
-    if run is None:
-        run = _plan(spec, arrays, target, dtype, order, casting, optimize, relu,
-                    threads, tune)
-        with _LOCK:
-            _PLANS[key] = run
-    result = run(arrays, target, threads)
+    from teir_lowering.frontends.einsum_frontend import bf16_products as paired_products
+
+    # kernels may be planned on a plan's first run too (its scratch copies' plans)
+    with paired_products(bf16_products):
+        if run is None:
+            run = _plan(spec, arrays, target, dtype, order, casting, optimize, relu,
+                        threads, tune)
+            with _LOCK:
+                _PLANS[key] = run
+        result = run(arrays, target, threads)
     if target is not None:
         return out
     return result[()] if result.ndim == 0 else result
