@@ -106,16 +106,18 @@ def einsum(subscripts: object, *operands: object, out: object = None,
            optimize if isinstance(optimize, (bool, str)) else repr(optimize), bf16_products)
     with _LOCK:
         run = _PLANS.get(key)
-    from teir_lowering.frontends.einsum_frontend import bf16_products as paired_products
+    if bf16_products is None:  # the records' default: no context to set
+        result = _planned(key, run, spec, arrays, target, dtype, order, casting, optimize,
+                          relu, threads, tune)
+    else:
+        from teir_lowering.frontends.einsum_frontend import (
+            bf16_products as paired_products,
+        )
 
-    # kernels may be planned on a plan's first run too (its scratch copies' plans)
-    with paired_products(bf16_products):
-        if run is None:
-            run = _plan(spec, arrays, target, dtype, order, casting, optimize, relu,
-                        threads, tune)
-            with _LOCK:
-                _PLANS[key] = run
-        result = run(arrays, target, threads)
+        # kernels may be planned on a plan's first run too (its scratch copies' plans)
+        with paired_products(bf16_products):
+            result = _planned(key, run, spec, arrays, target, dtype, order, casting,
+                              optimize, relu, threads, tune)
     if target is not None:
         return out
     return result[()] if result.ndim == 0 else result
@@ -223,6 +225,18 @@ def _parse(spec: str, arrays: Sequence[np.ndarray]) -> tuple[list[str], str]:
     except ValueError as error:
         raise ValueError(f"einsum: {spec!r}: {error}") from None
     return inputs.split(","), result
+
+
+def _planned(key: tuple, run: Run | None, spec: str, arrays: tuple[np.ndarray, ...],
+             target: np.ndarray | None, dtype: object, order: str, casting: str,
+             optimize: object, relu: bool, threads: int | None, tune: bool) -> np.ndarray:
+    """`run` (planned and kept under `key` first when None) on the arrays."""
+    if run is None:
+        run = _plan(spec, arrays, target, dtype, order, casting, optimize, relu, threads,
+                    tune)
+        with _LOCK:
+            _PLANS[key] = run
+    return run(arrays, target, threads)
 
 
 def _check_float(dtype: np.dtype, where: str) -> None:
