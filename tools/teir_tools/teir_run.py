@@ -459,6 +459,8 @@ def bench(args: argparse.Namespace, config: ConfigOp, kernel: Kernel,
                  f"(median of per-round ratios; the peak: {peak_flops / min(peaks) / 1e9:.1f}"
                  f" GFLOP/s at best, {peak_flops / float(np.median(peaks)) / 1e9:.1f} median"
                  + (")" if data_type.value == peak_type
+                    else "; BF16 paired products (vdpbf16ps): up to twice that rate)"
+                    if any(p.pairs_bf16_products for p in config.primitives)
                     else f"; {data_type.value} multiplies in FP32)"))
     else:
         bound = f"{100 * moved / seconds / 1e9 / copy_gbs:5.1f}% of the copy bandwidth"
