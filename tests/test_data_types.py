@@ -480,7 +480,11 @@ def pairs_tiles() -> list[Tile]:
     tiles = [t for t in contraction_tiles() if t.name not in ("special", "cancel")]
     return [*tiles, gemm_tile("wide", "NNN", 40, 20, 33, operations=["Zero", "Contraction"]),
             gemm_tile("gathered", "NTN", 37, 9, 21),
-            gemm_tile("batches", "NNN", 48, 14, 8, batch=5, operations=["Contraction", "ReLU"])]
+            gemm_tile("batches", "NNN", 48, 14, 8, batch=5, operations=["Contraction", "ReLU"]),
+            # X contiguous along k: packed as pairs by transposes, whole squares of 2L
+            # k steps and single steps after them, per batch
+            gemm_tile("packed", "TNN", 37, 11, 75, operations=["Zero", "Contraction"]),
+            gemm_tile("packed_batches", "TNN", 20, 6, 40, batch=3)]
 
 
 @pytest.mark.skipif("avx512bf16" not in __import__("teir_dialect.host").host.native_host().features,
@@ -491,6 +495,8 @@ def test_paired_bf16_products_stay_within_the_error_bound() -> None:
     record = with_paired_products(packed.record())
     kernel = compile_kernel(record, optimize=False, keep_ir=True)
     assert "teir_lane.dot_bf16_pairs" in kernel.stages["scf"]
+    assert "vector<32xbf16> to vector<16xf32>" in kernel.stages["scf"] or (
+        "vector<16xbf16> to vector<8xf32>" in kernel.stages["scf"])  # pairs packed
     assert "vdpbf16ps" in kernel._engine.assembly()  # pyright: ignore[reportPrivateUsage]
     rng = np.random.default_rng(11)
     arrays = [stored(rng.standard_normal(size), "BF16") for size in packed.sizes]

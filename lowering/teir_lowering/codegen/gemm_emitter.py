@@ -70,9 +70,12 @@ hosts): the outer kernel takes two k steps at once with `vdpbf16ps`
 (`teir_lane.dot_bf16_pairs`): X's two rows interleaved, Y's two elements of
 each column broadcast as one 32-bit pair, the two products summed before they
 reach the accumulator (bf16 subnormals read as zero); an odd last k step, and
-segments narrower than 128 bits, take the ordinary steps. X and Y are read in
-place (packing widens them to f32), so only an X contiguous along the vectors
-pairs; the dot kernel and a gathered X keep the ordinary steps.
+segments narrower than 128 bits, take the ordinary steps. An X contiguous along
+the vectors and Y are read in place (packing would widen them to f32); an X
+contiguous along k is packed by transposes of pairs (`pair_square`: two k
+steps of a row are one 32-bit pair, so 2L k steps of L rows are an L x L
+transpose), the k steps past its whole squares singly; the dot kernel and an X
+strided both ways keep the ordinary steps.
 """
 
 from __future__ import annotations
@@ -362,12 +365,16 @@ class GemmEmitter:
         self.plan = plan or plan_gemm(shape, width, zero_first and zero_when is None,
                                       narrow_c=narrow_c,
                                       converts=isinstance(element, Float16Type))
-        # pairs read X in place: only where its vectors are contiguous (packing widens
-        # X to f32; a gathered X pays a load per element)
+        # pairs read X in place where its vectors are contiguous, or packed by
+        # transposes as pairs (`packed_pairs`) where it is contiguous along k; a
+        # gathered X (strided both ways) keeps the ordinary steps
+        oriented = Oriented.of(shape, self.plan.vector)
         self.pairs = (pairs and isinstance(element, BFloat16Type) and self.plan.kernel == "outer"
-                      and Oriented.of(shape, self.plan.vector).x_free == 1)
+                      and (oriented.x_free == 1 or oriented.x_k == 1))
+        self.packed_pairs = self.pairs and oriented.x_free != 1
         if self.pairs:
-            self.plan = replace(self.plan, pack="", pack_y=False)
+            self.plan = replace(self.plan, pack="transpose" if self.packed_pairs else "",
+                                pack_y=False)
         if narrow_c and self.plan.k_block != (0, 0):
             raise ValueError(f"a GEMM plan for a C of {element} has K-blocks: its partial "
                              "sums would be rounded (plan_gemm's narrow_c)")
@@ -621,14 +628,32 @@ class GemmEmitter:
         transposed in registers: L rows of X loaded as vectors along k become L
         vectors along V. Returns where the whole squares end."""
         lanes, length = seg.lanes, packing.length
-        if isinstance(length, int):
-            whole: SSAValue | int = length // lanes * lanes
-        else:
-            count = builder.insert(arith.DivUIOp(length, index(builder, lanes))).result
-            whole = builder.insert(arith.MuliOp(count, index(builder, lanes))).result
+        if self.packed_pairs and lanes in PAIR_LANES:
+            whole = _multiple_below(builder, length, 2 * lanes)
+            for_loop(builder, 0, whole, 2 * lanes,
+                     partial(self.pair_square, packing, seg, src, dst))
+            return whole
+        whole = _multiple_below(builder, length, lanes)
         for_loop(builder, 0, whole, lanes,
                  partial(self.transpose_square, packing, seg, src, dst))
         return whole
+
+    def pair_square(self, packing: Packing, seg: Segment, src: SSAValue, dst: SSAValue,
+                    builder: Builder, p: SSAValue, _: list[SSAValue]) -> None:
+        """2L k steps of one row block as L pairs: L rows of X loaded as 2L bf16 along k
+        are L i32 pairs each, transposed in registers; pair j (k steps p + 2j and p +
+        2j + 1, for L rows) goes to the f32 slots of k step p + 2j, as bits, where
+        `pair_step` reads it."""
+        x, lanes = packing.x, seg.lanes
+        at, to = add(builder, src, p), add(builder, dst, p, seg.height)
+        slots = VectorType(self.element, [lanes])  # f32 lanes holding the pairs' bits
+        for v in range(seg.vectors):
+            rows = [builder.insert(vector.BitcastOp(
+                load(builder, x.memory, add(builder, at, (v * lanes + i) * x.free), 2 * lanes),
+                slots)).result for i in range(lanes)]
+            for j, column in enumerate(transpose(builder, rows)):
+                store(builder, column, packing.scratch,
+                      add(builder, to, 2 * j * seg.height + v * lanes))
 
     def transpose_square(self, packing: Packing, seg: Segment, src: SSAValue, dst: SSAValue,
                          builder: Builder, p: SSAValue, _: list[SSAValue]) -> None:
@@ -740,7 +765,7 @@ class GemmEmitter:
         loop, or one loop over all K steps when the batches follow each other on both
         operands (a packed X, a k-contiguous Y)."""
         x, y, length = blocks.x, blocks.y, blocks.length
-        if blocks.batches > 1 and isinstance(length, int) and (
+        if blocks.batches > 1 and isinstance(length, int) and not self.packed_pairs and (
                 x.batch == x.k * length and y.batch == y.k * length):
             return self.k_loop(blocks, x_block, y_block, blocks.batches * length, builder, accs)
         return for_loop(builder, 0, blocks.batches, 1,
@@ -755,12 +780,9 @@ class GemmEmitter:
     def k_loop(self, blocks: RegisterBlocks, x_at: SSAValue, y_at: SSAValue,
                count: SSAValue | int, builder: Builder, acc: list[SSAValue]) -> list[SSAValue]:
         if self.pairs and blocks.seg.lanes in PAIR_LANES:
-            if isinstance(count, int):
-                paired: SSAValue | int = count // 2 * 2
-            else:
-                two = index(builder, 2)
-                halves = builder.insert(arith.DivUIOp(count, two)).result
-                paired = builder.insert(arith.MuliOp(halves, two)).result
+            # in place any two k steps pair; packed, those of whole pair squares
+            paired = _multiple_below(builder, count, 2 * blocks.seg.lanes
+                                     if self.packed_pairs else 2)
             acc = for_loop(builder, 0, paired, 2,
                            partial(self.pair_step, blocks, x_at, y_at), acc)
             return for_loop(builder, paired, count, 1,
@@ -780,6 +802,10 @@ class GemmEmitter:
         x_pairs = []
         for v in range(vectors):
             first = add(builder, x_k, v * lanes * x.free)
+            if self.packed_pairs:  # f32 slots holding the pairs' bits (`pair_square`)
+                packed = load(builder, x.memory, first, lanes)
+                x_pairs.append(builder.insert(vector.BitcastOp(packed, pair_type)).result)
+                continue
             rows = [load(builder, x.memory, at, lanes, x.free)
                     for at in (first, add(builder, first, x.k))]
             both = builder.insert(vector.ShuffleOp(
@@ -952,3 +978,11 @@ class GemmEmitter:
             for lane, owner in enumerate(owners):
                 sums[owner] = builder.insert(vector.ExtractOp(value, [lane], self.element)).result
         return [s for s in sums if s is not None]
+
+
+def _multiple_below(builder: Builder, count: SSAValue | int, step: int) -> SSAValue | int:
+    """`count` rounded down to a multiple of `step` (emitted when it is a value)."""
+    if isinstance(count, int):
+        return count // step * step
+    blocks = builder.insert(arith.DivUIOp(count, index(builder, step))).result
+    return builder.insert(arith.MuliOp(blocks, index(builder, step))).result
