@@ -37,3 +37,30 @@ func.func @gemm_pairs(%in0: memref<?xbf16>, %in1: memref<?xbf16>, %out: memref<?
 // CHECK:         func.return
 
 // AVX2: lowering: primitive 'mm' has metadata bf16_products = pairs, which needs AVX512-BF16 (vdpbf16ps); this host (pinned avx2 (Zen 3-like)) has none: drop the key for sequential products
+
+// -----
+
+// X contiguous along k (A's rows, or B's columns when the planner puts the
+// vectors along n): packed by register transposes of the pairs, 2L k steps of L
+// rows as one L x L transpose of 32-bit pairs stored as f32 slots, the k steps
+// past them singly; the pair loop reads the slots back.
+
+func.func @gemm_packed_pairs(%in0: memref<?xbf16>, %in1: memref<?xbf16>, %out: memref<?xbf16>) {
+  teir.config(%in0, %in1, %out) : (memref<?xbf16>, memref<?xbf16>, memref<?xbf16>) {
+    teir.axis m extent 32 strides [80, 0, 2] offsets [0, 0, 0]
+    teir.axis n extent 4 strides [0, 80, 64] offsets [0, 0, 0]
+    teir.axis k extent 40 strides [2, 2, 0] offsets [0, 0, 0]
+    teir.primitive mm Contraction {M = [m], N = [n], K = [k]} {data_type = "BF16", bf16_products = "pairs"}
+    teir.schedule {
+      teir.invoke c -> mm
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @gemm_packed_pairs
+// CHECK:         %[[ROW:.*]] = vector.load %in{{[01]}}[%{{.*}}] : memref<?xbf16>, vector<[[W:[0-9]+]]xbf16>
+// CHECK-NEXT:    vector.bitcast %[[ROW]] : vector<[[W]]xbf16> to vector<[[L:[0-9]+]]xf32>
+// CHECK:         %[[SLOTS:.*]] = vector.load %{{.*}}[%{{.*}}] : memref<{{[0-9]+}}xf32>, vector<[[L]]xf32>
+// CHECK-NEXT:    %[[PAIRS:.*]] = vector.bitcast %[[SLOTS]] : vector<[[L]]xf32> to vector<[[L]]xi32>
+// CHECK:         teir_lane.dot_bf16_pairs %{{.*}}, %[[PAIRS]], %{{.*}} : vector<[[L]]xf32>, vector<[[L]]xi32>
