@@ -126,6 +126,14 @@ def for_loop(builder: Builder, lower: int | SSAValue, upper: int | SSAValue, ste
     return list(builder.insert(scf.ForOp(*bounds, carried, block)).results)
 
 
+def multiple_below(builder: Builder, count: SSAValue | int, step: int) -> SSAValue | int:
+    """`count` rounded down to a multiple of `step` (emitted when it is a value)."""
+    if isinstance(count, int):
+        return count // step * step
+    blocks = builder.insert(arith.DivUIOp(count, index(builder, step))).result
+    return builder.insert(arith.MuliOp(blocks, index(builder, step))).result
+
+
 def if_then(builder: Builder, condition: SSAValue, then: Callable[[Builder], None],
             otherwise: Callable[[Builder], None] | None = None) -> None:
     """scf.if `condition`, with an else region when `otherwise` is given."""

@@ -106,6 +106,7 @@ from teir_lowering.codegen.emit import (
     index,
     load,
     load_broadcast,
+    multiple_below,
     narrow,
     relu,
     store,
@@ -629,11 +630,11 @@ class GemmEmitter:
         vectors along V. Returns where the whole squares end."""
         lanes, length = seg.lanes, packing.length
         if self.packed_pairs and lanes in PAIR_LANES:
-            whole = _multiple_below(builder, length, 2 * lanes)
+            whole = multiple_below(builder, length, 2 * lanes)
             for_loop(builder, 0, whole, 2 * lanes,
                      partial(self.pair_square, packing, seg, src, dst))
             return whole
-        whole = _multiple_below(builder, length, lanes)
+        whole = multiple_below(builder, length, lanes)
         for_loop(builder, 0, whole, lanes,
                  partial(self.transpose_square, packing, seg, src, dst))
         return whole
@@ -781,7 +782,7 @@ class GemmEmitter:
                count: SSAValue | int, builder: Builder, acc: list[SSAValue]) -> list[SSAValue]:
         if self.pairs and blocks.seg.lanes in PAIR_LANES:
             # in place any two k steps pair; packed, those of whole pair squares
-            paired = _multiple_below(builder, count, 2 * blocks.seg.lanes
+            paired = multiple_below(builder, count, 2 * blocks.seg.lanes
                                      if self.packed_pairs else 2)
             acc = for_loop(builder, 0, paired, 2,
                            partial(self.pair_step, blocks, x_at, y_at), acc)
@@ -978,11 +979,3 @@ class GemmEmitter:
             for lane, owner in enumerate(owners):
                 sums[owner] = builder.insert(vector.ExtractOp(value, [lane], self.element)).result
         return [s for s in sums if s is not None]
-
-
-def _multiple_below(builder: Builder, count: SSAValue | int, step: int) -> SSAValue | int:
-    """`count` rounded down to a multiple of `step` (emitted when it is a value)."""
-    if isinstance(count, int):
-        return count // step * step
-    blocks = builder.insert(arith.DivUIOp(count, index(builder, step))).result
-    return builder.insert(arith.MuliOp(blocks, index(builder, step))).result

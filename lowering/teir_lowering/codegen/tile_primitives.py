@@ -65,6 +65,7 @@ from teir_lowering.codegen.emit import (
     if_then,
     index,
     load,
+    multiple_below,
     relu,
     store,
     transpose,
@@ -276,10 +277,8 @@ class TileEmitter:
 
             nonzero = b.insert(arith.CmpiOp(peel, index(b, 0), "ne")).result
             if_then(b, nonzero, edges)
-            middle = b.insert(arith.SubiOp(index(b, nr), peel)).result
-            middle = b.insert(arith.DivUIOp(middle, index(b, line))).result
-            middle = b.insert(arith.MuliOp(middle, index(b, line))).result
-            middle = b.insert(arith.AddiOp(peel, middle)).result
+            after_peel = b.insert(arith.SubiOp(index(b, nr), peel)).result
+            middle = b.insert(arith.AddiOp(peel, multiple_below(b, after_peel, line))).result
 
             def line_blocks(rb: Builder, r0: SSAValue, _: list[SSAValue]) -> None:
                 for_loop(rb, 0, columns_full, lanes, lambda cb, c0, _: self.line_block(
@@ -463,20 +462,17 @@ def emit_tile_primitive(builder: Builder, prim: PrimitiveOp, element: Attribute,
         tile_emitter.emit_contiguous(builder, outer, run, source, out)
     else:
         _, outer, rows, columns = plan
-        tile_emitter.nontemporal = (_out_bytes(config) >= _nontemporal_min_bytes()
+        tile_emitter.nontemporal = (_large_output(config)
                                     or tile_emitter.crowded_beyond_l1(rows, columns))
         tile_emitter.emit_transpose(builder, outer, rows, columns, source, out)
     return True
 
 
-def _out_bytes(config: ConfigOp) -> int:
-    """The bytes the configuration's out spans."""
+def _large_output(config: ConfigOp) -> bool:
+    """Whether the configuration's out footprint reaches `NONTEMPORAL_MIN_BYTES`."""
     touched = footprint(config)["out"]
-    return 0 if touched is None else touched.stop - touched.start
-
-
-def _nontemporal_min_bytes() -> int:
-    return host().l3 if NONTEMPORAL_MIN_BYTES is None else NONTEMPORAL_MIN_BYTES
+    least = host().l3 if NONTEMPORAL_MIN_BYTES is None else NONTEMPORAL_MIN_BYTES
+    return touched is not None and touched.stop - touched.start >= least
 
 
 Plan = (
