@@ -248,7 +248,7 @@ K_STEP_BYTES = 4096
 WIDE_TILE_VECTORS = 2
 """A GEMM tile at least this many host vectors of 4-byte elements wide along M and N
 is wide, whatever its type: TCCG 23, 25 and 27 in FP64 (tiles 21 x 21, three
-FP64 vectors less a remainder) ran 1.35x slower on the arrays than transposed
+FP64 vectors less a remainder) ran slower on the arrays than transposed
 (README, Benchmarks: TCCG)."""
 
 
