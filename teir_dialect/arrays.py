@@ -32,6 +32,7 @@ import numpy as np
 
 from teir_dialect.analysis import footprint
 from teir_dialect.dialect import ConfigOp
+from teir_dialect.host import CACHE_LINE
 from teir_dialect.vocabulary import DataType
 
 
@@ -148,3 +149,24 @@ def check_arrays(
                 f"{spec.needed_bytes} bytes"
             )
     return plain
+
+
+ALIGNED_MIN_BYTES = 1 << 20
+"""Results from this size on are allocated on a cache-line boundary (`result_array`)."""
+
+
+def result_array(shape: Sequence[int], dtype: np.dtype | type, order: str = "C") -> np.ndarray:
+    """An empty array for a result, starting on a cache-line boundary when it holds
+    `ALIGNED_MIN_BYTES` or more. numpy puts a large buffer 16 bytes past a line,
+    so a kernel that streams whole lines of out peels the rows' partial lines
+    (`teir_lowering.codegen.tile_primitives`); an aligned result has none. The
+    array is then a view of a larger byte buffer (`.base`), as numpy's own
+    results often are."""
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    if count * dtype.itemsize < ALIGNED_MIN_BYTES:
+        return np.empty(shape, dtype, order=order)
+    raw = np.empty(count * dtype.itemsize + CACHE_LINE, np.uint8)
+    skip = -raw.ctypes.data % CACHE_LINE
+    flat = raw[skip:skip + count * dtype.itemsize].view(dtype)
+    return flat.reshape(shape, order=order)

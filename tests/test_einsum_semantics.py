@@ -20,6 +20,7 @@ from opt_einsum.testing import build_views
 from opt_einsum.tests.test_contract import tests as OPT_EINSUM_TESTS
 
 from conftest import examples
+from teir_dialect.arrays import ALIGNED_MIN_BYTES, result_array
 from teir_lowering import einsum
 
 RNG = np.random.default_rng(22)
@@ -381,3 +382,20 @@ def test_more_than_two_operands_reach_the_tree_hook_as_promised(monkeypatch) -> 
     einsum("ij,jk,kl->il", S, S, B, out=out, relu=True, optimize="optimal")
     np.testing.assert_allclose(out, np.maximum(S @ S @ B, 0), rtol=1e-12)
     assert [call[2:] for call in calls] == [("greedy", "FP64")] * 3 + [("optimal", "FP64")]
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_large_results_start_on_a_cache_line(order: str) -> None:
+    """Results of a MiB or more start on a 64-byte line (numpy's sit 16 bytes past
+    one), so streamed transposes need no partial lines; smaller ones are numpy's."""
+    x = np.random.default_rng(0).standard_normal((64, 64, 64, 2)).astype(np.float32)
+    x = x if order == "C" else np.asfortranarray(x)
+    got = einsum("abcd->dcba", x, order=order)
+    assert got.ctypes.data % 64 == 0 and got.nbytes >= ALIGNED_MIN_BYTES
+    assert got.flags.writeable and (got.flags.f_contiguous if order == "F"
+                                    else got.flags.c_contiguous)
+    np.testing.assert_array_equal(got, np.einsum("abcd->dcba", x, order=order))
+    small = result_array((8, 8), np.float32)
+    assert small.base is None and small.shape == (8, 8)
+    large = result_array((512, 1024), np.float32, "F")
+    assert large.ctypes.data % 64 == 0 and large.flags.f_contiguous

@@ -25,7 +25,7 @@ from teir_lowering.codegen.emit import transpose_network
 from teir_lowering.runtime import kernel as kernel_module
 from teir_lowering.runtime.kernel import compile_kernel
 
-WIDTH = {"FP32": 4, "FP64": 8}
+WIDTH = {"FP32": 4, "FP64": 8, "FP16": 2}
 SENTINEL = 7.0
 
 
@@ -106,7 +106,7 @@ def _like(array: np.ndarray) -> np.ndarray:
 
 
 def _bits(array: np.ndarray) -> np.ndarray:
-    return array.view(np.uint32 if array.dtype == np.float32 else np.uint64)
+    return array.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[array.itemsize])
 
 
 def _check(record: dict[str, Any], expect: str, special: bool = False,
@@ -309,6 +309,58 @@ def test_streaming_transpose(streaming: None, dtype: str, rows: int, columns: in
     kernel(*arrays)
     np.testing.assert_array_equal(_bits(arrays[-1]), _bits(expected[-1]))
     np.testing.assert_array_equal(_bits(backing[~inside]), _bits(before[~inside]))
+
+
+def _placed(array: np.ndarray, shift_bytes: int) -> np.ndarray:
+    """A copy of `array` starting `shift_bytes` past a 64-byte boundary."""
+    w = array.itemsize
+    backing = np.full(array.size + 128 // w, SENTINEL, array.dtype)
+    start = ((-backing.ctypes.data) % 64 + shift_bytes) // w
+    view = backing[start:start + array.size]
+    view[:] = array
+    return view
+
+
+SOURCE_LINE_SHAPES = [
+    # dtype, rows, columns, pad of in0's rows (whole lines apart), out_row
+    ("FP32", 64, 48, 0, 80),
+    ("FP32", 32, 40, 8, 1024),
+    ("FP64", 32, 20, 4, 40),
+    ("FP16", 64, 72, 24, 2048),
+]
+
+
+@pytest.mark.parametrize("dtype, rows, columns, pad, out_row", SOURCE_LINE_SHAPES)
+def test_streamed_columns_walk_the_lines_of_in0(streaming: None, dtype: str, rows: int,
+                                                columns: int, pad: int, out_row: int) -> None:
+    """A streamed tile whose out rows start on a line and whose in0 rows start 16-byte
+    aligned walks its columns along in0's lines (narrower blocks up to the first
+    boundary and after the last whole block); other starts take the whole blocks.
+    Every start gives the reference's bits and writes nothing outside out."""
+    record = transpose_record(rows, columns, dtype, pad=pad, out_row=out_row)
+    kernel = compile_kernel(record, keep_ir=True)
+    lanes = tile_primitives.host().lanes(WIDTH[dtype])
+    narrow = {"FP32": "f32", "FP64": "f64", "FP16": "f16"}[dtype]
+    assert f"vector<{lanes // 2}x{narrow}>" in kernel.stages["scf"]  # the walk's pieces
+    given = random_arrays(record, np.random.default_rng(5), fill=SENTINEL)
+    expected = [a.copy() for a in given]
+    run_reference(record, expected)
+    shifts = [(16, 0), (48, 0), (32, 0), (0, 0), (4, 0), (16, 16), (48, 32)]
+    for in_shift, out_shift in shifts:
+        if in_shift % WIDTH[dtype]:
+            continue  # in0 starts on an element
+        for threads in (1, 2):
+            arrays = [_placed(given[0], in_shift), _placed(given[1], out_shift)]
+            backing = arrays[-1].base
+            before = backing.copy()
+            inside = np.zeros(backing.size, bool)
+            start = (arrays[-1].ctypes.data - backing.ctypes.data) // arrays[-1].itemsize
+            inside[start:start + arrays[-1].size] = True
+            kernel(*arrays, threads=threads)
+            where = f"in0 +{in_shift} B, out +{out_shift} B, {threads} threads"
+            np.testing.assert_array_equal(_bits(arrays[-1]), _bits(expected[-1]), err_msg=where)
+            np.testing.assert_array_equal(_bits(backing[~inside]), _bits(before[~inside]),
+                                          err_msg=where)
 
 
 def test_no_streaming_for_small_outputs() -> None:

@@ -35,7 +35,10 @@ are written does not matter, as in teir-to-scf's `order_for_out`):
   For large outputs, and for crowded tiles whose rows of out are short, the
   blocks store whole cache lines with non-temporal stores
   (`TileEmitter.aligned_tile`, `NONTEMPORAL_MIN_BYTES`,
-  `TileEmitter.crowded_beyond_l1`).
+  `TileEmitter.crowded_beyond_l1`); a streamed tile whose out rows start on a
+  line walks its columns along in0's lines (`TileEmitter.column_walk`), and
+  `einsum` allocates results of a MiB or more on a line
+  (`teir_dialect.arrays.result_array`).
 
 ReLU keeps the reference semantics exactly: `select(x < 0, +0, x)` with an
 ordered compare, so -0.0 and NaN pass unchanged (a max would not). Other role
@@ -46,6 +49,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from math import gcd
 
 from xdsl.builder import Builder
@@ -93,6 +97,13 @@ went from ~10 to ~20 GB/s on one thread on a Zen 5 host (FP32; FP64 ~10 to
 ~24). They also leave nothing in cache for a consumer, so they are kept for
 outputs larger than the last-level cache, which would not stay in it anyway.
 """
+
+
+BlockBody = Callable[[Builder, SSAValue, int], None]
+"""Emits one block of a streamed tile at column c0 with `width` lanes."""
+
+ColumnWalk = Callable[[Builder, BlockBody], None]
+"""Emits the blocks that cover a streamed tile's columns."""
 
 
 @dataclass(frozen=True)
@@ -226,20 +237,21 @@ class TileEmitter:
         back to back (non-temporally too), so that each partial line leaves the
         core in one go; ordinary stores there would bring lines in whose sets
         the tile's other rows keep evicting (rows of a tile are often a power
-        of two apart). Other starts take ordinary stores. The streaming stores
-        are fenced once, when the function returns (teir-fence-nontemporal-stores).
+        of two apart). Other starts take ordinary stores. When out's rows start on
+        a line (no peel) and in0's on 16 bytes, the columns follow in0's lines
+        (`column_walk`); with a peel that walk measured slower than whole blocks
+        (`abcd->dcba` 64^4, both arrays at numpy's 16-byte offset: README,
+        Benchmarks), so it is not taken there. The streaming stores are fenced once,
+        when the function returns (teir-fence-nontemporal-stores).
         """
         lanes, width, nr = self.lanes, self.width, rows.size
         line = CACHE_LINE // width  # rows of the tile per line of out
         piece = self.min_lanes  # lanes per 16 bytes
-        columns_full = columns.size // lanes * lanes
-        pointer = builder.insert(memref.ExtractAlignedPointerAsIndexOp.get(self.out)).aligned_pointer
-        start = add(builder, pointer, out, width)  # bytes
-        misalignment = builder.insert(arith.RemUIOp(start, index(builder, CACHE_LINE))).result
+        misalignment = self.misalignment(builder, self.out, out)
         granule = builder.insert(arith.RemUIOp(misalignment, index(builder, 16))).result
         aligned = builder.insert(arith.CmpiOp(granule, index(builder, 0), "eq")).result
 
-        def streaming(b: Builder) -> None:
+        def streaming(b: Builder, walk: ColumnWalk) -> None:
             lead = b.insert(arith.SubiOp(index(b, CACHE_LINE), misalignment)).result
             lead = b.insert(arith.RemUIOp(lead, index(b, CACHE_LINE))).result
             peel = b.insert(arith.DivUIOp(lead, index(b, width))).result
@@ -258,22 +270,23 @@ class TileEmitter:
                                for k in range(line)]
                 out_pieces = [add(bb, out, row_of(bb, q)) for q in range(0, line, piece)]
 
-                def block(cb: Builder, c0: SSAValue, _: list[SSAValue]) -> None:
+                def block(cb: Builder, c0: SSAValue, count: int) -> None:
                     parts = [self.transposed(cb, [add(cb, row, c0) for row in
-                                                  source_rows[h:h + lanes]], lanes)
-                             for h in range(0, line, lanes)]
-                    for column in range(lanes):
+                                                  source_rows[h:h + count]], count)
+                             for h in range(0, line, count)]
+                    for column in range(count):
                         at = add(cb, c0, column)
                         for q, base in zip(range(0, line, piece), out_pieces):
-                            value = parts[q // lanes][column]
-                            within = q % lanes
-                            part = cb.insert(vector.ShuffleOp(
+                            value = parts[q // count][column]
+                            within = q % count
+                            part = value if count == piece else cb.insert(vector.ShuffleOp(
                                 value, value,
                                 DenseArrayBase.from_list(i64, list(range(within, within + piece))),
                                 result_type=VectorType(self.element, [piece]))).result
-                            store(cb, part, self.out, add(cb, base, at, columns.out), nontemporal=True)
+                            store(cb, part, self.out, add(cb, base, at, columns.out),
+                                  nontemporal=True)
 
-                for_loop(bb, 0, columns_full, lanes, block)
+                walk(bb, block)
 
             nonzero = b.insert(arith.CmpiOp(peel, index(b, 0), "ne")).result
             if_then(b, nonzero, edges)
@@ -281,15 +294,93 @@ class TileEmitter:
             middle = b.insert(arith.AddiOp(peel, multiple_below(b, after_peel, line))).result
 
             def line_blocks(rb: Builder, r0: SSAValue, _: list[SSAValue]) -> None:
-                for_loop(rb, 0, columns_full, lanes, lambda cb, c0, _: self.line_block(
-                    cb, rows, columns, source, out, r0, c0))
+                walk(rb, lambda cb, c0, count: self.line_block(
+                    cb, rows, columns, source, out, r0, c0, count))
 
             for_loop(b, peel, middle, line, line_blocks)
+
+        columns_full = columns.size // lanes * lanes
+
+        def whole_blocks(b: Builder, block: BlockBody) -> None:
+            for_loop(b, 0, columns_full, lanes, lambda cb, c0, _: block(cb, c0, lanes))
+
+        def ordinary(b: Builder) -> None:
+            streaming(b, whole_blocks)
             self.region(b, rows, columns, source, out, (0, nr), (columns_full, columns.size),
                         lanes)
 
-        if_then(builder, aligned, streaming, lambda b: self.region(
-            b, rows, columns, source, out, (0, nr), (0, columns.size), lanes))
+        def unaligned(b: Builder) -> None:
+            self.region(b, rows, columns, source, out, (0, nr), (0, columns.size), lanes)
+
+        if not self.walks_source_lines(rows, columns):
+            if_then(builder, aligned, ordinary, unaligned)
+            return
+
+        def source_lines(b: Builder) -> None:
+            start = self.misalignment(b, self.source, source)
+            within = b.insert(arith.RemUIOp(start, index(b, 16))).result
+            pieces = b.insert(arith.OrIOp(within, misalignment)).result
+            lined = b.insert(arith.CmpiOp(pieces, index(b, 0), "eq")).result
+            if_then(b, lined, lambda bb: streaming(
+                bb, partial(self.column_walk, columns.size, start)), ordinary)
+
+        if_then(builder, aligned, source_lines, unaligned)
+
+    def misalignment(self, builder: Builder, memory: SSAValue, at: SSAValue) -> SSAValue:
+        """The byte offset within its cache line of element `at` of `memory`."""
+        pointer = builder.insert(
+            memref.ExtractAlignedPointerAsIndexOp.get(memory)).aligned_pointer
+        start = add(builder, pointer, at, self.width)
+        return builder.insert(arith.RemUIOp(start, index(builder, CACHE_LINE))).result
+
+    def walks_source_lines(self, rows: TileAxis, columns: TileAxis) -> bool:
+        """Whether a streamed tile may walk its columns along the source's lines
+        (`column_walk`): every row of the source has the first one's alignment, and
+        the columns are whole 16-byte pieces, a block and a line at least."""
+        line = CACHE_LINE // self.width
+        return (self.source is not None and rows.source * self.width % CACHE_LINE == 0
+                and columns.size % self.min_lanes == 0
+                and columns.size >= self.lanes + line)
+
+    def column_walk(self, size: int, start: SSAValue, builder: Builder,
+                    block: BlockBody) -> None:
+        """`block(c0, count)` over `size` columns whose first one sits `start` bytes
+        (a multiple of 16) into a line of the source: narrower blocks up to the
+        next line boundary, whole blocks from there (each vector a line or part of
+        one), narrower blocks for the rest. A vector across two lines reads each
+        twice over a walk, and the rows of a tile, often a power of two apart,
+        share a few L1 sets that evict the line between the two reads
+        (`abcd->dcba` 64^4, out on a line, in0 at numpy's 16-byte offset: README,
+        Benchmarks)."""
+        lanes, width = self.lanes, self.width
+        line = CACHE_LINE // width
+        lead = builder.insert(arith.SubiOp(index(builder, CACHE_LINE), start)).result
+        lead = builder.insert(arith.RemUIOp(lead, index(builder, CACHE_LINE))).result
+        head = builder.insert(arith.DivUIOp(lead, index(builder, width))).result
+
+        def pieces(b: Builder, at: SSAValue, count: SSAValue, largest: int) -> None:
+            """Blocks over `count` (< 2 * largest, a multiple of 16 bytes) columns from
+            `at`: one per power of two in `count`, largest first."""
+            part = largest
+            while part >= self.min_lanes:
+                bit = b.insert(arith.AndIOp(count, index(b, part))).result
+                has = b.insert(arith.CmpiOp(bit, index(b, 0), "ne")).result
+                higher = b.insert(arith.AndIOp(count, index(b, -2 * part))).result
+                c0 = b.insert(arith.AddiOp(at, higher)).result  # after the larger pieces
+
+                def one(bb: Builder, c0: SSAValue = c0, part: int = part) -> None:
+                    for k in range(0, part, min(part, lanes)):
+                        block(bb, add(bb, c0, k), min(part, lanes))
+
+                if_then(b, has, one)
+                part //= 2
+
+        pieces(builder, index(builder, 0), head, line // 2)
+        full = builder.insert(arith.SubiOp(index(builder, size), head)).result
+        end = builder.insert(arith.AddiOp(head, multiple_below(builder, full, lanes))).result
+        for_loop(builder, head, end, lanes, lambda b, c0, _: block(b, c0, lanes))
+        rest = builder.insert(arith.SubiOp(index(builder, size), end)).result
+        pieces(builder, end, rest, lanes // 2)
 
     def region(self, builder: Builder, rows: TileAxis, columns: TileAxis,
                source: SSAValue, out: SSAValue, row_range: tuple[int, int],
@@ -364,10 +455,10 @@ class TileEmitter:
         return rest % self.min_lanes != 0
 
     def line_block(self, builder: Builder, rows: TileAxis, columns: TileAxis,
-                   source: SSAValue, out: SSAValue, r0: SSAValue, c0: SSAValue) -> None:
-        """Rows r0.. (a line of out each column) x lanes columns from c0, stored with
+                   source: SSAValue, out: SSAValue, r0: SSAValue, c0: SSAValue,
+                   lanes: int) -> None:
+        """Rows r0.. (a line of out each column) x `lanes` columns from c0, stored with
         non-temporal stores, the vectors of one line of out back to back."""
-        lanes = self.lanes
         src = add(builder, add(builder, source, r0, rows.source), c0)
         dst = add(builder, add(builder, out, c0, columns.out), r0)
         parts = [self.transposed(builder, [add(builder, src, (h + k) * rows.source)

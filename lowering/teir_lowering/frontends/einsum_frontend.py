@@ -29,7 +29,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from teir_dialect import einsum_config
-from teir_dialect.arrays import plain_array
+from teir_dialect.arrays import plain_array, result_array
 from teir_dialect.attributes import INCREMENTS
 from teir_dialect.builders import with_unit_role
 from teir_dialect.context import teir_context
@@ -107,7 +107,7 @@ def einsum(subscripts: str, *operands: np.ndarray, out: np.ndarray | None = None
     if out is None:
         if not operands:
             raise TeirError("einsum: give one operand (a permutation) or two (a contraction)")
-        out = result = np.empty(output_shape(subscripts, operands), dtype=operands[0].dtype)
+        out = result = result_array(output_shape(subscripts, operands), operands[0].dtype)
     else:
         result, out = out, plain_array(out, "einsum: out")
     _cached_plan(subscripts, operands, out, relu, dtype, threads, tune)(operands, out, threads)

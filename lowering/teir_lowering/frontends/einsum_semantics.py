@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 from opt_einsum.parser import parse_einsum_input
 
-from teir_dialect.arrays import plain_array
+from teir_dialect.arrays import plain_array, result_array
 from teir_dialect.ops import BF16_PRODUCT_MODES
 from teir_dialect.vocabulary import DataType, parse_enum
 
@@ -447,7 +447,7 @@ def _plan(spec: str, arrays: Sequence[np.ndarray], target: np.ndarray | None,
     )
 
     def fresh() -> np.ndarray:
-        return np.empty(result_shape, compute, order="F" if fortran else "C")
+        return result_array(result_shape, compute, "F" if fortran else "C")
 
     if 0 in extents.values():
         def zeros(given: Sequence[np.ndarray], out: np.ndarray | None, count: int | None):
