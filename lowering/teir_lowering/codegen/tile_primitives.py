@@ -251,7 +251,7 @@ class TileEmitter:
         granule = builder.insert(arith.RemUIOp(misalignment, index(builder, 16))).result
         aligned = builder.insert(arith.CmpiOp(granule, index(builder, 0), "eq")).result
 
-        def streaming(b: Builder, walk: ColumnWalk) -> None:
+        def streaming(b: Builder, walk: ColumnWalk, peeled: bool = True) -> None:
             lead = b.insert(arith.SubiOp(index(b, CACHE_LINE), misalignment)).result
             lead = b.insert(arith.RemUIOp(lead, index(b, CACHE_LINE))).result
             peel = b.insert(arith.DivUIOp(lead, index(b, width))).result
@@ -288,8 +288,9 @@ class TileEmitter:
 
                 walk(bb, block)
 
-            nonzero = b.insert(arith.CmpiOp(peel, index(b, 0), "ne")).result
-            if_then(b, nonzero, edges)
+            if peeled:  # else out's rows start on a line: no edge block
+                nonzero = b.insert(arith.CmpiOp(peel, index(b, 0), "ne")).result
+                if_then(b, nonzero, edges)
             after_peel = b.insert(arith.SubiOp(index(b, nr), peel)).result
             middle = b.insert(arith.AddiOp(peel, multiple_below(b, after_peel, line))).result
 
@@ -322,7 +323,7 @@ class TileEmitter:
             pieces = b.insert(arith.OrIOp(within, misalignment)).result
             lined = b.insert(arith.CmpiOp(pieces, index(b, 0), "eq")).result
             if_then(b, lined, lambda bb: streaming(
-                bb, partial(self.column_walk, columns.size, start)), ordinary)
+                bb, partial(self.column_walk, columns.size, start), peeled=False), ordinary)
 
         if_then(builder, aligned, source_lines, unaligned)
 
