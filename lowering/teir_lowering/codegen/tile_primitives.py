@@ -252,9 +252,7 @@ class TileEmitter:
         aligned = builder.insert(arith.CmpiOp(granule, index(builder, 0), "eq")).result
 
         def streaming(b: Builder, walk: ColumnWalk, peeled: bool = True) -> None:
-            lead = b.insert(arith.SubiOp(index(b, CACHE_LINE), misalignment)).result
-            lead = b.insert(arith.RemUIOp(lead, index(b, CACHE_LINE))).result
-            peel = b.insert(arith.DivUIOp(lead, index(b, width))).result
+            peel = self.up_to_line(b, misalignment)
 
             def is_head(bb: Builder, lane: int) -> SSAValue:
                 return bb.insert(arith.CmpiOp(index(bb, lane), peel, "ult")).result
@@ -320,8 +318,8 @@ class TileEmitter:
         def source_lines(b: Builder) -> None:
             start = self.misalignment(b, self.source, source)
             within = b.insert(arith.RemUIOp(start, index(b, 16))).result
-            pieces = b.insert(arith.OrIOp(within, misalignment)).result
-            lined = b.insert(arith.CmpiOp(pieces, index(b, 0), "eq")).result
+            offsets = b.insert(arith.OrIOp(within, misalignment)).result
+            lined = b.insert(arith.CmpiOp(offsets, index(b, 0), "eq")).result
             if_then(b, lined, lambda bb: streaming(
                 bb, partial(self.column_walk, columns.size, start), peeled=False), ordinary)
 
@@ -333,6 +331,13 @@ class TileEmitter:
             memref.ExtractAlignedPointerAsIndexOp.get(memory)).aligned_pointer
         start = add(builder, pointer, at, self.width)
         return builder.insert(arith.RemUIOp(start, index(builder, CACHE_LINE))).result
+
+    def up_to_line(self, builder: Builder, misalignment: SSAValue) -> SSAValue:
+        """The elements from one `misalignment` bytes into a line to the next line
+        boundary (0 on a boundary)."""
+        lead = builder.insert(arith.SubiOp(index(builder, CACHE_LINE), misalignment)).result
+        lead = builder.insert(arith.RemUIOp(lead, index(builder, CACHE_LINE))).result
+        return builder.insert(arith.DivUIOp(lead, index(builder, self.width))).result
 
     def walks_source_lines(self, rows: TileAxis, columns: TileAxis) -> bool:
         """Whether a streamed tile may walk its columns along the source's lines
@@ -353,11 +358,9 @@ class TileEmitter:
         share a few L1 sets that evict the line between the two reads
         (`abcd->dcba` 64^4, out on a line, in0 at numpy's 16-byte offset: README,
         Benchmarks)."""
-        lanes, width = self.lanes, self.width
-        line = CACHE_LINE // width
-        lead = builder.insert(arith.SubiOp(index(builder, CACHE_LINE), start)).result
-        lead = builder.insert(arith.RemUIOp(lead, index(builder, CACHE_LINE))).result
-        head = builder.insert(arith.DivUIOp(lead, index(builder, width))).result
+        lanes = self.lanes
+        line = CACHE_LINE // self.width
+        head = self.up_to_line(builder, start)
 
         def pieces(b: Builder, at: SSAValue, count: SSAValue, largest: int) -> None:
             """Blocks over `count` (< 2 * largest, a multiple of 16 bytes) columns from

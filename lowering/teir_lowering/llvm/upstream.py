@@ -82,7 +82,6 @@ class UpstreamPrinter(Printer):
         self.print_string(" : ")
         self.print_list((op.cond.type, op.lhs.type), self.print_attribute)
 
-
     def print_pair_product(self, op: LaneDotBF16PairsOp) -> None:
         """The intrinsic's call as MLIR 19 translates it: its pairs as bf16 vectors
         (MLIR checks the intrinsic's types; LLVM itself upgrades the i32 form)."""
