@@ -36,9 +36,10 @@ are written does not matter, as in teir-to-scf's `order_for_out`):
   blocks store whole cache lines with non-temporal stores
   (`TileEmitter.aligned_tile`, `NONTEMPORAL_MIN_BYTES`,
   `TileEmitter.crowded_beyond_l1`); a streamed tile whose out rows start on a
-  line walks its columns along in0's lines (`TileEmitter.column_walk`), and
-  `einsum` allocates results of a MiB or more on a line
-  (`teir_dialect.arrays.result_array`).
+  line walks its columns along in0's lines (`TileEmitter.column_walk`), a
+  streamed tile of few rows stores the lines of each row of out back to back
+  (`COLUMNS_OUTER_ROWS`), and `einsum` allocates results of a MiB or more on a
+  line (`teir_dialect.arrays.result_array`).
 
 ReLU keeps the reference semantics exactly: `select(x < 0, +0, x)` with an
 ordered compare, so -0.0 and NaN pass unchanged (a max would not). Other role
@@ -49,7 +50,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from math import gcd
 
 from xdsl.builder import Builder
@@ -97,6 +97,22 @@ went from ~10 to ~20 GB/s on one thread on a Zen 5 host (FP32; FP64 ~10 to
 ~24). They also leave nothing in cache for a consumer, so they are kept for
 outputs larger than the last-level cache, which would not stay in it anyway.
 """
+
+COLUMNS_OUTER_ROWS = 32
+"""Streamed tiles of at most this many rows (one row of in0 each) take their column
+blocks outermost and every row of the tile within one (`TileEmitter.aligned_tile`):
+the lines of a row of out then leave back to back, where the rows of a tile cut by
+`teir_passes.auto_schedule` (`STREAMED_ROW_LINES`) otherwise took a whole walk
+over the columns between them (`ab->ba` 4096^2 FP32, FP64). With more rows that
+order reads too many rows of in0 at once (FP16's 64-row cut of the same case,
+and `ab->ba` 512 x 16384 FP32, 512 rows 64 KiB apart, ran slower: README,
+Benchmarks)."""
+
+LONG_WALK_BYTES = 32 * 1024
+"""A walk along in0's lines (`TileEmitter.column_walk`) with in0 off a line takes
+its column blocks outermost (`COLUMNS_OUTER_ROWS`) only from this many bytes of
+out lines per row of the tile on: `abcd->dcba` 64^4 (64 columns, 4 KiB) ran
+slower that way, `ab->ba` 4096^2 (256 KiB) faster (README, Benchmarks)."""
 
 
 BlockBody = Callable[[Builder, SSAValue, int], None]
@@ -241,7 +257,10 @@ class TileEmitter:
         a line (no peel) and in0's on 16 bytes, the columns follow in0's lines
         (`column_walk`); with a peel that walk measured slower than whole blocks
         (`abcd->dcba` 64^4, both arrays at numpy's 16-byte offset: README,
-        Benchmarks), so it is not taken there. The streaming stores are fenced once,
+        Benchmarks), so it is not taken there. The blocks go a row of lines at a
+        time along the columns, or, in tiles of at most `COLUMNS_OUTER_ROWS`
+        rows, a column block at a time down every row (`LONG_WALK_BYTES` for a
+        walk whose in0 starts off a line). The streaming stores are fenced once,
         when the function returns (teir-fence-nontemporal-stores).
         """
         lanes, width, nr = self.lanes, self.width, rows.size
@@ -251,7 +270,8 @@ class TileEmitter:
         granule = builder.insert(arith.RemUIOp(misalignment, index(builder, 16))).result
         aligned = builder.insert(arith.CmpiOp(granule, index(builder, 0), "eq")).result
 
-        def streaming(b: Builder, walk: ColumnWalk, peeled: bool = True) -> None:
+        def streaming(b: Builder, parts: Sequence[tuple[ColumnWalk, bool]],
+                      columns_outer: bool, peeled: bool = True) -> None:
             peel = self.up_to_line(b, misalignment)
 
             def is_head(bb: Builder, lane: int) -> SSAValue:
@@ -263,7 +283,7 @@ class TileEmitter:
                     is_head(bb, lane), index(bb, lane), index(bb, lane + nr - line)
                 )).result
 
-            def edges(bb: Builder) -> None:
+            def edge_block(bb: Builder) -> BlockBody:
                 source_rows = [add(bb, source, row_of(bb, k), rows.source)
                                for k in range(line)]
                 out_pieces = [add(bb, out, row_of(bb, q)) for q in range(0, line, piece)]
@@ -284,27 +304,49 @@ class TileEmitter:
                             store(cb, part, self.out, add(cb, base, at, columns.out),
                                   nontemporal=True)
 
-                walk(bb, block)
+                return block
 
-            if peeled:  # else out's rows start on a line: no edge block
-                nonzero = b.insert(arith.CmpiOp(peel, index(b, 0), "ne")).result
-                if_then(b, nonzero, edges)
             after_peel = b.insert(arith.SubiOp(index(b, nr), peel)).result
             middle = b.insert(arith.AddiOp(peel, multiple_below(b, after_peel, line))).result
+            edge = edge_block(b) if peeled else None
+            nonzero = b.insert(arith.CmpiOp(peel, index(b, 0), "ne")).result
 
-            def line_blocks(rb: Builder, r0: SSAValue, _: list[SSAValue]) -> None:
-                walk(rb, lambda cb, c0, count: self.line_block(
-                    cb, rows, columns, source, out, r0, c0, count))
+            def column_block(cb: Builder, c0: SSAValue, count: int) -> None:
+                """Every row of the tile at columns c0..: the lines of one row of out
+                leave back to back."""
+                if edge is not None:
+                    if_then(cb, nonzero, lambda eb: edge(eb, c0, count))
+                for_loop(cb, peel, middle, line, lambda lb, r0, _: self.line_block(
+                    lb, rows, columns, source, out, r0, c0, count))
 
-            for_loop(b, peel, middle, line, line_blocks)
+            def rows_outer(rb: Builder, walk: ColumnWalk) -> None:
+                if edge is not None:
+                    if_then(rb, nonzero, lambda eb: walk(eb, edge))
+                for_loop(rb, peel, middle, line, lambda lb, r0, _: walk(
+                    lb, lambda cb, c0, count: self.line_block(
+                        cb, rows, columns, source, out, r0, c0, count)))
+
+            def whole_walk(wb: Builder, block: BlockBody) -> None:
+                for walk, _ in parts:
+                    walk(wb, block)
+
+            if not columns_outer:
+                rows_outer(b, whole_walk)
+                return
+            for walk, whole in parts:
+                if whole:
+                    walk(b, column_block)
+                else:
+                    rows_outer(b, walk)
 
         columns_full = columns.size // lanes * lanes
+        few_rows = nr <= COLUMNS_OUTER_ROWS
 
         def whole_blocks(b: Builder, block: BlockBody) -> None:
             for_loop(b, 0, columns_full, lanes, lambda cb, c0, _: block(cb, c0, lanes))
 
         def ordinary(b: Builder) -> None:
-            streaming(b, whole_blocks)
+            streaming(b, [(whole_blocks, True)], few_rows)
             self.region(b, rows, columns, source, out, (0, nr), (columns_full, columns.size),
                         lanes)
 
@@ -320,8 +362,18 @@ class TileEmitter:
             within = b.insert(arith.RemUIOp(start, index(b, 16))).result
             offsets = b.insert(arith.OrIOp(within, misalignment)).result
             lined = b.insert(arith.CmpiOp(offsets, index(b, 0), "eq")).result
-            if_then(b, lined, lambda bb: streaming(
-                bb, partial(self.column_walk, columns.size, start), peeled=False), ordinary)
+
+            def walk_lines(bb: Builder) -> None:
+                parts = self.column_walk(columns.size, start, bb)
+                if not few_rows or columns.size * CACHE_LINE >= LONG_WALK_BYTES:
+                    streaming(bb, parts, few_rows, peeled=False)
+                    return
+                on_line = bb.insert(arith.CmpiOp(start, index(bb, 0), "eq")).result
+                if_then(bb, on_line,
+                        lambda cb: streaming(cb, parts, True, peeled=False),
+                        lambda cb: streaming(cb, parts, False, peeled=False))
+
+            if_then(b, lined, walk_lines, ordinary)
 
         if_then(builder, aligned, source_lines, unaligned)
 
@@ -348,12 +400,13 @@ class TileEmitter:
                 and columns.size % self.min_lanes == 0
                 and columns.size >= self.lanes + line)
 
-    def column_walk(self, size: int, start: SSAValue, builder: Builder,
-                    block: BlockBody) -> None:
-        """`block(c0, count)` over `size` columns whose first one sits `start` bytes
-        (a multiple of 16) into a line of the source: narrower blocks up to the
-        next line boundary, whole blocks from there (each vector a line or part of
-        one), narrower blocks for the rest. A vector across two lines reads each
+    def column_walk(self, size: int, start: SSAValue,
+                    builder: Builder) -> list[tuple[ColumnWalk, bool]]:
+        """The blocks over `size` columns whose first one sits `start` bytes (a
+        multiple of 16) into a line of the source, as three walks, each with
+        whether its blocks are whole: narrower blocks up to the next line
+        boundary, whole blocks from there (each vector a line or part of one),
+        narrower blocks for the rest. A vector across two lines reads each
         twice over a walk, and the rows of a tile, often a power of two apart,
         share a few L1 sets that evict the line between the two reads
         (`abcd->dcba` 64^4, out on a line, in0 at numpy's 16-byte offset: README,
@@ -362,7 +415,8 @@ class TileEmitter:
         line = CACHE_LINE // self.width
         head = self.up_to_line(builder, start)
 
-        def pieces(b: Builder, at: SSAValue, count: SSAValue, largest: int) -> None:
+        def pieces(b: Builder, block: BlockBody, at: SSAValue, count: SSAValue,
+                   largest: int) -> None:
             """Blocks over `count` (< 2 * largest, a multiple of 16 bytes) columns from
             `at`: one per power of two in `count`, largest first."""
             part = largest
@@ -379,12 +433,16 @@ class TileEmitter:
                 if_then(b, has, one)
                 part //= 2
 
-        pieces(builder, index(builder, 0), head, line // 2)
         full = builder.insert(arith.SubiOp(index(builder, size), head)).result
         end = builder.insert(arith.AddiOp(head, multiple_below(builder, full, lanes))).result
-        for_loop(builder, head, end, lanes, lambda b, c0, _: block(b, c0, lanes))
         rest = builder.insert(arith.SubiOp(index(builder, size), end)).result
-        pieces(builder, end, rest, lanes // 2)
+        zero = index(builder, 0)
+        return [
+            (lambda b, block: pieces(b, block, zero, head, line // 2), False),
+            (lambda b, block: for_loop(b, head, end, lanes,
+                                       lambda bb, c0, _: block(bb, c0, lanes)), True),
+            (lambda b, block: pieces(b, block, end, rest, lanes // 2), False),
+        ]
 
     def region(self, builder: Builder, rows: TileAxis, columns: TileAxis,
                source: SSAValue, out: SSAValue, row_range: tuple[int, int],
