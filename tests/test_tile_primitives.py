@@ -345,6 +345,12 @@ def test_streamed_columns_walk_the_lines_of_in0(streaming: None, dtype: str, row
     lanes = tile_primitives.host().lanes(WIDTH[dtype])
     narrow = {"FP32": "f32", "FP64": "f64", "FP16": "f16"}[dtype]
     assert f"vector<{lanes // 2}x{narrow}>" in kernel.stages["scf"]  # the walk's pieces
+    _check_placements(record, kernel, dtype)
+
+
+def _check_placements(record: dict[str, Any], kernel: Any, dtype: str) -> None:
+    """`kernel` on copies of random arrays placed at several offsets from a line, at
+    1 and 2 threads: the reference's bits in out and nothing written outside it."""
     given = random_arrays(record, np.random.default_rng(5), fill=SENTINEL)
     expected = [a.copy() for a in given]
     run_reference(record, expected)
@@ -364,6 +370,29 @@ def test_streamed_columns_walk_the_lines_of_in0(streaming: None, dtype: str, row
             np.testing.assert_array_equal(_bits(arrays[-1]), _bits(expected[-1]), err_msg=where)
             np.testing.assert_array_equal(_bits(backing[~inside]), _bits(before[~inside]),
                                           err_msg=where)
+
+
+CROWDED_WALK_SHAPES = [
+    # dtype, rows (no stream: not whole lines), columns, pad of in0's rows, out_row
+    # (rows of out 4 KiB apart: crowded)
+    ("FP32", 40, 48, 16, 1024),
+    ("FP64", 20, 24, 8, 512),
+    ("FP16", 80, 64, 32, 2048),
+]
+
+
+@pytest.mark.parametrize("dtype, rows, columns, pad, out_row", CROWDED_WALK_SHAPES)
+def test_crowded_columns_walk_the_lines_of_in0(dtype: str, rows: int, columns: int,
+                                               pad: int, out_row: int) -> None:
+    """A crowded tile (blocks down the rows of out) whose in0 rows start 16-byte
+    aligned takes its columns in pieces along in0's lines, down to 16-byte pieces
+    that only the walk emits here; other starts take the whole blocks."""
+    record = transpose_record(rows, columns, dtype, pad=pad, out_row=out_row)
+    kernel = compile_kernel(record, keep_ir=True)
+    assert "nontemporal" not in kernel.stages["scf"]
+    narrow = {"FP32": "f32", "FP64": "f64", "FP16": "f16"}[dtype]
+    assert f"vector<{16 // WIDTH[dtype]}x{narrow}>" in kernel.stages["scf"]
+    _check_placements(record, kernel, dtype)
 
 
 def test_no_streaming_for_small_outputs() -> None:

@@ -212,6 +212,8 @@ class TileEmitter:
         def tile(b: Builder, src: SSAValue, dst: SSAValue) -> None:
             if self.streams(rows, columns):
                 self.aligned_tile(b, rows, columns, src, dst)
+            elif self.crowded(columns) and self.walks_source_lines(rows, columns):
+                self.crowded_walk(b, rows, columns, src, dst)
             else:
                 self.region(b, rows, columns, src, dst, (0, rows.size), (0, columns.size),
                             self.lanes)
@@ -376,6 +378,29 @@ class TileEmitter:
             if_then(b, lined, walk_lines, ordinary)
 
         if_then(builder, aligned, source_lines, unaligned)
+
+    def crowded_walk(self, builder: Builder, rows: TileAxis, columns: TileAxis,
+                     source: SSAValue, out: SSAValue) -> None:
+        """A `crowded` tile (blocks down the rows of out) whose rows of in0 start
+        16-byte aligned at run time: its columns in pieces along in0's lines
+        (`column_walk`), each piece down every row. Whole blocks from numpy's
+        16-byte offset read each line of in0 twice, a column block apart, and
+        rows of in0 a power of two apart evict it in between (`ab->ba` 1024^2
+        and 2048^2 FP32: README, Benchmarks)."""
+        start = self.misalignment(builder, self.source, source)
+        within = builder.insert(arith.RemUIOp(start, index(builder, 16))).result
+        lined = builder.insert(arith.CmpiOp(within, index(builder, 0), "eq")).result
+
+        def piece(b: Builder, c0: SSAValue, count: int) -> None:
+            self.region(b, rows, columns, add(b, source, c0), add(b, out, c0, columns.out),
+                        (0, rows.size), (0, count), count)
+
+        def walk(b: Builder) -> None:
+            for part, _ in self.column_walk(columns.size, start, b):
+                part(b, piece)
+
+        if_then(builder, lined, walk, lambda b: self.region(
+            b, rows, columns, source, out, (0, rows.size), (0, columns.size), self.lanes))
 
     def misalignment(self, builder: Builder, memory: SSAValue, at: SSAValue) -> SSAValue:
         """The byte offset within its cache line of element `at` of `memory`."""
