@@ -382,6 +382,14 @@ class _Scheduler:
         return self.knobs.m_block or max(
             rows, (self.host.l2 // 2) // (k_block * width) // rows * rows)
 
+    def m_split(self, prim: PrimitiveOp, k_block: int) -> int | None:
+        """The factor `tile_contractions` splits the M axis of `prim` by, its calls
+        `k_block` deep (None: no split)."""
+        m_target = self.m_target(prim, k_block)
+        if prim.matched_kernel().get("m") > 2 * m_target and not self.streams_columns(prim):
+            return m_target
+        return None
+
     def blocked_rows(self, prim: PrimitiveOp) -> int:
         """The rows of `prim`'s calls once `tile_contractions` has blocked it."""
         kernel = prim.matched_kernel()
@@ -391,8 +399,7 @@ class _Scheduler:
             k_block = k * max(1, kernel.get("br_size"))
         else:
             k_block = factor * k if kernel.kind_name == KernelKind.BRGEMM else factor
-        m, m_target = kernel.get("m"), self.m_target(prim, k_block)
-        return m_target if m > 2 * m_target else m
+        return self.m_split(prim, k_block) or kernel.get("m")
 
     def tile_contractions(self) -> None:
         for prim in self.contractions():
@@ -406,10 +413,9 @@ class _Scheduler:
                 continue
             kernel = prim.matched_kernel()
             k_block = kernel.get("k") * max(1, kernel.get("br_size"))
-            m_target = self.m_target(prim, k_block)
-            if kernel.get("m") > 2 * m_target and not self.streams_columns(prim):
+            if (rows := self.m_split(prim, k_block)) is not None:
                 (m_axis,) = prim.role_axes(Role.M)
-                self.nest_step({"op": "split", "axis": m_axis.axis_id, "factor": m_target})
+                self.nest_step({"op": "split", "axis": m_axis.axis_id, "factor": rows})
 
     # -- 4. threads ---------------------------------------------------------------------
 
