@@ -328,7 +328,7 @@ SOURCE_LINE_SHAPES = [
     ("FP64", 32, 20, 4, 40),
     ("FP16", 64, 72, 24, 2048),
     # few rows and a long walk: column blocks outermost whatever in0's start
-    ("FP32", 32, 528, 16, 1024),
+    ("FP32", 32, 144, 16, 1024),
     ("FP64", 16, 520, 8, 512),
 ]
 

@@ -108,11 +108,12 @@ order reads too many rows of in0 at once (FP16's 64-row cut of the same case,
 and `ab->ba` 512 x 16384 FP32, 512 rows 64 KiB apart, ran slower: README,
 Benchmarks)."""
 
-LONG_WALK_BYTES = 32 * 1024
+LONG_WALK_BYTES = 8 * 1024
 """A walk along in0's lines (`TileEmitter.column_walk`) with in0 off a line takes
 its column blocks outermost (`COLUMNS_OUTER_ROWS`) only from this many bytes of
-out lines per row of the tile on: `abcd->dcba` 64^4 (64 columns, 4 KiB) ran
-slower that way, `ab->ba` 4096^2 (256 KiB) faster (README, Benchmarks)."""
+out lines per row of the tile on (a line per column): `abcd->dcba` 64^4 (64
+columns, 4 KiB) ran slower that way, 64 x 64 x 32 x 128 (8 KiB) and wider ones
+faster (README, Benchmarks)."""
 
 
 BlockBody = Callable[[Builder, SSAValue, int], None]
