@@ -336,6 +336,9 @@ class TileEmitter:
             if not columns_outer:
                 rows_outer(b, whole_walk)
                 return
+            # the edge block goes with the whole blocks; a walk's narrower pieces come
+            # only where out's rows start on a line (no edge block)
+            assert edge is None or all(whole for _, whole in parts)
             for walk, whole in parts:
                 if whole:
                     walk(b, column_block)
