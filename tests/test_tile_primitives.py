@@ -382,11 +382,13 @@ CROWDED_WALK_SHAPES = [
 
 
 @pytest.mark.parametrize("dtype, rows, columns, pad, out_row", CROWDED_WALK_SHAPES)
-def test_crowded_columns_walk_the_lines_of_in0(dtype: str, rows: int, columns: int,
-                                               pad: int, out_row: int) -> None:
-    """A crowded tile (blocks down the rows of out) whose in0 rows start 16-byte
+def test_crowded_columns_walk_the_lines_of_in0(streaming: None, dtype: str, rows: int,
+                                               columns: int, pad: int, out_row: int) -> None:
+    """A crowded tile (blocks down the rows of out) that does not stream (its rows are
+    not whole lines, whatever the output size) and whose in0 rows start 16-byte
     aligned takes its columns in pieces along in0's lines, down to 16-byte pieces
-    that only the walk emits here; other starts take the whole blocks."""
+    that only the walk emits here (both vector widths); other starts take the
+    whole blocks."""
     record = transpose_record(rows, columns, dtype, pad=pad, out_row=out_row)
     kernel = compile_kernel(record, keep_ir=True)
     assert "nontemporal" not in kernel.stages["scf"]
