@@ -105,8 +105,9 @@ the lines of a row of out then leave back to back, where the rows of a tile cut 
 `teir_passes.auto_schedule` (`STREAMED_ROW_LINES`) otherwise took a whole walk
 over the columns between them (`ab->ba` 4096^2 FP32, FP64). With more rows that
 order reads too many rows of in0 at once (FP16's 64-row cut of the same case,
-and `ab->ba` 512 x 16384 FP32, 512 rows 64 KiB apart, ran slower: README,
-Benchmarks)."""
+and `ab->ba` 512 x 16384 FP32, 512 rows 64 KiB apart, ran slower; FP32 cut into
+64 rows instead of 32, 2.5-5x slower: README, Benchmarks). Measured on one host
+(Zen 5); where the cliff between 32 and 64 rows lies on others is not known."""
 
 LONG_WALK_BYTES = 8 * 1024
 """A walk along in0's lines (`TileEmitter.column_walk`) with in0 off a line takes
