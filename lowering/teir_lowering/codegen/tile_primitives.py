@@ -217,8 +217,7 @@ class TileEmitter:
             elif self.crowded(columns) and self.walks_source_lines(rows, columns):
                 self.crowded_walk(b, rows, columns, src, dst)
             else:
-                self.region(b, rows, columns, src, dst, (0, rows.size), (0, columns.size),
-                            self.lanes)
+                self.whole_region(b, rows, columns, src, dst)
 
         self.outer_loops(builder, outer, source, out, tile)
 
@@ -358,7 +357,7 @@ class TileEmitter:
                         lanes)
 
         def unaligned(b: Builder) -> None:
-            self.region(b, rows, columns, source, out, (0, nr), (0, columns.size), lanes)
+            self.whole_region(b, rows, columns, source, out)
 
         if not self.walks_source_lines(rows, columns):
             if_then(builder, aligned, ordinary, unaligned)
@@ -404,8 +403,8 @@ class TileEmitter:
             for part, _ in self.column_walk(columns.size, start, b):
                 part(b, piece)
 
-        if_then(builder, lined, walk, lambda b: self.region(
-            b, rows, columns, source, out, (0, rows.size), (0, columns.size), self.lanes))
+        if_then(builder, lined, walk,
+                lambda b: self.whole_region(b, rows, columns, source, out))
 
     def misalignment(self, builder: Builder, memory: SSAValue, at: SSAValue) -> SSAValue:
         """The byte offset within its cache line of element `at` of `memory`."""
@@ -473,6 +472,12 @@ class TileEmitter:
                                        lambda bb, c0, _: block(bb, c0, lanes)), True),
             (lambda b, block: pieces(b, block, end, rest, lanes // 2), False),
         ]
+
+    def whole_region(self, builder: Builder, rows: TileAxis, columns: TileAxis,
+                     source: SSAValue, out: SSAValue) -> None:
+        """The whole tile as one `region` with ordinary stores, from the host's lanes."""
+        self.region(builder, rows, columns, source, out, (0, rows.size), (0, columns.size),
+                    self.lanes)
 
     def region(self, builder: Builder, rows: TileAxis, columns: TileAxis,
                source: SSAValue, out: SSAValue, row_range: tuple[int, int],
