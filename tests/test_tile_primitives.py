@@ -233,25 +233,31 @@ def test_tiled_permutation(extents: tuple[int, int, int, int], dtype: str) -> No
 
 
 @pytest.fixture(params=[64, 32], ids=["64-byte", "32-byte"])
-def streaming(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
-    """Non-temporal stores for every output size (fresh kernels, cache restored after),
-    emitted for 64-byte vectors (a line per vector: one transpose per block) and for
-    32-byte ones (two transposes per block, whose vectors for a line are stored back
-    to back) whatever the host has: LLVM splits vectors wider than the host's, and
-    narrower ones run anywhere, so both forms are checked everywhere."""
+def vector_bytes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    """Tiles emitted for 64-byte vectors and for 32-byte ones whatever the host has
+    (fresh kernels, cache restored after): LLVM splits vectors wider than the
+    host's, and narrower ones run anywhere, so both forms are checked everywhere."""
     machine = host()
     if machine.vector_bytes != request.param:
         emitted = dataclasses.replace(machine, vector_bytes=request.param,
                                       vector_registers=32 if request.param == 64 else 16)
         monkeypatch.setattr(tile_primitives, "host", lambda: emitted)
-    monkeypatch.setattr(tile_primitives, "NONTEMPORAL_MIN_BYTES", 0)
     # The patched code generator is not in the disk cache's key: neither load nor store.
     monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
     saved = dict(kernel_module._CACHE)
     kernel_module._CACHE.clear()
-    yield
+    yield request.param
     kernel_module._CACHE.clear()
     kernel_module._CACHE.update(saved)
+
+
+@pytest.fixture
+def streaming(vector_bytes: int, monkeypatch: pytest.MonkeyPatch):
+    """Non-temporal stores for every output size, for both vector widths
+    (`vector_bytes`): with 64-byte vectors a line per vector (one transpose per
+    block), with 32-byte ones two transposes per block whose vectors for a line
+    are stored back to back."""
+    monkeypatch.setattr(tile_primitives, "NONTEMPORAL_MIN_BYTES", 0)
 
 
 def _shifted(record: dict[str, Any], shift_bytes: int) -> list[np.ndarray]:
@@ -409,6 +415,57 @@ def test_no_streaming_for_other_layouts(streaming: None, rows: int, out_row: int
     or too few lines per row (and not 4 KiB apart): ordinary stores."""
     kernel = _check(transpose_record(rows, 16, "FP32", out_row=out_row), "vector.shuffle")
     assert "nontemporal" not in kernel.stages["scf"]
+
+
+# -- narrow transposes -----------------------------------------------------------------
+
+NARROW_CASES = [("FP32", k, long) for k in (2, 3, 5, 6) for long in (5, 37)] + [
+    ("FP64", 2, 37), ("FP64", 3, 37), ("FP64", 5, 21),
+    ("FP16", 3, 37), ("FP16", 5, 100), ("FP16", 6, 70),
+]
+"""(type, k elements on the packed narrow side, elements on the long side): long
+sides with whole vectors of 16 or 8 lanes, halves and scalars left over."""
+
+
+def _narrow_record(direction: str, k: int, long: int, dtype: str, kind: str = "Copy"
+                   ) -> dict[str, Any]:
+    """A tile whose rows of k elements lie back to back on in0 (deinterleave: an
+    image's pixels to planes) or on out (interleave), two of them in a parallel loop."""
+    if direction == "deinterleave":
+        return transpose_record(long, k, dtype, kind=kind, pad=0, outer=2)
+    return transpose_record(k, long, dtype, kind=kind, pad=3, out_row=k, outer=2)
+
+
+@pytest.mark.parametrize("direction", ["deinterleave", "interleave"])
+@pytest.mark.parametrize("dtype, k, long", NARROW_CASES)
+def test_narrow_transposes(vector_bytes: int, monkeypatch: pytest.MonkeyPatch,
+                           direction: str, dtype: str, k: int, long: int) -> None:
+    """Bit-exact, nothing written outside out, and the narrow form taken wherever k is
+    under a vector's lanes (else the L x L blocks)."""
+    taken: list[str] = []
+    form = getattr(tile_primitives.TileEmitter, direction)
+
+    def spy(self: Any, *args: Any) -> None:
+        taken.append(direction)
+        form(self, *args)
+
+    monkeypatch.setattr(tile_primitives.TileEmitter, direction, spy)
+    _check(_narrow_record(direction, k, long, dtype), "vector.shuffle")
+    lanes = vector_bytes // WIDTH[dtype]
+    assert bool(taken) == (k < lanes), (taken, lanes)
+
+
+@pytest.mark.parametrize("direction", ["deinterleave", "interleave"])
+def test_narrow_relu_keeps_zero_signs_and_nans(direction: str) -> None:
+    _check(_narrow_record(direction, 3, 40, "FP32", kind="ReLU"), "vector.shuffle",
+           special=True)
+
+
+@pytest.mark.parametrize("pad", [1, 2])
+def test_narrow_rows_apart_stay_scalar(pad: int) -> None:
+    """Rows of 3 elements with a gap between them on in0: no run to load whole."""
+    kernel = _check(transpose_record(40, 3, "FP32", pad=pad), "memref.store")
+    assert "vector.shuffle" not in kernel.stages["scf"]
 
 
 # -- contiguous tiles ---------------------------------------------------------------------

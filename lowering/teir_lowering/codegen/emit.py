@@ -13,7 +13,8 @@ and teir-outline-parallel's chunk functions), each written once.
   meet memory, so that every emitter converts alike (below);
 - `relu`, the reference ReLU for scalars and vectors;
 - `transpose`, the in-register L x L transpose (unpack within 128-bit lanes,
-  then 128-bit-lane shuffles: what x86 does fastest).
+  then 128-bit-lane shuffles: what x86 does fastest), and `select_lanes`, any
+  choice of lanes from several vectors (two-source permutes).
 
 Data types. Memory holds each data type's storage type (f16, bf16, f32 for
 FP32 and TF32, f64); Contractions compute in `arithmetic_type` (f32 for f16 and
@@ -479,3 +480,33 @@ def transpose(builder: Builder, rows: Sequence[SSAValue]) -> list[SSAValue]:
                 for mask in (stage.lo, stage.hi)
             )
     return [vectors[position] for position in order]
+
+
+def select_lanes(builder: Builder, vectors: Sequence[SSAValue],
+                 picks: Sequence[tuple[int, int]]) -> SSAValue:
+    """The vector whose lane i is lane `picks[i][1]` of `vectors[picks[i][0]]` (all of
+    one type): a two-source shuffle per source vector after the first two, each of
+    which x86 does with one permute (vpermt2*, an index register); a vector's lanes
+    in place take no shuffle."""
+    typ = vectors[0].type
+    assert isinstance(typ, VectorType)
+    lanes = typ.get_shape()[0]
+    result = VectorType(typ.element_type, [len(picks)])
+    sources = sorted({v for v, _ in picks})
+    if len(sources) == 1 and [lane for _, lane in picks] == list(range(lanes)):
+        return vectors[sources[0]]
+
+    def shuffle(first: SSAValue, second: SSAValue, mask: list[int]) -> SSAValue:
+        return builder.insert(vector.ShuffleOp(
+            first, second, DenseArrayBase.from_list(i64, mask), result_type=result)).result
+
+    second = sources[1] if len(sources) > 1 else sources[0]
+    # lanes from a source not yet taken read lane 0 of the first until replaced
+    value = shuffle(vectors[sources[0]], vectors[second], [
+        lane if v == sources[0] else lanes + lane if v == second else 0
+        for v, lane in picks])
+    assert len(sources) <= 2 or len(picks) == lanes, "a chain needs operands of one type"
+    for source in sources[2:]:
+        value = shuffle(value, vectors[source], [
+            len(picks) + lane if v == source else i for i, (v, lane) in enumerate(picks)])
+    return value

@@ -26,10 +26,14 @@ are written does not matter, as in teir-to-scf's `order_for_out`):
   the tile's end, overlapping the block before it (its elements are written
   twice with the same value; out never overlaps the source), when the
   narrower vectors would leave scalar work (`TileEmitter.overlaps`); else
-  it uses L/2, L/4 ... down to 16-byte vectors. Only tiles narrower than 16
-  bytes on a side are left to scalar loops (the scalar edges of the 5-D and
-  6-D HPTT permutations, extents such as 22, 26 or 27, bounded their speed:
-  README, Benchmarks). Blocks walk along the
+  it uses L/2, L/4 ... down to 16-byte vectors. A side of 2 to `NARROW_MAX`
+  elements (fewer than L) whose rows lie back to back, on in0 (an image's
+  pixels of a few channels to planes) or on out (the inverse), takes the
+  narrow forms instead: per L rows one run of k * L elements, its k vectors
+  regrouped by two-source shuffles (`TileEmitter.deinterleave`, `interleave`).
+  Other tiles narrower than 16 bytes on a side are left to scalar loops (the
+  scalar edges of the 5-D and 6-D HPTT permutations, extents such as 22, 26 or
+  27, bounded their speed: README, Benchmarks). Blocks walk along the
   rows of in0, or down the rows of out when those lie a power of two apart
   and the stores of a block would crowd a few L1 sets (`TileEmitter.crowded`).
   For large outputs, and for crowded tiles whose rows of out are short, the
@@ -71,6 +75,7 @@ from teir_lowering.codegen.emit import (
     load,
     multiple_below,
     relu,
+    select_lanes,
     store,
     transpose,
     value_type,
@@ -108,6 +113,13 @@ order reads too many rows of in0 at once (FP16's 64-row cut of the same case,
 and `ab->ba` 512 x 16384 FP32, 512 rows 64 KiB apart, ran slower; FP32 cut into
 64 rows instead of 32, 2.5-5x slower: README, Benchmarks). Measured on one host
 (Zen 5); where the cliff between 32 and 64 rows lies on others is not known."""
+
+NARROW_MAX = 6
+"""Transposes with a packed side of 2 to this many elements, fewer than a vector's
+lanes, take the narrow forms (`TileEmitter.narrow`): k - 1 two-source permutes per
+vector, against the L x L blocks' log2(L) shuffles on vectors of only k lanes or
+fewer. `ab->ba` with a side of 3 to 8 elements, FP32 and FP64 on one Zen 5 host
+(README, Benchmarks): narrow faster up to 6, mixed at 7, slower at 8."""
 
 LONG_WALK_BYTES = 8 * 1024
 """A walk along in0's lines (`TileEmitter.column_walk`) with in0 off a line takes
@@ -212,7 +224,11 @@ class TileEmitter:
         `columns` (unit stride on the source)."""
 
         def tile(b: Builder, src: SSAValue, dst: SSAValue) -> None:
-            if self.streams(rows, columns):
+            if self.narrow(columns.size, rows, rows.source):
+                self.deinterleave(b, rows, columns, src, dst)
+            elif self.narrow(rows.size, columns, columns.out):
+                self.interleave(b, rows, columns, src, dst)
+            elif self.streams(rows, columns):
                 self.aligned_tile(b, rows, columns, src, dst)
             elif self.crowded(columns) and self.walks_source_lines(rows, columns):
                 self.crowded_walk(b, rows, columns, src, dst)
@@ -220,6 +236,73 @@ class TileEmitter:
                 self.whole_region(b, rows, columns, src, dst)
 
         self.outer_loops(builder, outer, source, out, tile)
+
+    # -- narrow transposes ---------------------------------------------------------
+
+    def narrow(self, k: int, long: TileAxis, packed: int) -> bool:
+        """Whether a transpose whose short side holds `k` elements takes
+        `deinterleave`/`interleave`: its rows of k elements lie back to back on the
+        tensor where that side has unit stride (`_narrow`: an image's pixels of k
+        channels), k is under a vector's lanes, and the long side fills a 16-byte
+        vector. Scalar loops did these (a side under 16 bytes), or L x L blocks
+        of k lanes at most."""
+        return (self.source is not None and _narrow(k, packed) and k < self.lanes
+                and long.size >= self.min_lanes)
+
+    def deinterleave(self, builder: Builder, rows: TileAxis, columns: TileAxis,
+                     source: SSAValue, out: SSAValue) -> None:
+        """The transpose of rows of in0 k = columns.size elements long that lie back
+        to back (`narrow`): per L rows, k vectors loaded from one run of k * L
+        elements give the k rows of out L lanes each, lane l of row c being element
+        c + k * l of the run (`select_lanes`)."""
+        k = columns.size
+
+        def block(b: Builder, r0: SSAValue, lanes: int) -> None:
+            run = add(b, source, r0, k)
+            loaded = [self.apply(b, load(b, self.source, add(b, run, v * lanes), lanes))
+                      for v in range(k)]
+            for c in range(k):
+                value = select_lanes(b, loaded, [divmod(c + k * lane, lanes)
+                                                 for lane in range(lanes)])
+                store(b, value, self.out, add(b, add(b, out, r0), c * columns.out))
+
+        done = self.narrow_blocks(builder, rows.size, block)
+        self.scalar_region(builder, rows, columns, source, out, (done, rows.size), (0, k))
+
+    def interleave(self, builder: Builder, rows: TileAxis, columns: TileAxis,
+                   source: SSAValue, out: SSAValue) -> None:
+        """The transpose into rows of out k = rows.size elements long that lie back to
+        back (`narrow`), the inverse of `deinterleave`: per L columns, the k rows of
+        in0 (a vector each) give one run of k * L elements of out, its element e
+        lane e // k of row e % k."""
+        k = rows.size
+
+        def block(b: Builder, c0: SSAValue, lanes: int) -> None:
+            loaded = [self.apply(b, load(b, self.source, add(b, add(b, source, c0),
+                                                                r * rows.source), lanes))
+                      for r in range(k)]
+            run = add(b, out, c0, k)
+            for v in range(k):
+                picks = [((v * lanes + lane) % k, (v * lanes + lane) // k)
+                         for lane in range(lanes)]
+                store(b, select_lanes(b, loaded, picks), self.out, add(b, run, v * lanes))
+
+        done = self.narrow_blocks(builder, columns.size, block)
+        self.scalar_region(builder, rows, columns, source, out, (0, k), (done, columns.size))
+
+    def narrow_blocks(self, builder: Builder, size: int, block: BlockBody) -> int:
+        """`block` over [0, size) of the long side: the host's lanes, then single blocks
+        of half as many down to 16 bytes; returns where they end (scalars after)."""
+        done = size // self.lanes * self.lanes
+        for_loop(builder, 0, done, self.lanes,
+                 lambda b, start, _: block(b, start, self.lanes))
+        lanes = self.lanes // 2
+        while lanes >= self.min_lanes:
+            if size - done >= lanes:
+                block(builder, index(builder, done), lanes)
+                done += lanes
+            lanes //= 2
+        return done
 
     def streams(self, rows: TileAxis, columns: TileAxis) -> bool:
         """Whether to store whole cache lines non-temporally (see `aligned_tile`)."""
@@ -656,6 +739,12 @@ def emit_tile_primitive(builder: Builder, prim: PrimitiveOp, element: Attribute,
     return True
 
 
+def _narrow(k: int, packed: int) -> bool:
+    """Whether a side of `k` elements may take the narrow forms (`NARROW_MAX`): rows
+    of k elements back to back (`packed`, the stride between them, is k)."""
+    return 2 <= k <= NARROW_MAX and packed == k
+
+
 def _large_output(config: ConfigOp) -> bool:
     """Whether the configuration's out footprint reaches `NONTEMPORAL_MIN_BYTES`."""
     touched = footprint(config)["out"]
@@ -688,7 +777,8 @@ def _plan(kind: OperationKind, axes: list[TileAxis], no_source: bool) -> Plan:
     if len(columns) != 1 or inner.source < columns[0].size or columns[0].out < inner.size:
         return None
     rows, column = inner, columns[0]
-    if min(rows.size, column.size) < MIN_LANES:
+    if min(rows.size, column.size) < MIN_LANES and not (
+            _narrow(column.size, rows.source) or _narrow(rows.size, column.out)):
         return None
     outer = [a for a in by_out[::-1] if a is not rows and a is not column]
     return ("transpose", outer, rows, column)

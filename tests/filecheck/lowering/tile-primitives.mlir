@@ -74,3 +74,70 @@ func.func @relu(%in0: memref<?xf32>, %out: memref<?xf32>) {
 // CHECK-NEXT:      %[[R4:.*]] = teir_lane.select %[[NEG4]], %[[Z4]], %[[Y]] : vector<4xi1>, vector<4xf32>
 // CHECK-NEXT:      vector.store %[[R4]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
 // CHECK-NEXT:    }
+
+// -----
+
+// A narrow transpose (`TileEmitter.deinterleave`): rows of 3 f32 back to back on
+// in0 (pixels of 3 channels) to 3 rows of out. Four rows are one run of 12
+// elements, loaded as 3 vectors; row c of out takes elements c, c + 3, c + 6,
+// c + 9 of the run, two two-source shuffles each. Four rows take 16-byte vectors
+// on every host.
+
+func.func @deinterleave(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis c extent 3 strides [4, 16] offsets [0, 0]
+    teir.axis p extent 4 strides [12, 4] offsets [0, 0]
+    teir.primitive copy Copy {M = [c], N = [p]} {data_type = "FP32"}
+    teir.schedule {
+      teir.invoke x -> copy
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @deinterleave
+// CHECK:         %[[V0:.*]] = vector.load %in0[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// CHECK:         %[[V1:.*]] = vector.load %in0[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// CHECK:         %[[V2:.*]] = vector.load %in0[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[A:.*]] = vector.shuffle %[[V0]], %[[V1]] [0, 3, 6, 0] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[C0:.*]] = vector.shuffle %[[A]], %[[V2]] [0, 1, 2, 5] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    vector.store %[[C0]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[B:.*]] = vector.shuffle %[[V0]], %[[V1]] [1, 4, 7, 0] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[C1:.*]] = vector.shuffle %[[B]], %[[V2]] [0, 1, 2, 6] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    vector.store %[[C1]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[C:.*]] = vector.shuffle %[[V0]], %[[V1]] [2, 5, 0, 0] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[C2:.*]] = vector.shuffle %[[C]], %[[V2]] [0, 1, 4, 7] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    vector.store %[[C2]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// CHECK-NEXT:    func.return
+
+// -----
+
+// The inverse (`TileEmitter.interleave`): 3 rows of in0 into rows of 3 f32 back to
+// back on out; the 12 elements of out's run are lane e // 3 of row e % 3.
+
+func.func @interleave(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis c extent 3 strides [16, 4] offsets [0, 0]
+    teir.axis p extent 4 strides [4, 12] offsets [0, 0]
+    teir.primitive copy Copy {M = [p], N = [c]} {data_type = "FP32"}
+    teir.schedule {
+      teir.invoke x -> copy
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @interleave
+// CHECK:         %[[R0:.*]] = vector.load %in0[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// CHECK:         %[[R1:.*]] = vector.load %in0[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// CHECK:         %[[R2:.*]] = vector.load %in0[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[A:.*]] = vector.shuffle %[[R0]], %[[R1]] [0, 4, 0, 1] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[E0:.*]] = vector.shuffle %[[A]], %[[R2]] [0, 1, 4, 3] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    vector.store %[[E0]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[B:.*]] = vector.shuffle %[[R0]], %[[R1]] [5, 0, 2, 6] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[E1:.*]] = vector.shuffle %[[B]], %[[R2]] [0, 5, 2, 3] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    vector.store %[[E1]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[C:.*]] = vector.shuffle %[[R0]], %[[R1]] [0, 3, 7, 0] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[E2:.*]] = vector.shuffle %[[C]], %[[R2]] [6, 1, 2, 7] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    vector.store %[[E2]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// CHECK-NEXT:    func.return
