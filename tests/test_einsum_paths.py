@@ -348,3 +348,18 @@ def test_with_unit_role_names_what_it_refuses() -> None:
     gemv = with_unit_role(record, "z", "N")
     assert all(node["axis"] != "z" for node in gemv["schedule"]["iterations"])
     assert all(p["axes"]["N"] == ["z"] for p in gemv["primitives"])
+
+
+@pytest.mark.parametrize("name", ["FP32", "BF16"])
+def test_a_gemv_whose_batch_is_innermost_copies_it_first(name: str) -> None:
+    """A from an [i][j][b] array: every vector the GEMV would load from it is
+    gathered; it is copied into its own index order first (a narrow transpose)."""
+    dtype = DTYPES[name]
+    a = RNG.uniform(-1, 1, (23, 19, 5)).astype(dtype).transpose(2, 0, 1)
+    v = RNG.uniform(-1, 1, (5, 19)).astype(dtype)
+    out = np.empty((5, 23), dtype)
+    plan = _plan("bij,bj->bi", [a, v], out, False, name, 1, False)
+    assert plan.__qualname__.startswith("_copied_plan"), plan.__qualname__
+    direct = _plan("bij,bj->bi", [np.ascontiguousarray(a), v], out, False, name, 1, False)
+    assert direct.__qualname__.startswith("_direct"), direct.__qualname__
+    _check("bij,bj->bi", [a, v], name)

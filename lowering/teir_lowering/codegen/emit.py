@@ -482,31 +482,83 @@ def transpose(builder: Builder, rows: Sequence[SSAValue]) -> list[SSAValue]:
     return [vectors[position] for position in order]
 
 
+
+Picks = Sequence[tuple[int, int]]
+"""For each lane of a vector to build: (source vector, lane of it)."""
+
+
 def select_lanes(builder: Builder, vectors: Sequence[SSAValue],
-                 picks: Sequence[tuple[int, int]]) -> SSAValue:
-    """The vector whose lane i is lane `picks[i][1]` of `vectors[picks[i][0]]` (all of
-    one type): a two-source shuffle per source vector after the first two, each of
-    which x86 does with one permute (vpermt2*, an index register); a vector's lanes
-    in place take no shuffle."""
+                 outputs: Sequence[Picks]) -> list[SSAValue]:
+    """The vectors whose lane i is lane `picks[i][1]` of `vectors[picks[i][0]]`, one per
+    `picks` in `outputs` (every vector of one type): two-source shuffles, each of which
+    x86 does with one permute (vpermt2*, an index register), shared between outputs.
+
+    The sources are merged pairwise, as a tree: merging two groups of sources, the
+    lanes every output takes from them are gathered into as few vectors as hold
+    them, consecutive outputs sharing a vector while their lanes fit (and come
+    from one vector of each group), each vector one shuffle; the last merge puts
+    each output's lanes in place. So k outputs regrouping k vectors (a narrow
+    transpose) take about k log2(k) shuffles rather than k (k - 1)."""
     typ = vectors[0].type
     assert isinstance(typ, VectorType)
     lanes = typ.get_shape()[0]
-    result = VectorType(typ.element_type, [len(picks)])
-    sources = sorted({v for v, _ in picks})
-    if len(sources) == 1 and [lane for _, lane in picks] == list(range(lanes)):
-        return vectors[sources[0]]
+    assert all(len(picks) == lanes for picks in outputs), "outputs of the sources' type"
+    # A group's part of output c: (vector, {output lane: lane of the vector}).
+    Part = tuple[SSAValue, dict[int, int]]
+    groups: list[dict[int, Part]] = []
+    for v, value in enumerate(vectors):
+        group: dict[int, Part] = {}
+        for c, picks in enumerate(outputs):
+            taken = {i: lane for i, (source, lane) in enumerate(picks) if source == v}
+            if taken:
+                group[c] = (value, taken)
+        groups.append(group)
 
-    def shuffle(first: SSAValue, second: SSAValue, mask: list[int]) -> SSAValue:
-        return builder.insert(vector.ShuffleOp(
-            first, second, DenseArrayBase.from_list(i64, mask), result_type=result)).result
+    def merge(left: dict[int, Part], right: dict[int, Part], last: bool) -> dict[int, Part]:
+        # packs: [outputs, left vector, right vector, lanes used]
+        packs: list[list] = []
+        for c in sorted(left.keys() | right.keys()):
+            ends = [side[c][0] if c in side else None for side in (left, right)]
+            count = sum(len(side[c][1]) for side in (left, right) if c in side)
+            if packs and not last:
+                outputs, *shared, used = packs[-1]
+                if used + count <= lanes and all(
+                        None in (mine, theirs) or mine is theirs
+                        for mine, theirs in zip(ends, shared)):
+                    packs[-1] = [[*outputs, c],
+                                 *(mine or theirs for mine, theirs in zip(ends, shared)),
+                                 used + count]
+                    continue
+            packs.append([[c], *ends, count])
+        merged: dict[int, Part] = {}
+        for outputs, first, second, _ in packs:
+            mask = [0] * lanes
+            placed: dict[int, dict[int, int]] = {c: {} for c in outputs}
+            position = 0
+            for c in outputs:
+                for offset, side in ((0, left), (lanes, right)):
+                    for i, lane in sorted(side[c][1].items()) if c in side else ():
+                        at = i if last else position
+                        mask[at] = offset + lane
+                        placed[c][i] = at
+                        position += 1
+            only = first if second is None else second if first is None else None
+            if only is not None:
+                side = left if second is None else right
+                if not last or all(at == lane for c in outputs
+                                   for at, lane in side[c][1].items()):
+                    merged.update((c, side[c]) for c in outputs)  # as it is
+                    continue
+                mask = [m % lanes for m in mask]
+            value = builder.insert(vector.ShuffleOp(
+                first or second, second or first, DenseArrayBase.from_list(i64, mask),
+                result_type=typ)).result
+            merged.update((c, (value, placed[c])) for c in outputs)
+        return merged
 
-    second = sources[1] if len(sources) > 1 else sources[0]
-    # lanes from a source not yet taken read lane 0 of the first until replaced
-    value = shuffle(vectors[sources[0]], vectors[second], [
-        lane if v == sources[0] else lanes + lane if v == second else 0
-        for v, lane in picks])
-    assert len(sources) <= 2 or len(picks) == lanes, "a chain needs operands of one type"
-    for source in sources[2:]:
-        value = shuffle(value, vectors[source], [
-            len(picks) + lane if v == source else i for i, (v, lane) in enumerate(picks)])
-    return value
+    while len(groups) > 1:
+        last = len(groups) == 2
+        groups = [merge(groups[g], groups[g + 1], last) if g + 1 < len(groups)
+                  else groups[g] for g in range(0, len(groups), 2)]
+    (whole,) = groups
+    return [whole[c][0] for c in range(len(outputs))]

@@ -261,9 +261,9 @@ class TileEmitter:
             run = add(b, source, r0, k)
             loaded = [self.apply(b, load(b, self.source, add(b, run, v * lanes), lanes))
                       for v in range(k)]
-            for c in range(k):
-                value = select_lanes(b, loaded, [divmod(c + k * lane, lanes)
-                                                 for lane in range(lanes)])
+            rows_of_out = select_lanes(b, loaded, [
+                [divmod(c + k * lane, lanes) for lane in range(lanes)] for c in range(k)])
+            for c, value in enumerate(rows_of_out):
                 store(b, value, self.out, add(b, add(b, out, r0), c * columns.out))
 
         done = self.narrow_blocks(builder, rows.size, block)
@@ -282,10 +282,11 @@ class TileEmitter:
                                                                 r * rows.source), lanes))
                       for r in range(k)]
             run = add(b, out, c0, k)
-            for v in range(k):
-                picks = [((v * lanes + lane) % k, (v * lanes + lane) // k)
-                         for lane in range(lanes)]
-                store(b, select_lanes(b, loaded, picks), self.out, add(b, run, v * lanes))
+            vectors = select_lanes(b, loaded, [
+                [((v * lanes + lane) % k, (v * lanes + lane) // k) for lane in range(lanes)]
+                for v in range(k)])
+            for v, value in enumerate(vectors):
+                store(b, value, self.out, add(b, run, v * lanes))
 
         done = self.narrow_blocks(builder, columns.size, block)
         self.scalar_region(builder, rows, columns, source, out, (0, k), (done, columns.size))
