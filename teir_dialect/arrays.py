@@ -25,6 +25,7 @@ interpreter raised), like numpy's AxisError; everything else a ValueError.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -163,7 +164,7 @@ def result_array(shape: Sequence[int], dtype: np.dtype | type, order: str = "C")
     array is then a view of a larger byte buffer (`.base`), as numpy's own
     results often are."""
     dtype = np.dtype(dtype)
-    count = int(np.prod(shape, dtype=np.int64))
+    count = math.prod(shape)
     if count * dtype.itemsize < ALIGNED_MIN_BYTES:
         return np.empty(shape, dtype, order=order)
     raw = np.empty(count * dtype.itemsize + CACHE_LINE, np.uint8)

@@ -323,6 +323,28 @@ def test_calls_go_through_the_ndarray_entry_with_the_same_results(brgemm) -> Non
     np.testing.assert_array_equal(fast[-1], slow[-1])
 
 
+def test_planned_calls_read_addresses_only_and_agree(brgemm) -> None:
+    """`call_planned` (einsum's plans: layouts known at planning) gives __call__'s
+    result, through the native entry or without it, refuses out overlapping an
+    input's footprint and checks the thread count like a call."""
+    inputs = _inputs(brgemm, seed=8)
+    expected = [a.copy() for a in inputs]
+    brgemm(*expected)
+    for entry in (brgemm._entry, None):
+        saved, brgemm._entry = brgemm._entry, entry
+        try:
+            got = [a.copy() for a in inputs]
+            brgemm.call_planned(got, 1)
+            np.testing.assert_array_equal(got[-1], expected[-1])
+        finally:
+            brgemm._entry = saved
+    shared = np.zeros(sum(a.size for a in inputs), np.float32)
+    with pytest.raises(ValueError, match="out overlaps an input"):
+        brgemm.call_planned([shared, inputs[1], shared[1:]])
+    with pytest.raises(ValueError, match="thread"):
+        brgemm.call_planned(inputs, 0)
+
+
 def test_read_only_inputs_are_accepted(brgemm) -> None:
     inputs = _inputs(brgemm, seed=7)
     expected = [a.copy() for a in inputs]

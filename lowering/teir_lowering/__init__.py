@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from xdsl.passes import ModulePass
 
@@ -44,22 +46,27 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
 """Lowering passes by name, registered with xDSL next to teir_passes.PASSES."""
 
 
-def compile_kernel(config: object, **options: object):
-    """See teir_lowering.runtime.kernel.compile_kernel (imported lazily: it loads llvmlite)."""
-    from teir_lowering.runtime.kernel import compile_kernel as compile_
-
-    return compile_(config, **options)  # pyright: ignore
-
-
-def einsum(subscripts: object, *operands: object, **options: object):
-    """See teir_lowering.frontends.einsum_semantics.einsum: np.einsum on compiled TEIR kernels."""
-    from teir_lowering.frontends.einsum_semantics import einsum as einsum_
-
-    return einsum_(subscripts, *operands, **options)  # pyright: ignore
+_LAZY = {
+    "compile_kernel": "teir_lowering.runtime.kernel",
+    "einsum": "teir_lowering.frontends.einsum_semantics",
+    "tensordot": "teir_lowering.frontends.einsum_tree",
+}
+"""The entry points, imported on first use (compile_kernel loads llvmlite; importing
+teir_lowering registers passes only): `teir_lowering.einsum` is then the function
+itself, kept in this module, so that a call pays no wrapper."""
 
 
-def tensordot(a: object, b: object, axes: object = 2, **options: object):
-    """See teir_lowering.frontends.einsum_tree.tensordot: np.tensordot as one TEIR contraction."""
-    from teir_lowering.frontends.einsum_tree import tensordot as tensordot_
+def __getattr__(name: str) -> object:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'teir_lowering' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
 
-    return tensordot_(a, b, axes, **options)  # pyright: ignore
+
+if TYPE_CHECKING:
+    from teir_lowering.frontends.einsum_semantics import einsum
+    from teir_lowering.frontends.einsum_tree import tensordot
+    from teir_lowering.runtime.kernel import compile_kernel
+
+__all__ = ["LOWERING_PASSES", "compile_kernel", "einsum", "tensordot"]

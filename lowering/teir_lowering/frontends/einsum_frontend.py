@@ -70,15 +70,6 @@ def _layout(array: np.ndarray) -> tuple:
     return (array.shape, array.strides, array.dtype.str)
 
 
-def _memory(array: np.ndarray) -> np.ndarray:
-    """A 1-D C-contiguous view from `array`'s first element over every element it
-    reaches (its strides are non-negative: einsum_config refuses others)."""
-    if array.flags.c_contiguous:
-        return array.reshape(-1)
-    span = sum((n - 1) * s for n, s in zip(array.shape, array.strides)) // array.itemsize + 1
-    return np.lib.stride_tricks.as_strided(array, shape=(span,), strides=(array.itemsize,))
-
-
 def output_shape(subscripts: str, operands: Sequence[np.ndarray]) -> tuple[int, ...]:
     inputs, _, output = subscripts.replace(" ", "").partition("->")
     extents = {i: n for term, op in zip(inputs.split(","), operands)
@@ -165,8 +156,9 @@ def _direct(record: dict, threads: int | None, tune: bool, subscripts: str,
     kernel = compile_kernel(record if module is None else module, threads=threads)
 
     def direct(arrays: Sequence[np.ndarray], target: np.ndarray, count: int | None) -> None:
-        kernel(*(_memory(a) for a in arrays), _memory(target), threads=count)
+        kernel.call_planned((*arrays, target), count)
 
+    direct.kernel = kernel  # pyright: ignore[reportFunctionMemberAccess]  (for inspection)
     return direct
 
 

@@ -74,15 +74,16 @@ def einsum(subscripts: object, *operands: object, out: object = None,
     the contractions' microkernels pair products with `vdpbf16ps` (README,
     Data types: another rounding order, bf16 subnormals read as zero).
     """
-    if bf16_products not in (None, *BF16_PRODUCT_MODES):
+    if bf16_products is not None and bf16_products not in BF16_PRODUCT_MODES:
         raise ValueError(f"einsum: bf16_products is one of {', '.join(BF16_PRODUCT_MODES)}, "
                          f"got {bf16_products!r}")
     if type(subscripts) is str:
         spec, given = subscripts, operands
     else:
         spec, given = _interleaved(subscripts, operands)
-    arrays = tuple(a if type(a) is np.ndarray else _as_array(a, f"einsum: operand {i}")
-                   for i, a in enumerate(given))
+    # (comprehensions and loops, not generators: this runs on every call)
+    arrays = tuple([a if type(a) is np.ndarray else _as_array(a, f"einsum: operand {i}")
+                    for i, a in enumerate(given)])
     target = None
     if out is not None:
         if not isinstance(out, np.ndarray):
@@ -90,7 +91,7 @@ def einsum(subscripts: object, *operands: object, out: object = None,
         target = plain_array(out, "einsum: out")
         if not target.flags.writeable:
             raise ValueError("einsum: out is read-only")
-        if any(np.may_share_memory(target, a) for a in arrays):
+        if True in [np.may_share_memory(target, a) for a in arrays]:
             # TEIR zeroes out before it accumulates: an out that overlaps an
             # operand receives the result through a temporary.
             scratch = np.empty(target.shape, target.dtype)
@@ -99,13 +100,12 @@ def einsum(subscripts: object, *operands: object, out: object = None,
                    bf16_products=bf16_products)
             np.copyto(target, scratch)
             return out
-    key = (spec, tuple((a.shape, a.strides, a.dtype) for a in arrays),
+    key = (spec, tuple([(a.shape, a.strides, a.dtype) for a in arrays]),
            None if target is None else (target.shape, target.strides, target.dtype),
            dtype, order, casting, relu,
            None if len(arrays) <= 2 else
            optimize if isinstance(optimize, (bool, str)) else repr(optimize), bf16_products)
-    with _LOCK:
-        run = _PLANS.get(key)
+    run = _PLANS.get(key)  # one dict read: atomic, no lock (writes take it)
     if bf16_products is None:  # the records' default: no context to set
         result = _planned(key, run, spec, arrays, target, dtype, order, casting, optimize,
                           relu, threads, tune)

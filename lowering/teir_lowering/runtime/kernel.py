@@ -270,6 +270,23 @@ class Kernel:
             self.check(plain)  # raises the overlap error
         return arrays[-1]
 
+    def call_planned(self, arrays: Sequence[np.ndarray], threads: int | None = None) -> None:
+        """A call with plain ndarrays of the layouts this kernel's configuration was
+        made from (einsum's plans, whose key is every array's shape, strides and
+        dtype, and whose arrays `plain_array` gave or that the plan allocated):
+        their footprints fit by construction, so only the data addresses are read
+        (the native entry, overlap still refused) and `check_arrays`, which wants
+        1-D views over each footprint, is not run. Anything else: `__call__`."""
+        if threads is not None and (type(threads) is not int or not 0 < threads <= MAX_THREADS):
+            threads = check_threads(threads)
+        if self._set_threads is not None:
+            self._set_threads(self.threads if threads is None else threads)
+        if self._entry is None:
+            self._function(*(array.ctypes.data for array in arrays))
+        elif self._entry(*map(id, arrays)):
+            raise ValueError(f"{self._who}: out overlaps an input in memory where the "
+                             "kernel works; they must be separate buffers")
+
     def __repr__(self) -> str:
         args = ", ".join(
             f"{t.name}: {t.describe_dtype()}[>={t.needed_bytes}B]" for t in self.tensors
