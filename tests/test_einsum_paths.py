@@ -10,6 +10,9 @@ description), the result against numpy in float64 within the type's rounding
 
 from __future__ import annotations
 
+import ctypes
+import mmap
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -363,3 +366,51 @@ def test_a_gemv_whose_batch_is_innermost_copies_it_first(name: str) -> None:
     direct = _plan("bij,bj->bi", [np.ascontiguousarray(a), v], out, False, name, 1, False)
     assert direct.__qualname__.startswith("_direct"), direct.__qualname__
     _check("bij,bj->bi", [a, v], name)
+
+
+def _guarded(rows: int, columns: int, dtype: type, step: int) -> np.ndarray:
+    """`base[:, ::step]` of rows x columns random values whose last element ends a page
+    followed by an inaccessible one (mprotect): a read past the view's last
+    element faults. The mapping lives as long as the view (its base)."""
+    itemsize = np.dtype(dtype).itemsize
+    width = (columns - 1) * step + 1
+    nbytes = rows * width * itemsize
+    page = mmap.PAGESIZE
+    total = -(-nbytes // page) * page + page
+    memory = mmap.mmap(-1, total)
+    start = ctypes.addressof(ctypes.c_char.from_buffer(memory))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    assert libc.mprotect(start + total - page, page, 0) == 0, ctypes.get_errno()
+    base = np.frombuffer(memory, dtype, count=rows * width,
+                         offset=total - page - nbytes).reshape(rows, width)
+    base[...] = RNG.uniform(-1, 1, base.shape).astype(dtype)
+    return base[:, ::step]
+
+
+@pytest.mark.parametrize("name", ["FP32", "FP64", "BF16", "FP16"])
+@pytest.mark.parametrize("step", [2, 3, 6, 7])
+@pytest.mark.parametrize("k", [16, 40, 53])
+def test_a_stepped_k_is_read_as_contiguous_vectors(monkeypatch: pytest.MonkeyPatch,
+                                                   name: str, step: int, k: int) -> None:
+    """A GEMV on `a[:, ::step]` (the dot kernel, k strided): steps up to STEPPED_MAX
+    read contiguous vectors regrouped by shuffles instead of gathers, never past the
+    view's last element (a guard page follows it), bit-identical at 1 and 2 threads
+    and within the type's rounding of numpy."""
+    from teir_lowering.codegen import emit, gemm_emitter
+    from teir_lowering.runtime import kernel as kernel_module
+
+    monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
+    monkeypatch.setattr(kernel_module, "_CACHE", {})
+    used: list[int] = []
+
+    def spy(*args: object, **options: object) -> object:
+        used.append(args[4])  # type: ignore[arg-type]
+        return emit.load_stepped(*args, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gemm_emitter, "load_stepped", spy)
+    a = _guarded(37, k, DTYPES[name], step)
+    v = RNG.uniform(-1, 1, k).astype(DTYPES[name])
+    _check("ij,j->i", [a, v], name)
+    if k > 16:  # more than one whole step of every host's widest vectors
+        assert bool(used) == (step <= emit.STEPPED_MAX), used

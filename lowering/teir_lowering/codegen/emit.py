@@ -223,6 +223,28 @@ def load(builder: Builder, memory: SSAValue, at: SSAValue, lanes: int = 1, strid
                         widened, tf32)
 
 
+STEPPED_MAX = 6
+"""Strides (elements) up to this many are read by `load_stepped`, wider ones gathered."""
+
+
+def load_stepped(builder: Builder, memory: SSAValue, at: SSAValue, lanes: int, stride: int,
+                 *, back: bool = False, widened: bool = False, tf32: bool = False
+                 ) -> SSAValue:
+    """`load(memory, at, lanes, stride)` (2 <= stride <= `STEPPED_MAX`) as `stride`
+    contiguous vectors regrouped by `select_lanes`: the elements from `at` on, or
+    with `back` those ending at the last lane's element. A gather costs a load and
+    an insert per lane (a view `a[:, ::2]` along k). It reads the stride - 1
+    elements past the last lane's, or with `back` before the first lane's: the
+    caller knows they lie within the operand's span."""
+    start = add(builder, at, -(stride - 1)) if back else at
+    shift = stride - 1 if back else 0
+    vectors = [_read(builder, memory, add(builder, start, v * lanes), lanes, 1, None, 0.0)
+               for v in range(stride)]
+    (value,) = select_lanes(builder, vectors, [[divmod(lane * stride + shift, lanes)
+                                                 for lane in range(lanes)]])
+    return load_convert(builder, value, widened, tf32)
+
+
 def load_convert(builder: Builder, value: SSAValue, widened: bool, tf32: bool) -> SSAValue:
     """A loaded `value` as `load` returns it with `widened` and `tf32`."""
     if widened or tf32:

@@ -98,6 +98,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 
 from teir_lowering.codegen.emit import (
+    STEPPED_MAX,
     add,
     arithmetic_type,
     constant,
@@ -106,6 +107,7 @@ from teir_lowering.codegen.emit import (
     index,
     load,
     load_broadcast,
+    load_stepped,
     multiple_below,
     narrow,
     relu,
@@ -909,8 +911,19 @@ class GemmEmitter:
         a_batch = add(builder, a_block, t, s.batch_a)
         b_batch = add(builder, b_block, t, s.batch_b)
         if blocks.whole:
-            acc = for_loop(builder, 0, blocks.whole, blocks.lanes,
-                           partial(self.dot_step, blocks, a_batch, b_batch), acc)
+            # Stepped loads read past a vector's last element: every whole step but
+            # a last one ending on the row's last element; that one reads back from
+            # it when a step precedes it, else it gathers.
+            stepped = any(2 <= stride <= STEPPED_MAX for stride in (s.a_strides[1],
+                                                                    s.b_strides[0]))
+            last = stepped and not blocks.rest
+            forward = blocks.whole - blocks.lanes if last else blocks.whole
+            acc = for_loop(builder, 0, forward, blocks.lanes,
+                           partial(self.dot_step, blocks, a_batch, b_batch,
+                                   stepped="forward" if stepped else ""), acc)
+            if last:
+                acc = self.dot_step(blocks, a_batch, b_batch, builder, forward, acc,
+                                    stepped="back" if forward else "")
         if blocks.rest:
             acc = self.dot_step(blocks, a_batch, b_batch, builder, blocks.whole, acc,
                                 blocks.rest)
@@ -918,18 +931,26 @@ class GemmEmitter:
 
     def dot_step(self, blocks: DotBlocks, a_batch: SSAValue, b_batch: SSAValue,
                  builder: Builder, p: SSAValue | int, acc: list[SSAValue],
-                 valid: int | None = None) -> list[SSAValue]:
+                 valid: int | None = None, *, stepped: str = "") -> list[SSAValue]:
         """One k step of L: MR rows of A, NR columns of B, MR * NR FMAs (`valid`: only
-        that many lanes are loaded, -0.0 in A's others, +0 in B's)."""
+        that many lanes are loaded, -0.0 in A's others, +0 in B's). `stepped`
+        ("forward" or "back"): operands with a small stride along k are read by
+        `load_stepped` that way (`dot_batch` says which is safe)."""
         (a_m, a_k), (b_k, b_n) = self.shape.a_strides, self.shape.b_strides
         lanes, mr, nr = blocks.lanes, blocks.mr, blocks.nr
         a_p, b_p = add(builder, a_batch, p, a_k), add(builder, b_batch, p, b_k)
-        a_rows = [load(builder, self.a, add(builder, a_p, i * a_m), lanes, a_k, valid, -0.0,
-                       widened=True, tf32=self.tf32) for i in range(mr)]
+
+        def read(memory: SSAValue, at: SSAValue, stride: int, fill: float) -> SSAValue:
+            if stepped and valid is None and 2 <= stride <= STEPPED_MAX:
+                return load_stepped(builder, memory, at, lanes, stride,
+                                    back=stepped == "back", widened=True, tf32=self.tf32)
+            return load(builder, memory, at, lanes, stride, valid, fill, widened=True,
+                        tf32=self.tf32)
+
+        a_rows = [read(self.a, add(builder, a_p, i * a_m), a_k, -0.0) for i in range(mr)]
         out = list(acc)
         for j in range(nr):
-            b_column = load(builder, self.b, add(builder, b_p, j * b_n), lanes, b_k, valid,
-                            widened=True, tf32=self.tf32)
+            b_column = read(self.b, add(builder, b_p, j * b_n), b_k, 0.0)
             for i in range(mr):
                 out[i * nr + j] = fma(builder, a_rows[i], b_column, out[i * nr + j])
         return out

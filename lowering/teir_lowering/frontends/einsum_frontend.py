@@ -37,6 +37,7 @@ from teir_dialect.dialect import ConfigOp, KernelAttr
 from teir_dialect.host import host
 from teir_dialect.records import TeirError, find_configs, load_module
 from teir_dialect.vocabulary import OperationKind
+from teir_lowering.codegen.tile_primitives import NARROW_MAX
 from teir_lowering.runtime import kernel_cache
 from teir_lowering.runtime.kernel import compile_kernel
 from teir_passes.pipeline import OptimizePass, optimize
@@ -127,6 +128,11 @@ def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu
           dtype: str | None, threads: int | None, tune: bool) -> Plan:
     record = _config(subscripts, *operands, out=out, dtype=dtype, relu=relu)
     module = load_module(record)
+    if len(operands) == 2 and _short_unit_axis(subscripts, operands):
+        copied = (_transposed_plan(subscripts, operands, out, relu, dtype)
+                  or _copied_plan(subscripts, operands, out, relu, dtype))
+        if copied is not None:
+            return copied
     if len(operands) == 2 and _grouped(subscripts, operands):
         if _direct_gemm(module):
             return _direct(record, threads, tune, subscripts, module)
@@ -135,8 +141,7 @@ def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu
         if transposed is not None:
             return transposed
     if len(operands) == 2 and not _has_microkernel(module):
-        gemv = _gemv_record(subscripts, operands, out, relu, dtype)
-        if gemv is not None and not _batch_innermost(subscripts, operands):
+        if (gemv := _gemv_record(subscripts, operands, out, relu, dtype)) is not None:
             return _direct(gemv, threads, tune, subscripts)
         transposed = _transposed_plan(subscripts, operands, out, relu, dtype)
         if transposed is not None:
@@ -213,19 +218,22 @@ def _has_microkernel(module: ModuleOp) -> bool:
         for p in _scheduled(module).primitives))
 
 
-def _batch_innermost(subscripts: str, operands: Sequence[np.ndarray]) -> bool:
-    """Whether the larger operand has its unit stride on a batch index (`bij,bj->bi`
-    from an [i][j][b] array): every vector the GEMV kernel loads from it is then
-    gathered lane by lane, and a copy into its own index order first (a
-    vectorized transpose, narrow when the batch is short) measured faster
-    (`bij,bj->bi` 5 x 170 x 149 BF16: 29 us direct, 11 + 11 us copied: README,
-    Benchmarks)."""
+def _short_unit_axis(subscripts: str, operands: Sequence[np.ndarray]) -> bool:
+    """Whether the larger operand has its unit stride on a batch index, or on an
+    index of at most `NARROW_MAX` elements while a longer one has another stride
+    (`bij,bj->bi` from an [i][j][b] array, `abc,cd->abd` from [a][c][b] with b = 5):
+    every vector a microkernel loads from it is then gathered lane by lane, or
+    holds a few lanes, and a copy into its own index order first (a narrow
+    transpose) measured faster (README, Benchmarks: slow paths)."""
     inputs = subscripts.replace(" ", "").split("->")[0].split(",")
     batch = _groups(subscripts)[0]
     term, array = max(zip(inputs, operands), key=lambda pair: pair[1].size)
-    unit = [i for i, n, stride in zip(term, array.shape, array.strides)
+    unit = [(i, n) for i, n, stride in zip(term, array.shape, array.strides)
             if n > 1 and stride == array.itemsize]
-    return bool(unit) and unit[0] in batch
+    if not unit:
+        return False
+    index, extent = unit[0]
+    return index in batch or extent <= NARROW_MAX < max(array.shape)
 
 
 def _groups(subscripts: str) -> tuple[list[str], list[str], list[str], list[str]]:

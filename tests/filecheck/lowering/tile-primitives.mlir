@@ -80,8 +80,9 @@ func.func @relu(%in0: memref<?xf32>, %out: memref<?xf32>) {
 // A narrow transpose (`TileEmitter.deinterleave`): rows of 3 f32 back to back on
 // in0 (pixels of 3 channels) to 3 rows of out. Four rows are one run of 12
 // elements, loaded as 3 vectors; row c of out takes elements c, c + 3, c + 6,
-// c + 9 of the run, two two-source shuffles each. Four rows take 16-byte vectors
-// on every host.
+// c + 9 of the run: what each takes from the first two vectors (one shuffle),
+// then from the third (`select_lanes`). Four rows take 16-byte vectors on every
+// host.
 
 func.func @deinterleave(%in0: memref<?xf32>, %out: memref<?xf32>) {
   teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
@@ -100,13 +101,13 @@ func.func @deinterleave(%in0: memref<?xf32>, %out: memref<?xf32>) {
 // CHECK:         %[[V1:.*]] = vector.load %in0[%{{.*}}] : memref<?xf32>, vector<4xf32>
 // CHECK:         %[[V2:.*]] = vector.load %in0[%{{.*}}] : memref<?xf32>, vector<4xf32>
 // CHECK-NEXT:    %[[A:.*]] = vector.shuffle %[[V0]], %[[V1]] [0, 3, 6, 0] : vector<4xf32>, vector<4xf32>
-// CHECK-NEXT:    %[[C0:.*]] = vector.shuffle %[[A]], %[[V2]] [0, 1, 2, 5] : vector<4xf32>, vector<4xf32>
-// CHECK-NEXT:    vector.store %[[C0]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
 // CHECK-NEXT:    %[[B:.*]] = vector.shuffle %[[V0]], %[[V1]] [1, 4, 7, 0] : vector<4xf32>, vector<4xf32>
-// CHECK-NEXT:    %[[C1:.*]] = vector.shuffle %[[B]], %[[V2]] [0, 1, 2, 6] : vector<4xf32>, vector<4xf32>
-// CHECK-NEXT:    vector.store %[[C1]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
 // CHECK-NEXT:    %[[C:.*]] = vector.shuffle %[[V0]], %[[V1]] [2, 5, 0, 0] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[C0:.*]] = vector.shuffle %[[A]], %[[V2]] [0, 1, 2, 5] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[C1:.*]] = vector.shuffle %[[B]], %[[V2]] [0, 1, 2, 6] : vector<4xf32>, vector<4xf32>
 // CHECK-NEXT:    %[[C2:.*]] = vector.shuffle %[[C]], %[[V2]] [0, 1, 4, 7] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    vector.store %[[C0]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// CHECK-NEXT:    vector.store %[[C1]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
 // CHECK-NEXT:    vector.store %[[C2]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
 // CHECK-NEXT:    func.return
 
@@ -131,13 +132,13 @@ func.func @interleave(%in0: memref<?xf32>, %out: memref<?xf32>) {
 // CHECK:         %[[R0:.*]] = vector.load %in0[%{{.*}}] : memref<?xf32>, vector<4xf32>
 // CHECK:         %[[R1:.*]] = vector.load %in0[%{{.*}}] : memref<?xf32>, vector<4xf32>
 // CHECK:         %[[R2:.*]] = vector.load %in0[%{{.*}}] : memref<?xf32>, vector<4xf32>
-// CHECK-NEXT:    %[[A:.*]] = vector.shuffle %[[R0]], %[[R1]] [0, 4, 0, 1] : vector<4xf32>, vector<4xf32>
-// CHECK-NEXT:    %[[E0:.*]] = vector.shuffle %[[A]], %[[R2]] [0, 1, 4, 3] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[A:.*]] = vector.shuffle %[[R0]], %[[R1]] [0, 1, 4, 0] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[B:.*]] = vector.shuffle %[[R0]], %[[R1]] [2, 5, 6, 0] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[C:.*]] = vector.shuffle %[[R0]], %[[R1]] [3, 7, 0, 0] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[E0:.*]] = vector.shuffle %[[A]], %[[R2]] [0, 2, 4, 1] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[E1:.*]] = vector.shuffle %[[B]], %[[R2]] [1, 5, 0, 2] : vector<4xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[E2:.*]] = vector.shuffle %[[C]], %[[R2]] [6, 0, 1, 7] : vector<4xf32>, vector<4xf32>
 // CHECK-NEXT:    vector.store %[[E0]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
-// CHECK-NEXT:    %[[B:.*]] = vector.shuffle %[[R0]], %[[R1]] [5, 0, 2, 6] : vector<4xf32>, vector<4xf32>
-// CHECK-NEXT:    %[[E1:.*]] = vector.shuffle %[[B]], %[[R2]] [0, 5, 2, 3] : vector<4xf32>, vector<4xf32>
 // CHECK-NEXT:    vector.store %[[E1]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
-// CHECK-NEXT:    %[[C:.*]] = vector.shuffle %[[R0]], %[[R1]] [0, 3, 7, 0] : vector<4xf32>, vector<4xf32>
-// CHECK-NEXT:    %[[E2:.*]] = vector.shuffle %[[C]], %[[R2]] [6, 1, 2, 7] : vector<4xf32>, vector<4xf32>
 // CHECK-NEXT:    vector.store %[[E2]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
 // CHECK-NEXT:    func.return
