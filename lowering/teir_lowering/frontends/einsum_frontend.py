@@ -37,6 +37,7 @@ from teir_dialect.dialect import ConfigOp, KernelAttr
 from teir_dialect.host import host
 from teir_dialect.records import TeirError, find_configs, load_module
 from teir_dialect.vocabulary import OperationKind
+from teir_lowering.codegen.gemm_plan import MIN_LANES
 from teir_lowering.codegen.tile_primitives import NARROW_MAX
 from teir_lowering.runtime import kernel_cache
 from teir_lowering.runtime.kernel import compile_kernel
@@ -291,10 +292,11 @@ def _direct_gemm(module: ModuleOp) -> bool:
         wide = WIDE_TILE_VECTORS * machine.lanes(4)
         k_a = kernel.get("lda") if kernel.trans_a == "N" else 1
         k_b = 1 if kernel.trans_b == "N" else kernel.get("ldb")
-        return (min(kernel.get("m"), kernel.get("n")) >= wide
-                or max(k_a, k_b) * width <= K_STEP_BYTES)
+        narrowest = min(kernel.get("m"), kernel.get("n"))
+        return narrowest >= wide or (narrowest >= MIN_LANES
+                                     and max(k_a, k_b) * width <= K_STEP_BYTES)
 
-    return _remembered(f"direct-gemm {K_STEP_BYTES} {WIDE_TILE_VECTORS} {machine.fingerprint()} "
+    return _remembered(f"direct-gemm {MIN_LANES} {K_STEP_BYTES} {WIDE_TILE_VECTORS} {machine.fingerprint()} "
                        f"{module}", answer)
 
 
