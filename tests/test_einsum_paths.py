@@ -414,3 +414,14 @@ def test_a_stepped_k_is_read_as_contiguous_vectors(monkeypatch: pytest.MonkeyPat
     _check("ij,j->i", [a, v], name)
     if k > 16:  # more than one whole step of every host's widest vectors
         assert bool(used) == (step <= emit.STEPPED_MAX), used
+
+
+def test_a_gemm_tiled_two_rows_at_a_time_is_transposed_first() -> None:
+    """M = (a, b) with a stepped: the tiles on the arrays are b = 2 rows; copies that
+    fuse M into one axis give one GEMM (`_direct_gemm` wants MIN_LANES rows)."""
+    a = RNG.uniform(-1, 1, (40, 2, 30)).astype(np.float32)[::2]
+    b = RNG.uniform(-1, 1, (30, 24)).astype(np.float32)
+    out = np.empty((20, 2, 24), np.float32)
+    plan = _plan("abc,cd->abd", [a, b], out, False, None, 1, False)
+    assert plan.__qualname__.startswith("_transposed_plan"), plan.__qualname__
+    _check("abc,cd->abd", [a, b], "FP32")
