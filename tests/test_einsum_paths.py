@@ -388,32 +388,48 @@ def _guarded(rows: int, columns: int, dtype: type, step: int) -> np.ndarray:
     return base[:, ::step]
 
 
+@pytest.mark.parametrize("machine", ["avx512", "avx2"])
 @pytest.mark.parametrize("name", ["FP32", "FP64", "BF16", "FP16"])
 @pytest.mark.parametrize("step", [2, 3, 6, 7])
 @pytest.mark.parametrize("k", [16, 40, 53])
 def test_a_stepped_k_is_read_as_contiguous_vectors(monkeypatch: pytest.MonkeyPatch,
-                                                   name: str, step: int, k: int) -> None:
-    """A GEMV on `a[:, ::step]` (the dot kernel, k strided): steps up to STEPPED_MAX
-    read contiguous vectors regrouped by shuffles instead of gathers, never past the
-    view's last element (a guard page follows it), bit-identical at 1 and 2 threads
-    and within the type's rounding of numpy."""
-    from teir_lowering.codegen import emit, gemm_emitter
+                                                   machine: str, name: str, step: int,
+                                                   k: int) -> None:
+    """A GEMV on `a[:, ::step]` (the dot kernel, k strided), planned for 64- and for
+    32-byte vectors: steps up to STEPPED_MAX read contiguous vectors regrouped by
+    shuffles instead of gathers, never past the view's last element (a guard page
+    follows it), bit-identical at 1 and 2 threads and within the type's rounding of
+    numpy."""
+    from teir_lowering.codegen import emit, gemm_emitter, gemm_plan
+    from teir_lowering.frontends import einsum_frontend, einsum_semantics
     from teir_lowering.runtime import kernel as kernel_module
 
+    # fresh plans and kernels: the plans' keys are layouts, not the pinned host
     monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
     monkeypatch.setattr(kernel_module, "_CACHE", {})
+    monkeypatch.setattr(einsum_semantics, "_PLANS", {})
+    monkeypatch.setattr(einsum_frontend, "_PLANS", {})
     used: list[int] = []
+    kernels: list[str] = []
 
     def spy(*args: object, **options: object) -> object:
         used.append(args[4])  # type: ignore[arg-type]
         return emit.load_stepped(*args, **options)  # type: ignore[arg-type]
 
+    def plan(*args: object, **options: object) -> gemm_plan.GemmPlan:
+        chosen = gemm_plan.plan_gemm(*args, **options)  # type: ignore[arg-type]
+        kernels.append(chosen.kernel)
+        return chosen
+
     monkeypatch.setattr(gemm_emitter, "load_stepped", spy)
+    monkeypatch.setattr(gemm_emitter, "plan_gemm", plan)
     a = _guarded(37, k, DTYPES[name], step)
     v = RNG.uniform(-1, 1, k).astype(DTYPES[name])
-    _check("ij,j->i", [a, v], name)
-    if k > 16:  # more than one whole step of every host's widest vectors
-        assert bool(used) == (step <= emit.STEPPED_MAX), used
+    with pinned(machine):
+        _check("ij,j->i", [a, v], name)
+    if k > 16 and "dot" in kernels:  # more than one whole step of the widest vectors
+        assert bool(used) == (step <= gemm_plan.STEPPED_MAX), used
+    assert step <= gemm_plan.STEPPED_MAX or not used
 
 
 def test_a_gemm_tiled_two_rows_at_a_time_is_transposed_first() -> None:

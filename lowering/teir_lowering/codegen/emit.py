@@ -223,14 +223,10 @@ def load(builder: Builder, memory: SSAValue, at: SSAValue, lanes: int = 1, strid
                         widened, tf32)
 
 
-STEPPED_MAX = 6
-"""Strides (elements) up to this many are read by `load_stepped`, wider ones gathered."""
-
-
 def load_stepped(builder: Builder, memory: SSAValue, at: SSAValue, lanes: int, stride: int,
                  *, back: bool = False, widened: bool = False, tf32: bool = False
                  ) -> SSAValue:
-    """`load(memory, at, lanes, stride)` (2 <= stride <= `STEPPED_MAX`) as `stride`
+    """`load(memory, at, lanes, stride)` (a small stride from 2 on) as `stride`
     contiguous vectors regrouped by `select_lanes`: the elements from `at` on, or
     with `back` those ending at the last lane's element. A gather costs a load and
     an insert per lane (a view `a[:, ::2]` along k). It reads the stride - 1

@@ -98,7 +98,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 
 from teir_lowering.codegen.emit import (
-    STEPPED_MAX,
     add,
     arithmetic_type,
     constant,
@@ -116,6 +115,7 @@ from teir_lowering.codegen.emit import (
     value_type,
 )
 from teir_lowering.codegen.gemm_plan import (
+    STEPPED_MAX,
     GemmPlan,
     GemmShape,
     Oriented,

@@ -623,6 +623,12 @@ def dot_block(registers: int) -> tuple[int, int]:
     return (4, 6) if registers >= 32 else (3, 4)
 
 
+STEPPED_MAX = 6
+"""Strides along k (elements) up to this many are read as that many contiguous
+vectors regrouped by shuffles (`emit.load_stepped`, the dot kernel), wider ones
+gathered lane by lane."""
+
+
 def _dot_plan(s: GemmShape, width: int, machine: Host) -> GemmPlan:
     """The dot kernel's plan: per block and batch, k / L steps of MR + NR loads and
     MR * NR FMAs, the gathered k remainder; the reduction (about 3 ops per
@@ -631,15 +637,18 @@ def _dot_plan(s: GemmShape, width: int, machine: Host) -> GemmPlan:
     mr, nr = dot_block(machine.vector_registers)
     steps, rest = divmod(s.k, lanes)
     # a vector along k: one load at unit stride or stride 0 (one element
-    # broadcast), else a gather: a load per lane, and a lane insert per lane on
-    # the two vector ALU ports that FMAs leave free in a load-bound step
-    a_loads, b_loads = (1 if stride in (0, 1) else lanes
-                        for stride in (s.a_strides[1], s.b_strides[0]))
+    # broadcast); at a small stride that many loads and one shuffle fewer
+    # (`STEPPED_MAX`); else a gather: a load per lane, and a lane insert per lane;
+    # shuffles and inserts on the two vector ALU ports that FMAs leave free in a
+    # load-bound step
+    (a_loads, a_shuffles), (b_loads, b_shuffles) = (
+        (1, 0) if stride in (0, 1) else (stride, stride - 1) if stride <= STEPPED_MAX
+        else (lanes, lanes - 1) for stride in (s.a_strides[1], s.b_strides[0]))
     cycles = 0.0
     for rows in (mr,) * (s.m // mr) + ((s.m % mr,) if s.m % mr else ()):
         for cols in (nr,) * (s.n // nr) + ((s.n % nr,) if s.n % nr else ()):
             loads = rows * a_loads + cols * b_loads
-            inserts = (loads - rows - cols) / 2
+            inserts = (rows * a_shuffles + cols * b_shuffles) / 2
             step = max(rows * cols / FMA_PORTS, loads / LOAD_PORTS, inserts, FMA_LATENCY)
             gathered = rest * (rows + cols) + step if rest else 0
             cycles += s.batch * (steps * step + gathered) + 7 * rows * cols
