@@ -441,3 +441,34 @@ def test_a_gemm_tiled_two_rows_at_a_time_is_transposed_first() -> None:
     plan = _plan("abc,cd->abd", [a, b], out, False, None, 1, False)
     assert plan.__qualname__.startswith("_transposed_plan"), plan.__qualname__
     _check("abc,cd->abd", [a, b], "FP32")
+
+
+@pytest.mark.parametrize("machine", ["avx512", "avx2"])
+def test_broadcasts_constant_along_k_leave_registers_for_them(
+        monkeypatch: pytest.MonkeyPatch, machine: str) -> None:
+    """Both operands of `bij,bjk->bik` broadcast along j (stride 0): Y's broadcasts
+    are the same at every k step, LLVM holds them in registers across the k loop,
+    and the register block leaves one per column (`held_y`), where 2 x 14 spilled."""
+    from teir_lowering.codegen import gemm_emitter, gemm_plan
+    from teir_lowering.frontends import einsum_frontend, einsum_semantics
+    from teir_lowering.runtime import kernel as kernel_module
+
+    monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
+    monkeypatch.setattr(kernel_module, "_CACHE", {})
+    monkeypatch.setattr(einsum_semantics, "_PLANS", {})
+    monkeypatch.setattr(einsum_frontend, "_PLANS", {})
+    plans: list[gemm_plan.GemmPlan] = []
+
+    def plan(*args: object, **options: object) -> gemm_plan.GemmPlan:
+        plans.append(gemm_plan.plan_gemm(*args, **options))  # type: ignore[arg-type]
+        return plans[-1]
+
+    monkeypatch.setattr(gemm_emitter, "plan_gemm", plan)
+    a = np.broadcast_to(RNG.uniform(-1, 1, (3, 29, 1)), (3, 29, 17))
+    b = np.broadcast_to(RNG.uniform(-1, 1, (3, 1, 61)), (3, 17, 61))
+    with pinned(machine):
+        _check("bij,bjk->bik", [a, b], "FP64")
+    outer = [p for p in plans if p.kernel == "outer" and p.lanes > 1]
+    assert outer and all(p.held_y for p in outer), plans
+    for p in outer:
+        assert (p.vectors + 1) * p.columns + max(4, p.vectors + 1) <= p.registers, p

@@ -228,6 +228,9 @@ class GemmPlan:
     pack_y: bool = False
     """Y's column panels (NR columns x the K-block) are packed per panel before the
     row blocks read them: Y with general strides (no unit-stride role axis)."""
+    held_y: bool = False
+    """Y is constant along k (stride 0): LLVM keeps its broadcasts in registers
+    across the k loop, so the blocks leave a register per column (`widest_columns`)."""
     widen_y: bool = False
     """Y (f16) is widened to f32 once, whole, into a scratch buffer before the
     row blocks read it (vector loads and conversions along its unit stride): each
@@ -260,7 +263,7 @@ class GemmPlan:
         """The segments of `rows` along V and the column ranges of `columns` along U
         (`outer_layout` with this plan's blocks)."""
         return outer_layout(rows, columns, self.lanes, self.vectors, self.columns,
-                            transposing, self.registers)
+                            transposing, self.registers, self.held_y)
 
 
 # -- blocks -----------------------------------------------------------------------------
@@ -289,12 +292,15 @@ def row_segments(extent: int, lanes: int, most: int) -> list[tuple[int, int, int
     return segments
 
 
-def widest_columns(vectors: int, registers: int) -> int:
+def widest_columns(vectors: int, registers: int, held: bool = False) -> int:
     """NR of a block of `vectors`: MV * NR accumulators, MV loaded vectors and a
     broadcast in the host's vector registers, with three to spare: LLVM's scheduler
     loads broadcasts ahead of their FMAs, and a 1 x 14 block on 16 ymm registers
-    spilled accumulators to the stack (2 x 6 and 3 x 4 do not)."""
-    return max(1, (registers - max(4, vectors + 1)) // vectors)
+    spilled accumulators to the stack (2 x 6 and 3 x 4 do not). With `held` (Y
+    constant along k, a stride-0 view) LLVM hoists each column's broadcast out of
+    the k loop into a register of its own: a 2 x 14 block of such a `bij,bjk->bik`
+    spilled 28 accumulators' worth of loads and stores per k step."""
+    return max(1, (registers - max(4, vectors + 1)) // (vectors + held))
 
 
 def column_ranges(extent: int, width: int, columns: int,
@@ -319,20 +325,22 @@ def column_ranges(extent: int, width: int, columns: int,
 
 
 def outer_layout(nv: int, nu: int, lanes: int, vectors: int, columns: int,
-                 transposing: bool, registers: int) -> list[Segment]:
+                 transposing: bool, registers: int, held: bool = False) -> list[Segment]:
     """The segments of V and column ranges of U of an outer-product tile whose main
     blocks are `vectors` x `columns` (`transposing`: C contiguous along U, squares
-    transposed in registers, so NR is a multiple of the segment's lanes)."""
+    transposed in registers, so NR is a multiple of the segment's lanes; `held`:
+    see `widest_columns`)."""
     segments = []
     for start, stop, width, mv in row_segments(nv, lanes, vectors):
-        nr = columns if (width, mv) == (lanes, vectors) else widest_columns(mv, registers)
+        nr = (columns if (width, mv) == (lanes, vectors)
+              else widest_columns(mv, registers, held))
         ranges = column_ranges(nu, width, nr, transposing and width > 1)
         segments.append(Segment(start, stop, width, mv, ranges))
     return segments
 
 
 def register_blocks(nv: int, nu: int, lanes: int, registers: int,
-                    transposing: bool) -> list[tuple[int, int]]:
+                    transposing: bool, held: bool = False) -> list[tuple[int, int]]:
     """Candidate (MV, NR) main blocks: for 1 to 4 vectors, the widest NR that fits the
     registers and the narrower ones that still hold FMA_PORTS * FMA_LATENCY
     accumulators (enough to hide the FMA latency), so the cost model can trade
@@ -342,7 +350,7 @@ def register_blocks(nv: int, nu: int, lanes: int, registers: int,
     for vectors in range(1, (4 if lanes > 1 else 1) + 1):
         if vectors > whole:
             break
-        widest = widest_columns(vectors, registers)
+        widest = widest_columns(vectors, registers, held)
         if transposing:
             widest = widest // lanes * lanes
             candidates = [widest] if widest else []
@@ -507,11 +515,14 @@ def _outer_plans(s: GemmShape, along: str, width: int, zero_first: bool,
     packs = ["", "copy" if o.x_free == 1 else "transpose" if o.x_k == 1 else "gather"]
     # Y with general strides (no unit-stride role axis) may be packed per panel
     y_packs = [False, True] if o.y_k != 1 and o.y_free != 1 and o.nu > 1 else [False]
+    held = o.y_k == 0 and s.k > 1  # Y's broadcasts stay in registers (widest_columns)
     plans = []
-    for vectors, columns in register_blocks(o.nv, o.nu, lanes, registers, transposing):
+    for vectors, columns in register_blocks(o.nv, o.nu, lanes, registers, transposing,
+                                            held):
         k_block = k_blocking(s, columns, width, machine.l1d)
         k_blocks = s.batch // k_block[0] * -(-s.k // k_block[1])
-        segments = outer_layout(o.nv, o.nu, lanes, vectors, columns, transposing, registers)
+        segments = outer_layout(o.nv, o.nu, lanes, vectors, columns, transposing, registers,
+                                held)
         # X read by one column panel (a GEMV: U = 1) is read once: packing would
         # only add a copy of it, unless its micro-panels are scattered over more
         # pages than the TLB holds (each K step a stream of its own: the first
@@ -526,7 +537,7 @@ def _outer_plans(s: GemmShape, along: str, width: int, zero_first: bool,
                 plans.append(GemmPlan(
                     "outer", along, lanes, cycles / (s.m * s.n * s.k * s.batch), vectors,
                     columns, pack, k_block if k_blocks > 1 else (0, 0), TRANSPOSE_C,
-                    **_host_fields(machine), pack_y=pack_y))
+                    **_host_fields(machine), pack_y=pack_y, held_y=held))
     return plans
 
 
