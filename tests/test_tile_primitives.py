@@ -14,14 +14,20 @@ from typing import Any
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import f32
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from xdsl.builder import Builder
+from xdsl.dialects import vector
+from xdsl.dialects.builtin import VectorType, f32
+from xdsl.ir import Block, SSAValue
+from xdsl.rewriter import InsertPoint
 
 from strategies import random_arrays
 from teir_dialect.host import host
 from teir_dialect.interpreter import run_reference
 from teir_dialect.vocabulary import OperationKind
 from teir_lowering.codegen import tile_primitives
-from teir_lowering.codegen.emit import transpose_network
+from teir_lowering.codegen.emit import select_lanes, transpose_network
 from teir_lowering.runtime import kernel as kernel_module
 from teir_lowering.runtime.kernel import compile_kernel
 
@@ -150,6 +156,46 @@ def test_transpose_network_transposes(lanes: int, width: int) -> None:
     matrix = np.arange(lanes * lanes).reshape(lanes, lanes)
     for column in range(lanes):
         np.testing.assert_array_equal(rows[order[column]], matrix[:, column])
+
+
+def _selected(vectors: int, lanes: int, outputs: list[list[tuple[int, int]]]
+              ) -> tuple[list[list[tuple[int, int]]], int]:
+    """`select_lanes` on `vectors` block arguments, its shuffles followed lane by lane
+    on labels (vector, lane): each output's labels, and the number of shuffles."""
+    typ = VectorType(f32, [lanes])
+    block = Block(arg_types=[typ] * vectors)
+    values = select_lanes(Builder(InsertPoint.at_end(block)), list(block.args), outputs)
+    labels: dict[SSAValue, list[tuple[int, int]]] = {
+        arg: [(v, lane) for lane in range(lanes)] for v, arg in enumerate(block.args)}
+    shuffles = 0
+    for op in block.ops:
+        assert isinstance(op, vector.ShuffleOp)
+        both = labels[op.v1] + labels[op.v2]
+        labels[op.result] = [both[m] for m in op.mask.get_values()]
+        shuffles += 1
+    return [labels[value] for value in values], shuffles
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_select_lanes_picks_any_lanes(data: st.DataObject) -> None:
+    lanes = data.draw(st.sampled_from([4, 8, 16]))
+    vectors = data.draw(st.integers(1, 7))
+    pick = st.tuples(st.integers(0, vectors - 1), st.integers(0, lanes - 1))
+    outputs = data.draw(st.lists(st.lists(pick, min_size=lanes, max_size=lanes),
+                                 min_size=1, max_size=7))
+    got, _ = _selected(vectors, lanes, outputs)
+    assert got == outputs
+
+
+@pytest.mark.parametrize("k, lanes, most", [(2, 16, 2), (3, 16, 6), (5, 32, 16), (6, 16, 20)])
+def test_select_lanes_shares_shuffles_in_a_narrow_transpose(k: int, lanes: int,
+                                                            most: int) -> None:
+    """k outputs regrouping k vectors (a deinterleave): fewer than k (k - 1) shuffles."""
+    outputs = [[divmod(c + k * lane, lanes) for lane in range(lanes)] for c in range(k)]
+    got, shuffles = _selected(k, lanes, outputs)
+    assert got == outputs
+    assert shuffles <= most
 
 
 # -- transposing copies -------------------------------------------------------------

@@ -500,7 +500,6 @@ def transpose(builder: Builder, rows: Sequence[SSAValue]) -> list[SSAValue]:
     return [vectors[position] for position in order]
 
 
-
 Picks = Sequence[tuple[int, int]]
 """For each lane of a vector to build: (source vector, lane of it)."""
 
@@ -544,7 +543,8 @@ def select_lanes(builder: Builder, vectors: Sequence[SSAValue],
                         None in (mine, theirs) or mine is theirs
                         for mine, theirs in zip(ends, shared)):
                     packs[-1] = [[*outputs, c],
-                                 *(mine or theirs for mine, theirs in zip(ends, shared)),
+                                 *(theirs if mine is None else mine
+                                   for mine, theirs in zip(ends, shared)),
                                  used + count]
                     continue
             packs.append([[c], *ends, count])
@@ -568,12 +568,14 @@ def select_lanes(builder: Builder, vectors: Sequence[SSAValue],
                     merged.update((c, side[c]) for c in outputs)  # as it is
                     continue
                 mask = [m % lanes for m in mask]
+            pair = (only, only) if only is not None else (first, second)
             value = builder.insert(vector.ShuffleOp(
-                first or second, second or first, DenseArrayBase.from_list(i64, mask),
-                result_type=typ)).result
+                *pair, DenseArrayBase.from_list(i64, mask), result_type=typ)).result
             merged.update((c, (value, placed[c])) for c in outputs)
         return merged
 
+    if len(groups) == 1:  # one source: its lanes put in place
+        groups = [merge(groups[0], {}, True)]
     while len(groups) > 1:
         last = len(groups) == 2
         groups = [merge(groups[g], groups[g + 1], last) if g + 1 < len(groups)

@@ -116,9 +116,9 @@ and `ab->ba` 512 x 16384 FP32, 512 rows 64 KiB apart, ran slower; FP32 cut into
 
 NARROW_MAX = 6
 """Transposes with a packed side of 2 to this many elements, fewer than a vector's
-lanes, take the narrow forms (`TileEmitter.narrow`): k - 1 two-source permutes per
-vector, against the L x L blocks' log2(L) shuffles on vectors of only k lanes or
-fewer. `ab->ba` with a side of 3 to 8 elements, FP32 and FP64 on one Zen 5 host
+lanes, take the narrow forms (`TileEmitter.narrow`): about log2(k) two-source
+permutes per vector (`select_lanes`), against the L x L blocks' log2(L) shuffles on
+vectors of only k lanes or fewer. `ab->ba` with a side of 3 to 8 elements, FP32 and FP64 on one Zen 5 host
 (README, Benchmarks): narrow faster up to 6, mixed at 7, slower at 8."""
 
 LONG_WALK_BYTES = 8 * 1024
