@@ -296,8 +296,8 @@ def _direct_gemm(module: ModuleOp) -> bool:
         return narrowest >= wide or (narrowest >= MIN_LANES
                                      and max(k_a, k_b) * width <= K_STEP_BYTES)
 
-    return _remembered(f"direct-gemm {MIN_LANES} {K_STEP_BYTES} {WIDE_TILE_VECTORS} {machine.fingerprint()} "
-                       f"{module}", answer)
+    return _remembered(f"direct-gemm {MIN_LANES} {K_STEP_BYTES} {WIDE_TILE_VECTORS} "
+                       f"{machine.fingerprint()} {module}", answer)
 
 
 def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
