@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import mmap
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -368,6 +369,29 @@ def test_a_gemv_whose_batch_is_innermost_copies_it_first(name: str) -> None:
     _check("bij,bj->bi", [a, v], name)
 
 
+@pytest.fixture
+def fresh_plans(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every einsum plan and kernel made afresh in the test (their caches are keyed by
+    layouts, not by the pinned host), and the GEMM plans the emitter chooses, in
+    order."""
+    from teir_lowering.codegen import gemm_emitter, gemm_plan
+    from teir_lowering.frontends import einsum_frontend, einsum_semantics
+    from teir_lowering.runtime import kernel as kernel_module
+
+    monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
+    monkeypatch.setattr(kernel_module, "_CACHE", {})
+    monkeypatch.setattr(einsum_semantics, "_PLANS", {})
+    monkeypatch.setattr(einsum_frontend, "_PLANS", {})
+    plans: list[Any] = []
+
+    def plan(*args: object, **options: object) -> gemm_plan.GemmPlan:
+        plans.append(gemm_plan.plan_gemm(*args, **options))  # type: ignore[arg-type]
+        return plans[-1]
+
+    monkeypatch.setattr(gemm_emitter, "plan_gemm", plan)
+    return plans
+
+
 def _guarded(rows: int, columns: int, dtype: type, step: int) -> np.ndarray:
     """`base[:, ::step]` of rows x columns random values whose last element ends a page
     followed by an inaccessible one (mprotect): a read past the view's last
@@ -392,41 +416,28 @@ def _guarded(rows: int, columns: int, dtype: type, step: int) -> np.ndarray:
 @pytest.mark.parametrize("name", ["FP32", "FP64", "BF16", "FP16"])
 @pytest.mark.parametrize("step", [2, 3, 6, 7])
 @pytest.mark.parametrize("k", [16, 40, 53])
-def test_a_stepped_k_is_read_as_contiguous_vectors(monkeypatch: pytest.MonkeyPatch,
-                                                   machine: str, name: str, step: int,
-                                                   k: int) -> None:
+def test_a_stepped_k_is_read_as_contiguous_vectors(
+        monkeypatch: pytest.MonkeyPatch, fresh_plans: list[Any], machine: str, name: str,
+        step: int, k: int) -> None:
     """A GEMV on `a[:, ::step]` (the dot kernel, k strided), planned for 64- and for
     32-byte vectors: steps up to STEPPED_MAX read contiguous vectors regrouped by
     shuffles instead of gathers, never past the view's last element (a guard page
     follows it), bit-identical at 1 and 2 threads and within the type's rounding of
     numpy."""
     from teir_lowering.codegen import emit, gemm_emitter, gemm_plan
-    from teir_lowering.frontends import einsum_frontend, einsum_semantics
-    from teir_lowering.runtime import kernel as kernel_module
 
-    # fresh plans and kernels: the plans' keys are layouts, not the pinned host
-    monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
-    monkeypatch.setattr(kernel_module, "_CACHE", {})
-    monkeypatch.setattr(einsum_semantics, "_PLANS", {})
-    monkeypatch.setattr(einsum_frontend, "_PLANS", {})
     used: list[int] = []
-    kernels: list[str] = []
 
     def spy(*args: object, **options: object) -> object:
         used.append(args[4])  # type: ignore[arg-type]
         return emit.load_stepped(*args, **options)  # type: ignore[arg-type]
 
-    def plan(*args: object, **options: object) -> gemm_plan.GemmPlan:
-        chosen = gemm_plan.plan_gemm(*args, **options)  # type: ignore[arg-type]
-        kernels.append(chosen.kernel)
-        return chosen
-
     monkeypatch.setattr(gemm_emitter, "load_stepped", spy)
-    monkeypatch.setattr(gemm_emitter, "plan_gemm", plan)
     a = _guarded(37, k, DTYPES[name], step)
     v = RNG.uniform(-1, 1, k).astype(DTYPES[name])
     with pinned(machine):
         _check("ij,j->i", [a, v], name)
+    kernels = [plan.kernel for plan in fresh_plans]
     if k > 16 and "dot" in kernels:  # more than one whole step of the widest vectors
         assert bool(used) == (step <= gemm_plan.STEPPED_MAX), used
     assert step <= gemm_plan.STEPPED_MAX or not used
@@ -445,30 +456,15 @@ def test_a_gemm_tiled_two_rows_at_a_time_is_transposed_first() -> None:
 
 @pytest.mark.parametrize("machine", ["avx512", "avx2"])
 def test_broadcasts_constant_along_k_leave_registers_for_them(
-        monkeypatch: pytest.MonkeyPatch, machine: str) -> None:
+        fresh_plans: list[Any], machine: str) -> None:
     """Both operands of `bij,bjk->bik` broadcast along j (stride 0): Y's broadcasts
     are the same at every k step, LLVM holds them in registers across the k loop,
     and the register block leaves one per column (`held_y`), where 2 x 14 spilled."""
-    from teir_lowering.codegen import gemm_emitter, gemm_plan
-    from teir_lowering.frontends import einsum_frontend, einsum_semantics
-    from teir_lowering.runtime import kernel as kernel_module
-
-    monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
-    monkeypatch.setattr(kernel_module, "_CACHE", {})
-    monkeypatch.setattr(einsum_semantics, "_PLANS", {})
-    monkeypatch.setattr(einsum_frontend, "_PLANS", {})
-    plans: list[gemm_plan.GemmPlan] = []
-
-    def plan(*args: object, **options: object) -> gemm_plan.GemmPlan:
-        plans.append(gemm_plan.plan_gemm(*args, **options))  # type: ignore[arg-type]
-        return plans[-1]
-
-    monkeypatch.setattr(gemm_emitter, "plan_gemm", plan)
     a = np.broadcast_to(RNG.uniform(-1, 1, (3, 29, 1)), (3, 29, 17))
     b = np.broadcast_to(RNG.uniform(-1, 1, (3, 1, 61)), (3, 17, 61))
     with pinned(machine):
         _check("bij,bjk->bik", [a, b], "FP64")
-    outer = [p for p in plans if p.kernel == "outer" and p.lanes > 1]
-    assert outer and all(p.held_y for p in outer), plans
+    outer = [p for p in fresh_plans if p.kernel == "outer" and p.lanes > 1]
+    assert outer and all(p.held_y for p in outer), fresh_plans
     for p in outer:
         assert (p.vectors + 1) * p.columns + max(4, p.vectors + 1) <= p.registers, p

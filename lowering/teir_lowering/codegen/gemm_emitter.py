@@ -115,12 +115,12 @@ from teir_lowering.codegen.emit import (
     value_type,
 )
 from teir_lowering.codegen.gemm_plan import (
-    STEPPED_MAX,
     GemmPlan,
     GemmShape,
     Oriented,
     Segment,
     plan_gemm,
+    stepped,
 )
 from teir_lowering.lane import PAIR_LANES, LaneDotBF16PairsOp
 
@@ -914,16 +914,15 @@ class GemmEmitter:
             # Stepped loads read past a vector's last element: every whole step but
             # a last one ending on the row's last element; that one reads back from
             # it when a step precedes it, else it gathers.
-            stepped = any(2 <= stride <= STEPPED_MAX for stride in (s.a_strides[1],
-                                                                    s.b_strides[0]))
-            last = stepped and not blocks.rest
+            any_stepped = stepped(s.a_strides[1]) or stepped(s.b_strides[0])
+            last = any_stepped and not blocks.rest
             forward = blocks.whole - blocks.lanes if last else blocks.whole
             acc = for_loop(builder, 0, forward, blocks.lanes,
                            partial(self.dot_step, blocks, a_batch, b_batch,
-                                   stepped="forward" if stepped else ""), acc)
+                                   direction="forward" if any_stepped else ""), acc)
             if last:
                 acc = self.dot_step(blocks, a_batch, b_batch, builder, forward, acc,
-                                    stepped="back" if forward else "")
+                                    direction="back" if forward else "")
         if blocks.rest:
             acc = self.dot_step(blocks, a_batch, b_batch, builder, blocks.whole, acc,
                                 blocks.rest)
@@ -931,19 +930,19 @@ class GemmEmitter:
 
     def dot_step(self, blocks: DotBlocks, a_batch: SSAValue, b_batch: SSAValue,
                  builder: Builder, p: SSAValue | int, acc: list[SSAValue],
-                 valid: int | None = None, *, stepped: str = "") -> list[SSAValue]:
+                 valid: int | None = None, *, direction: str = "") -> list[SSAValue]:
         """One k step of L: MR rows of A, NR columns of B, MR * NR FMAs (`valid`: only
-        that many lanes are loaded, -0.0 in A's others, +0 in B's). `stepped`
-        ("forward" or "back"): operands with a small stride along k are read by
-        `load_stepped` that way (`dot_batch` says which is safe)."""
+        that many lanes are loaded, -0.0 in A's others, +0 in B's). `direction`
+        ("forward" or "back"): operands with a small stride along k (`stepped`) are
+        read by `load_stepped` that way (`dot_batch` says which is safe)."""
         (a_m, a_k), (b_k, b_n) = self.shape.a_strides, self.shape.b_strides
         lanes, mr, nr = blocks.lanes, blocks.mr, blocks.nr
         a_p, b_p = add(builder, a_batch, p, a_k), add(builder, b_batch, p, b_k)
 
         def read(memory: SSAValue, at: SSAValue, stride: int, fill: float) -> SSAValue:
-            if stepped and valid is None and 2 <= stride <= STEPPED_MAX:
+            if direction and valid is None and stepped(stride):
                 return load_stepped(builder, memory, at, lanes, stride,
-                                    back=stepped == "back", widened=True, tf32=self.tf32)
+                                    back=direction == "back", widened=True, tf32=self.tf32)
             return load(builder, memory, at, lanes, stride, valid, fill, widened=True,
                         tf32=self.tf32)
 

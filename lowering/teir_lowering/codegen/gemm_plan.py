@@ -640,6 +640,11 @@ vectors regrouped by shuffles (`emit.load_stepped`, the dot kernel), wider ones
 gathered lane by lane."""
 
 
+def stepped(stride: int) -> bool:
+    """Whether the dot kernel reads vectors along k at `stride` by `load_stepped`."""
+    return 2 <= stride <= STEPPED_MAX
+
+
 def _dot_plan(s: GemmShape, width: int, machine: Host) -> GemmPlan:
     """The dot kernel's plan: per block and batch, k / L steps of MR + NR loads and
     MR * NR FMAs, the gathered k remainder; the reduction (about 3 ops per
@@ -653,7 +658,7 @@ def _dot_plan(s: GemmShape, width: int, machine: Host) -> GemmPlan:
     # shuffles and inserts on the two vector ALU ports that FMAs leave free in a
     # load-bound step
     (a_loads, a_shuffles), (b_loads, b_shuffles) = (
-        (1, 0) if stride in (0, 1) else (stride, stride - 1) if stride <= STEPPED_MAX
+        (1, 0) if stride in (0, 1) else (stride, stride - 1) if stepped(stride)
         else (lanes, lanes - 1) for stride in (s.a_strides[1], s.b_strides[0]))
     cycles = 0.0
     for rows in (mr,) * (s.m // mr) + ((s.m % mr,) if s.m % mr else ()):

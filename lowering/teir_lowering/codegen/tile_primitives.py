@@ -130,7 +130,8 @@ faster (README, Benchmarks)."""
 
 
 BlockBody = Callable[[Builder, SSAValue, int], None]
-"""Emits one block of a streamed tile at column c0 with `width` lanes."""
+"""Emits one block at c0 with `width` lanes: of a streamed tile's columns, of a
+contiguous run (`TileEmitter.vector_blocks`), of a narrow transpose's long side."""
 
 ColumnWalk = Callable[[Builder, BlockBody], None]
 """Emits the blocks that cover a streamed tile's columns."""
@@ -198,21 +199,11 @@ class TileEmitter:
         """Loops over `outer`, each iteration `run` contiguous elements on both tensors."""
 
         def row(b: Builder, src: SSAValue, dst: SSAValue) -> None:
-            full = run // self.lanes * self.lanes
+            def vectors(vb: Builder, i: SSAValue, lanes: int) -> None:
+                self.element_op(vb, add(vb, src, i), add(vb, dst, i), lanes)
 
-            def vectors(vb: Builder, i: SSAValue, _: list[SSAValue]) -> None:
-                self.element_op(vb, add(vb, src, i), add(vb, dst, i), self.lanes)
-
-            for_loop(b, 0, full, self.lanes, vectors)
-            done = full
-            lanes = self.lanes // 2
-            while done < run:
-                if lanes >= self.min_lanes and run - done < lanes:
-                    lanes //= 2
-                    continue
-                step = lanes if lanes >= self.min_lanes else 1
-                self.element_op(b, add(b, src, done), add(b, dst, done), step)
-                done += step
+            for done in range(self.vector_blocks(b, run, vectors), run):
+                self.element_op(b, add(b, src, done), add(b, dst, done), 1)
 
         self.outer_loops(builder, outer, source, out, row)
 
@@ -266,7 +257,7 @@ class TileEmitter:
             for c, value in enumerate(rows_of_out):
                 store(b, value, self.out, add(b, add(b, out, r0), c * columns.out))
 
-        done = self.narrow_blocks(builder, rows.size, block)
+        done = self.vector_blocks(builder, rows.size, block)
         self.scalar_region(builder, rows, columns, source, out, (done, rows.size), (0, k))
 
     def interleave(self, builder: Builder, rows: TileAxis, columns: TileAxis,
@@ -288,12 +279,13 @@ class TileEmitter:
             for v, value in enumerate(vectors):
                 store(b, value, self.out, add(b, run, v * lanes))
 
-        done = self.narrow_blocks(builder, columns.size, block)
+        done = self.vector_blocks(builder, columns.size, block)
         self.scalar_region(builder, rows, columns, source, out, (0, k), (done, columns.size))
 
-    def narrow_blocks(self, builder: Builder, size: int, block: BlockBody) -> int:
-        """`block` over [0, size) of the long side: the host's lanes, then single blocks
-        of half as many down to 16 bytes; returns where they end (scalars after)."""
+    def vector_blocks(self, builder: Builder, size: int, block: BlockBody) -> int:
+        """`block` over [0, size) (a contiguous run, a narrow transpose's long side):
+        the host's lanes, then single blocks of half as many down to 16 bytes;
+        returns where they end (scalars after)."""
         done = size // self.lanes * self.lanes
         for_loop(builder, 0, done, self.lanes,
                  lambda b, start, _: block(b, start, self.lanes))

@@ -127,13 +127,13 @@ def _cached_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarra
 
 def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu: bool,
           dtype: str | None, threads: int | None, tune: bool) -> Plan:
-    record = _config(subscripts, *operands, out=out, dtype=dtype, relu=relu)
-    module = load_module(record)
     if len(operands) == 2 and _short_unit_axis(subscripts, operands):
         copied = (_transposed_plan(subscripts, operands, out, relu, dtype)
                   or _copied_plan(subscripts, operands, out, relu, dtype))
         if copied is not None:
             return copied
+    record = _config(subscripts, *operands, out=out, dtype=dtype, relu=relu)
+    module = load_module(record)
     if len(operands) == 2 and _grouped(subscripts, operands):
         if _direct_gemm(module):
             return _direct(record, threads, tune, subscripts, module)
