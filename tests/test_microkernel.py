@@ -777,6 +777,57 @@ def test_f16_y_widened_once_gives_the_same_bytes(trans: str, forced) -> None:
             np.testing.assert_array_equal(widened.view(np.uint16), converted.view(np.uint16))
 
 
+def spec_brgemm(p: int, q: int, r: int, s: int, t: int, u: int, dtype: str,
+                outer: str) -> dict:
+    """trus,pqtu->pqrs in flat form (the spec's large BRGEMM): one tile per (p, r),
+    whose Y (pqtu) depends on p alone; p and r run `outer` (parallel or seq)."""
+    return {
+        "dim_ids": ["p", "r", "t", "s", "q", "u"],
+        "dim_types": ["N", "M", "K", "M", "N", "K"],
+        "exec_types": [outer, outer, "prim", "prim", "prim", "prim"],
+        "dim_sizes": [p, r, t, s, q, u],
+        "strides": [[0, u * s, r * u * s, 1, 0, s], [q * t * u, 0, u, 0, t * u, 1],
+                    [q * r * s, s, 0, 1, r * s, 0]],
+        "data_type": dtype, "prim_first": "Zero", "prim_main": "BRGEMM", "prim_last": "None",
+    }
+
+
+@pytest.mark.parametrize("outer", ["parallel", "seq"])
+def test_f16_y_widened_once_per_scope_kept_while_it_repeats(outer: str, forced) -> None:
+    """A widened Y is kept while the next tiles of the scope (the kernel, or a chunk
+    of the parallel loop) read the same Y (one p, every r: `emit.memoized`) and
+    widened again when they move on (the next p): the same bytes as converting
+    every broadcast, at 1 and 2 threads; and per call, so that a call after the
+    input changed in place (the same address) reads the new values."""
+    p, q, r, s, t, u = 3, 5, 4, 37, 2, 9
+    record = spec_brgemm(p, q, r, s, t, u, "FP16", outer)
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal(t * r * u * s).astype(np.float16)
+    b, changed = (rng.standard_normal(p * q * t * u).astype(np.float16) for _ in range(2))
+    results = {}
+    for widen in (True, False):
+        plans: list[GemmPlan] = []
+        forced(lambda shape, plan, widen=widen, plans=plans: plans.append(plan) or
+               dataclasses.replace(plan, widen_y=widen and plan.widen_y))
+        kernel = compile_kernel(record, keep_ir=True)
+        assert plans and all(plan.widen_y for plan in plans), plans
+        y = b.copy()
+        for threads in (1, 2):
+            c = np.full(p * q * r * s, np.nan, np.float16)
+            kernel(a, y, c, threads=threads)
+            results[widen, threads] = c
+        y[...] = changed
+        c = np.full(p * q * r * s, np.nan, np.float16)
+        kernel(a, y, c, threads=1)
+        results[widen, "changed"] = c
+    for key in (1, 2, "changed"):
+        np.testing.assert_array_equal(results[True, key].view(np.uint16),
+                                      results[False, key].view(np.uint16))
+    want = np.einsum("trus,pqtu->pqrs", a.astype(np.float64).reshape(t, r, u, s),
+                     changed.astype(np.float64).reshape(p, q, t, u)).ravel()
+    np.testing.assert_allclose(results[True, "changed"], want, rtol=2e-2, atol=2e-2)
+
+
 def test_x_scattered_over_many_pages_is_packed_even_for_one_column_panel() -> None:
     """`dca,bd->cab`'s tile: m = 640 rows of A with k steps 158 KB apart (each K step
     a page, 201 of them: more streams than the prefetchers follow), 13 columns (one

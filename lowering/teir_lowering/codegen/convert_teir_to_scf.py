@@ -62,6 +62,7 @@ from teir_dialect.host import host
 from teir_dialect.records import TeirError, Unsupported
 from teir_dialect.vocabulary import DataType, GuardKind, OperationKind, Role
 from teir_lowering.codegen.emit import (
+    Prologue,
     Tile,
     add,
     constant,
@@ -84,9 +85,12 @@ MAX_PERIOD = 4
 class _Emitter:
     """Builds the loop nest of one configuration, appending to blocks."""
 
-    def __init__(self, config: ConfigOp, microkernels: bool = True):
+    def __init__(self, config: ConfigOp, prologue: Prologue, microkernels: bool = True):
         self.config = config
         self.microkernels = microkernels
+        self.prologue = prologue
+        """Where the innermost enclosing scope starts: the kernel, or a parallel loop's
+        body (run once per chunk)."""
         self.tensors = dict(zip(config.tensor_names, config.tensors))
         self.width = {
             name: stored_data_type(name, value.type).width for name, value in self.tensors.items()
@@ -320,7 +324,12 @@ class _Emitter:
             iv.name_hint = _hint(n.axis_id)
             inner_tile = self.advance(inner, inner_tile, axis, iv, self.config.tensor_names)
             inner_ivs[n.axis_id] = iv
+        outer, self.prologue = self.prologue, Prologue()
         self.emit_nodes(inner, chain[-1].children, inner_tile, inner_ivs)
+        ops = self.prologue.take(chunk=True)
+        self.prologue = outer
+        if ops:
+            body.insert_ops_before(ops, body.first_op)  # pyright: ignore[reportArgumentType]
         inner.insert(scf.ReduceOp())
         builder.insert(
             scf.ParallelOp(
@@ -427,7 +436,7 @@ class _Emitter:
             self.tensors["in0"], self.tensors["in1"], self.tensors["out"],
             zero_first=zero is not None, zero_when=zero_when,
             relu=relu is not None, relu_when=relu_when,
-            tf32=data_type.rounds_inputs, pairs=pairs,
+            tf32=data_type.rounds_inputs, pairs=pairs, prologue=self.prologue,
         )
         emitter.emit(builder, *bases)
 
@@ -506,7 +515,8 @@ class LowerConfig(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ConfigOp, rewriter: PatternRewriter) -> None:
-        emitter = _Emitter(op, self.microkernels)
+        prologue = Prologue()
+        emitter = _Emitter(op, prologue, self.microkernels)
         block = Block()
         builder = Builder(InsertPoint.at_end(block))
         tile = Tile({name: None for name in op.tensor_names})
@@ -514,6 +524,7 @@ class LowerConfig(RewritePattern):
         ops = list(block.ops)
         for new_op in ops:
             new_op.detach()
+        ops = prologue.take(chunk=False) + ops
         rewriter.replace(op, ops, [])
 
 

@@ -4,7 +4,9 @@ and teir-outline-parallel's chunk functions), each written once.
 
 - addressing: index constants, `base + value * scale` (`add`), and `Tile`, the
   element index of the current tile of each tensor;
-- control flow: `for_loop` (scf.for with optional iter_args) and `if_then`;
+- control flow: `for_loop` (scf.for with optional iter_args), `if_then`, and
+  `Prologue` / `memoized`: work done once per scope (the kernel, or one chunk
+  of a parallel loop) and skipped while its key repeats;
 - vectors: vector types, splat constants, broadcasts,
   FMAs, loads and stores with any element stride (a vector load/store at unit
   stride, else gathered/scattered lane by lane);
@@ -59,12 +61,13 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
+    UnitAttr,
     VectorType,
     i16,
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from teir_lowering.lane import lane_cmpf, lane_select
@@ -147,6 +150,53 @@ def if_then(builder: Builder, condition: SSAValue, then: Callable[[Builder], Non
         block.add_op(scf.YieldOp())
         regions.append(Region(block))
     builder.insert(scf.IfOp(condition, [], *regions))
+
+
+CHUNK_PROLOGUE = "teir.chunk_prologue"
+"""Marks the ops at the start of an scf.parallel body that set up state for the
+iterations after them: teir-outline-parallel runs them once per chunk, before its
+loop, instead of once per iteration."""
+
+
+class Prologue:
+    """Ops that run once where a scope starts (a kernel, or each chunk of a parallel
+    loop), collected while the scope's body is built and put in front of it by
+    `take`: scratch that the tiles within the scope share, and its state."""
+
+    def __init__(self) -> None:
+        self.block = Block()
+        self.builder = Builder(InsertPoint.at_end(self.block))
+
+    def take(self, chunk: bool) -> list[Operation]:
+        """The ops, detached, in order; marked `CHUNK_PROLOGUE` when the scope is a
+        parallel loop's body."""
+        ops = list(self.block.ops)
+        for op in ops:
+            op.detach()
+            if chunk:
+                op.attributes[CHUNK_PROLOGUE] = UnitAttr()
+        return ops
+
+
+def memoized(builder: Builder, prologue: Prologue, key: SSAValue,
+             fill: Callable[[Builder], None]) -> None:
+    """`fill` unless its last run in the prologue's scope had the same `key` (an index
+    >= 0): for scratch that is a function of an input (never written by the kernel)
+    at `key`, such as a widened operand, refilled only when the tile moves to
+    another part of it."""
+    slot = prologue.builder.insert(memref.AllocaOp.get(i64, 8, [1])).memref
+    prologue.builder.insert(memref.StoreOp.get(integer(prologue.builder, i64, -1), slot,
+                                               [index(prologue.builder, 0)]))
+    zero = index(builder, 0)
+    last = builder.insert(memref.LoadOp.get(slot, [zero])).res
+    wide_key = builder.insert(arith.IndexCastOp(key, i64)).result
+    stale = builder.insert(arith.CmpiOp(last, wide_key, "ne")).result
+
+    def refill(inner: Builder) -> None:
+        fill(inner)
+        inner.insert(memref.StoreOp.get(wide_key, slot, [index(inner, 0)]))
+
+    if_then(builder, stale, refill)
 
 
 # -- vectors ----------------------------------------------------------------------------

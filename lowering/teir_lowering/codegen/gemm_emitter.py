@@ -98,6 +98,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 
 from teir_lowering.codegen.emit import (
+    Prologue,
     add,
     arithmetic_type,
     constant,
@@ -107,6 +108,7 @@ from teir_lowering.codegen.emit import (
     load,
     load_broadcast,
     load_stepped,
+    memoized,
     multiple_below,
     narrow,
     relu,
@@ -355,8 +357,9 @@ class GemmEmitter:
                  zero_first: bool = False, relu: bool = False,
                  relu_when: SSAValue | None = None, plan: GemmPlan | None = None,
                  zero_when: SSAValue | None = None, tf32: bool = False,
-                 pairs: bool = False):
+                 pairs: bool = False, prologue: Prologue | None = None):
         self.shape = shape
+        self.prologue = prologue
         self.storage = element
         self.element = arithmetic_type(element)  # of the accumulators
         self.tf32 = tf32
@@ -426,9 +429,18 @@ class GemmEmitter:
         out like Y along its unit stride: (u, t, p) at u * span + t * steps + p when
         Y is contiguous along k, at (t * steps + p) * nu + u when along u."""
         span = batches * steps
-        wide = builder.insert(memref.AllocaOp.get(self.element, 64, [o.nu * span])).memref
+        # in the scope's prologue when memoized: the buffer outlives the tile
+        scope = builder if self.prologue is None else self.prologue.builder
+        wide = scope.insert(memref.AllocaOp.get(self.element, 64, [o.nu * span])).memref
         widening = Widening(y, wide, o.y_k == 1, o.nu, steps, span)
-        for_loop(builder, 0, batches, 1, partial(self.widen_batch, widening))
+
+        def fill(inner: Builder) -> None:
+            for_loop(inner, 0, batches, 1, partial(self.widen_batch, widening))
+
+        if self.prologue is None:
+            fill(builder)
+        else:
+            memoized(builder, self.prologue, y.base, fill)
         if widening.along_k:
             return Operand(wide, index(builder, 0), span, 1, steps, span)
         return Operand(wide, index(builder, 0), 1, o.nu, steps * o.nu, 1)

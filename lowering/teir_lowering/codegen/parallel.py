@@ -6,7 +6,9 @@ Two passes:
   function `@F__parallelN(captured..., %lo, %hi)` that runs linear iterations
   [lo, hi) of the loop's (collapsed) iteration space, and the loop itself
   becomes a call of the declared `@__teir_launch_F__parallelN(captured...,
-  %total)`. Nested `scf.parallel` loops inside run sequentially.
+  %total)`; the body's ops marked `emit.CHUNK_PROLOGUE` (scratch that its
+  iterations share) run once per chunk, before its loop. Nested `scf.parallel`
+  loops inside run sequentially.
 - `teir-gomp-launch` (llvm level): defines each `__teir_launch_*` function. It
   stores the arguments in a stack array and calls `GOMP_parallel_loop_dynamic`
   over [0, total) in chunks of total / (CHUNKS_PER_THREAD x threads), with a
@@ -46,7 +48,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from teir_dialect.records import TeirError
-from teir_lowering.codegen.emit import for_loop
+from teir_lowering.codegen.emit import CHUNK_PROLOGUE, for_loop
 
 LAUNCH_PREFIX = "__teir_launch_"
 
@@ -136,6 +138,11 @@ def outline_parallel(loop: scf.ParallelOp, parent: func.FuncOp, name: str) -> fu
             else:
                 inner.insert(op)
 
+    # State the iterations share (scratch and its key, `emit.Prologue`): once per chunk.
+    for op in [o for o in loop.body.block.ops if CHUNK_PROLOGUE in o.attributes]:
+        op.detach()
+        del op.attributes[CHUNK_PROLOGUE]
+        builder.insert(op)
     for_loop(builder, lo, hi, 1, chunk)
     builder.insert(func.ReturnOp())
     outlined = func.FuncOp(

@@ -41,3 +41,36 @@ func.func @f(%out: memref<?xf32>, %base: index) {
 // CHECK-NEXT:        memref.store %zero, %out[%at] : memref<?xf32>
 // CHECK:       func.func private @__teir_launch_f__parallel0(memref<?xf32>, index, index) -> ()
 // CHECK-NOT:   scf.parallel
+
+// -----
+
+// Ops of the body marked teir.chunk_prologue (state its iterations share, such as
+// a widened operand's buffer and key) run once per chunk, before the chunk's
+// loop, unmarked; the rest runs per iteration.
+
+func.func @g(%out: memref<?xi64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  "scf.parallel"(%c0, %c4, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%i: index):
+    %slot = memref.alloca() {teir.chunk_prologue, alignment = 8 : i64} : memref<1xi64>
+    %none = arith.constant {teir.chunk_prologue} -1 : i64
+    %z = arith.constant {teir.chunk_prologue} 0 : index
+    memref.store %none, %slot[%z] {teir.chunk_prologue} : memref<1xi64>
+    %last = memref.load %slot[%z] : memref<1xi64>
+    memref.store %last, %out[%i] : memref<?xi64>
+    scf.reduce
+  }) : (index, index, index) -> ()
+  func.return
+}
+
+// CHECK-LABEL: func.func private @g__parallel0(%out: memref<?xi64>, %lo: index, %hi: index) {
+// CHECK:         %slot = memref.alloca() {alignment = 8 : i64} : memref<1xi64>
+// CHECK-NEXT:    %none = arith.constant -1 : i64
+// CHECK-NEXT:    %z = arith.constant 0 : index
+// CHECK-NEXT:    memref.store %none, %slot[%z] : memref<1xi64>
+// CHECK:         scf.for %linear = %lo to %hi step %{{.*}} {
+// CHECK-NOT:       memref.alloca
+// CHECK:           %last = memref.load %slot[%z] : memref<1xi64>
+// CHECK-NEXT:      memref.store %last, %out[%{{.*}}] : memref<?xi64>

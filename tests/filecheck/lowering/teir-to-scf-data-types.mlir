@@ -40,6 +40,51 @@ func.func @gemm_fp16(%in0: memref<?xf16>, %in1: memref<?xf16>, %out: memref<?xf1
 // CHECK:         %[[C:.*]] = arith.truncf %{{.*}} : vector<[[L]]xf32> to vector<[[L]]xf16>
 // CHECK-NEXT:    vector.store %[[C]], %out[%{{.*}}] : memref<?xf16>, vector<[[L]]xf16>
 
+// Inside a parallel loop the widened B is kept in the loop body's prologue (ops
+// marked teir.chunk_prologue, which teir-outline-parallel runs once per chunk):
+// the buffer and a slot holding the element index of the B it was widened from
+// (-1 at first). Each tile widens again only when its B starts elsewhere: here
+// every r of one p reads the same B.
+func.func @gemm_fp16_per_chunk(%in0: memref<?xf16>, %in1: memref<?xf16>, %out: memref<?xf16>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf16>, memref<?xf16>, memref<?xf16>) {
+    teir.axis p extent 3 strides [0, 16, 128] offsets [0, 0, 0]
+    teir.axis r extent 2 strides [64, 0, 384] offsets [0, 0, 0]
+    teir.axis m extent 16 strides [2, 0, 2] offsets [0, 0, 0]
+    teir.axis n extent 2 strides [0, 8, 32] offsets [0, 0, 0]
+    teir.axis k extent 2 strides [32, 2, 0] offsets [0, 0, 0]
+    teir.primitive zero Zero {M = [m], N = [n]} {data_type = "FP16"}
+    teir.primitive mm Contraction {M = [m], N = [n], K = [k]} {data_type = "FP16"}
+    teir.schedule {
+      teir.iter p over p parallel {
+        teir.iter r over r {
+          teir.invoke z -> zero
+          teir.invoke c -> mm
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @gemm_fp16_per_chunk
+// CHECK:         ^bb0(%p: index):
+// CHECK-NEXT:      %[[WIDE:.*]] = memref.alloca() {teir.chunk_prologue, alignment = 64 : i64} : memref<4xf32>
+// CHECK-NEXT:      %[[SLOT:.*]] = memref.alloca() {teir.chunk_prologue, alignment = 8 : i64} : memref<1xi64>
+// CHECK-NEXT:      %[[NONE:.*]] = arith.constant {teir.chunk_prologue} -1 : i64
+// CHECK-NEXT:      %[[C0:.*]] = arith.constant {teir.chunk_prologue} 0 : index
+// CHECK-NEXT:      memref.store %[[NONE]], %[[SLOT]][%[[C0]]] {teir.chunk_prologue} : memref<1xi64>
+// CHECK:           scf.for %r = 
+// CHECK:             %[[LAST:.*]] = memref.load %[[SLOT]][%{{.*}}] : memref<1xi64>
+// CHECK-NEXT:        %[[KEY:.*]] = arith.index_cast %[[B:.*]] : index to i64
+// CHECK-NEXT:        %[[STALE:.*]] = arith.cmpi ne, %[[LAST]], %[[KEY]] : i64
+// CHECK-NEXT:        scf.if %[[STALE]] {
+// CHECK:               memref.load %in1[%{{.*}}] : memref<?xf16>
+// CHECK:               memref.store %{{.*}}, %[[WIDE]][%{{.*}}] : memref<4xf32>
+// CHECK:             memref.store %[[KEY]], %[[SLOT]][%{{.*}}] : memref<1xi64>
+// CHECK-NEXT:        }
+// CHECK-NOT:         %in1
+// CHECK:             memref.load %[[WIDE]]
+
 // A scalar BF16 dot product: each bf16 is the upper half of an f32 (a 16-bit shift
 // widens it); the f32 sum is rounded to nearest even with integer ops (add 0x7FFF
 // plus the lowest kept bit, shift), a NaN kept quiet instead.
