@@ -777,6 +777,41 @@ def test_f16_y_widened_once_gives_the_same_bytes(trans: str, forced) -> None:
             np.testing.assert_array_equal(widened.view(np.uint16), converted.view(np.uint16))
 
 
+@pytest.mark.parametrize("trans", LAYOUTS)
+def test_f16_y_widened_per_panel_gives_the_same_bytes(trans: str, forced) -> None:
+    """An f16 Y widened per column panel (`GemmPlan.widen_panels`: Y too large to
+    widen whole, contiguous along k) gives the bytes of the kernel that converts
+    every broadcast: GEMM and BRGEMM, several panels and a remainder of columns,
+    remainders of rows; nothing outside C written. Layouts whose Y is not
+    contiguous along k keep the broadcasts (the plan says so)."""
+    m, n, k = 37, 45, 19
+    for batch in (0, 3):
+        record = layout_record(trans, m, n, k, dtype="FP16", batch=batch, pads=(2, 1, 3),
+                               zero=batch == 0)
+        results, modes = [], []
+        for panels in (True, False):
+            plans: list[GemmPlan] = []
+
+            def change(shape, plan, panels=panels, plans=plans):
+                plain = dataclasses.replace(plan, widen_y=False, widen_panels=False)
+                chosen = dataclasses.replace(plain, widen_panels=panels and (
+                    gemm_plan.widen_panels_pay(plain, shape, 4)))
+                plans.append(chosen)
+                return chosen
+
+            forced(change)
+            kernel = compile_kernel(record, optimize=False, keep_ir=True)
+            modes.append([p.widen_panels for p in plans])
+            arrays = sentinel_arrays(record, kernel, np.random.default_rng(batch))
+            kernel(*arrays, threads=1)
+            results.append(arrays)
+        y_along_k = {"m": trans[1] == "N", "n": trans[0] == "T"}
+        assert modes[0] == [p.kernel == "outer" and p.lanes > 1 and y_along_k[p.vector]
+                            for p in plans], (modes, plans)
+        for widened, converted in zip(*results):
+            np.testing.assert_array_equal(widened.view(np.uint16), converted.view(np.uint16))
+
+
 def spec_brgemm(p: int, q: int, r: int, s: int, t: int, u: int, dtype: str,
                 outer: str) -> dict:
     """trus,pqtu->pqrs in flat form (the spec's large BRGEMM): one tile per (p, r),

@@ -414,7 +414,7 @@ class GemmEmitter:
         if plan.pack:
             scratch = builder.insert(
                 memref.AllocaOp.get(self.element, 64, [rows * batches * steps])).memref
-        if plan.pack_y:
+        if plan.pack_y or plan.widen_panels:
             y_scratch = builder.insert(memref.AllocaOp.get(
                 self.element, 64, [plan.panel_columns * batches * steps])).memref
         if plan.widen_y:
@@ -708,6 +708,19 @@ class GemmEmitter:
                          tf32=self.tf32)
             store(builder, value, scratch, add(builder, to, j))
 
+    def widen_panel(self, builder: Builder, blocks: RegisterBlocks,
+                    y_block: SSAValue) -> tuple[RegisterBlocks, SSAValue]:
+        """The NR columns of Y at y_block (f16, contiguous along k) widened into the Y
+        scratch buffer, laid out as Y is (`widen_y` for one panel), and the blocks
+        reading them from there."""
+        y, span = blocks.y, blocks.batches * blocks.steps
+        wide = cast(SSAValue, blocks.y_scratch)
+        panel = Operand(y.memory, y_block, y.free, y.k, y.batch, y.block)
+        widening = Widening(panel, wide, True, blocks.columns, blocks.steps, span)
+        for_loop(builder, 0, blocks.batches, 1, partial(self.widen_batch, widening))
+        zero = index(builder, 0)
+        return replace(blocks, y=Operand(wide, zero, span, 1, blocks.steps, 0)), zero
+
     # -- register blocks ----------------------------------------------------------------
 
     def column_block(self, blocks: RegisterBlocks, builder: Builder, u0: SSAValue,
@@ -717,7 +730,9 @@ class GemmEmitter:
         y_block = add(builder, blocks.y.base, u0, blocks.y.block)
         c_column = add(builder, blocks.c0, u0, blocks.cu)
         seg = blocks.seg
-        if blocks.y_scratch is not None:
+        if blocks.y_scratch is not None and self.plan.widen_panels:
+            blocks, y_block = self.widen_panel(builder, blocks, y_block)
+        elif blocks.y_scratch is not None:
             self.pack_y(builder, blocks, y_block)
             y_block = index(builder, 0)
             blocks = replace(blocks, y=Operand(blocks.y_scratch, y_block, 1, blocks.columns,

@@ -236,6 +236,11 @@ class GemmPlan:
     row blocks read it (vector loads and conversions along its unit stride): each
     broadcast is then a plain f32 load instead of a 16-bit broadcast and a
     conversion per column, row block and K step (`widen_pays`)."""
+    widen_panels: bool = False
+    """Y (f16) too large to widen whole is widened per column panel (its NR columns
+    over the K-block, vector conversions along k) before the panel's row blocks
+    read it: a conversion per 16 elements and panel instead of a broadcast and a
+    conversion per element and row block (`widen_panels_pay`)."""
 
     @property
     def panel_columns(self) -> int:
@@ -719,6 +724,17 @@ def widen_pays(plan: GemmPlan, s: GemmShape, width: int) -> bool:
     return 1 in (o.y_k, o.y_free) and o.nu * s.k * s.batch * width <= plan.scratch_bytes // 2
 
 
+def widen_panels_pay(plan: GemmPlan, s: GemmShape, width: int) -> bool:
+    """Whether Y of a 16-bit tile that is not widened whole is widened per column
+    panel (`GemmPlan.widen_panels`): the outer kernel with vectors, one K-block, Y
+    contiguous along k (a column's K steps are whole vectors), and a panel within
+    half the scratch budget."""
+    if plan.kernel != "outer" or plan.lanes == 1 or plan.pack_y or plan.k_block != (0, 0):
+        return False
+    o = Oriented.of(s, plan.vector)
+    return o.y_k == 1 and plan.panel_columns * s.k * s.batch * width <= plan.scratch_bytes // 2
+
+
 def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
               narrow_c: bool = False, converts: bool = False,
               machine: Host | None = None) -> GemmPlan:
@@ -752,4 +768,6 @@ def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
     if not narrow_c:
         return best
     best = replace(best, k_block=(0, 0))
-    return replace(best, widen_y=converts and widen_pays(best, s, width))
+    whole = converts and widen_pays(best, s, width)
+    return replace(best, widen_y=whole,
+                   widen_panels=converts and not whole and widen_panels_pay(best, s, width))
