@@ -20,7 +20,10 @@ outermost first: K-blocks, M-blocks (packed X only), column panels of NR, row
 blocks of MV * L, batches, k (BLIS's order: a panel of Y, K-block x NR, stays
 in L1 while the row blocks stream the X block from L2). A Y with general strides
 (no unit-stride role axis) may be packed per column panel first (the plan's
-`pack_y`: per batch and k step its NR elements in a row). A packed X goes to a
+`pack_y`: per batch and k step its NR elements in a row). An f16 Y is widened
+to f32 whole (`widen_y`; kept while the next tiles of the scope read the same
+Y, `emit.memoized`) or, too large for that, per column panel (`widen_panels`),
+so that its broadcasts are f32 loads. A packed X goes to a
 `memref.alloca` (hoisted to the function's entry by teir-hoist-allocas, so one
 per thread). A C contiguous along U instead (cv != 1, cu == 1) is read and
 written in L x L squares of accumulators transposed in registers
