@@ -443,6 +443,38 @@ def test_a_stepped_k_is_read_as_contiguous_vectors(
     assert step <= gemm_plan.STEPPED_MAX or not used
 
 
+@pytest.mark.parametrize("machine", ["avx512", "avx2"])
+@pytest.mark.parametrize("name", ["FP32", "FP64", "BF16", "FP16"])
+def test_gemv_views_without_a_unit_k_stride(fresh_plans: list[Any], machine: str,
+                                            name: str) -> None:
+    """GEMVs whose k is contiguous in neither operand. A stepped along k times a
+    vector broadcast along it (stride 0): the dot kernel, stepped loads and one
+    broadcast element (before: vectors gathered down the rows). A column-major A
+    (k steps 1024 elements apart) times a stepped vector: vectors along the rows,
+    read in place however wide the arithmetic (a 16-bit A's steps are 2 KB apart,
+    not the 4 KB its f32 accumulators would suggest), in blocks of more than four
+    vectors for the one column (four leave the FMAs waiting on each other)."""
+    from teir_lowering.codegen import gemm_plan
+
+    dtype = DTYPES[name]
+    stepped = RNG.uniform(-1, 1, (67, 2 * 151)).astype(dtype)[:, ::2]
+    constant = np.broadcast_to(np.asarray(RNG.uniform(-1, 1), dtype), (151,))
+    with pinned(machine):
+        _check("ij,j->i", [stepped, constant], name)
+    assert [plan.kernel for plan in fresh_plans] == ["dot"] * len(fresh_plans), fresh_plans
+    fresh_plans.clear()
+    column_major = RNG.uniform(-1, 1, (97, 1024)).astype(dtype).T
+    vector = RNG.uniform(-1, 1, 3 * 97).astype(dtype)[::3]
+    with pinned(machine):
+        _check("ij,j->i", [column_major, vector], name)
+    assert fresh_plans
+    for plan in fresh_plans:
+        assert (plan.kernel, plan.vector, plan.pack) == ("outer", "m", ""), plan
+        assert plan.vectors > 4, plan
+    # 16 registers: six vectors, six accumulators, a broadcast and three to spare
+    assert max(gemm_plan.register_blocks(1024, 1, 8, 16, False)) == (6, 1)
+
+
 def test_a_gemm_tiled_two_rows_at_a_time_is_transposed_first() -> None:
     """M = (a, b) with a stepped: the tiles on the arrays are b = 2 rows; copies that
     fuse M into one axis give one GEMM (`_direct_gemm` wants MIN_LANES rows)."""

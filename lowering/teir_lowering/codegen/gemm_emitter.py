@@ -373,7 +373,8 @@ class GemmEmitter:
         narrow_c = self.storage != self.element
         self.plan = plan or plan_gemm(shape, width, zero_first and zero_when is None,
                                       narrow_c=narrow_c,
-                                      converts=isinstance(element, Float16Type))
+                                      converts=isinstance(element, Float16Type),
+                                      stored=element.bitwidth // 8)  # pyright: ignore
         # pairs read X in place where its vectors are contiguous, or packed by
         # transposes as pairs (`packed_pairs`) where it is contiguous along k; a
         # gathered X (strided both ways) keeps the ordinary steps

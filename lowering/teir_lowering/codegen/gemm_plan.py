@@ -349,10 +349,16 @@ def register_blocks(nv: int, nu: int, lanes: int, registers: int,
     """Candidate (MV, NR) main blocks: for 1 to 4 vectors, the widest NR that fits the
     registers and the narrower ones that still hold FMA_PORTS * FMA_LATENCY
     accumulators (enough to hide the FMA latency), so the cost model can trade
-    block size against the blocks the extents leave at the edges."""
+    block size against the blocks the extents leave at the edges. With one or two
+    columns (a GEMV) four vectors hold too few accumulators: up to as many as
+    hide the latency."""
     blocks = []
     whole = max(1, nv // lanes)
-    for vectors in range(1, (4 if lanes > 1 else 1) + 1):
+    most = 4 if lanes > 1 else 1
+    if lanes > 1 and most * nu < FMA_PORTS * FMA_LATENCY:
+        # MV * NR accumulators, MV loaded vectors, a broadcast and three to spare
+        most = max(most, min(-(-FMA_PORTS * FMA_LATENCY // nu), (registers - 4) // (nu + 1)))
+    for vectors in range(1, most + 1):
         if vectors > whole:
             break
         widest = widest_columns(vectors, registers, held)
@@ -509,8 +515,10 @@ class Oriented:
 
 
 def _outer_plans(s: GemmShape, along: str, width: int, zero_first: bool,
-                 machine: Host) -> list[GemmPlan]:
-    """Every outer-product plan with vectors along `along` (see the module doc)."""
+                 machine: Host, stored: int) -> list[GemmPlan]:
+    """Every outer-product plan with vectors along `along` (see the module doc);
+    `stored`: bytes of an element in memory (X read in place), `width` those of
+    the arithmetic type (packed X, accumulators)."""
     o = Oriented.of(s, along)
     if o.nv < 2:
         return []
@@ -533,10 +541,10 @@ def _outer_plans(s: GemmShape, along: str, width: int, zero_first: bool,
         # pages than the TLB holds (each K step a stream of its own: the first
         # read runs at memory latency, the packing streams it in order)
         scattered_x = o.x_free == 1 and scattered(
-            vectors * lanes, o.x_k, o.x_batch, k_block[0], k_block[1], width) > 0
+            vectors * lanes, o.x_k, o.x_batch, k_block[0], k_block[1], stored) > 0
         for pack in packs if o.nu > columns or scattered_x else packs[:1]:
             for pack_y in y_packs:
-                cycles = _outer_cycles(s, o, segments, pack, k_block, width, machine,
+                cycles = _outer_cycles(s, o, segments, pack, k_block, stored, machine,
                                        zero_first and k_blocks == 1, transposing)
                 cycles += _y_cycles(s, o, segments, k_block, width, machine.l1d, pack_y)
                 plans.append(GemmPlan(
@@ -595,16 +603,17 @@ def _y_cycles(s: GemmShape, o: Oriented, segments: list[Segment], k_block: tuple
 
 
 def _outer_cycles(s: GemmShape, o: Oriented, segments: list[Segment], pack: str,
-                  k_block: tuple[int, int], width: int, machine: Host, stores_only: bool,
+                  k_block: tuple[int, int], stored: int, machine: Host, stores_only: bool,
                   transposing: bool) -> float:
-    """The cycles of the whole tile with X packed as `pack` says. The first segment
-    holds the main blocks (register_blocks takes no more vectors than V holds)."""
+    """The cycles of the whole tile with X packed as `pack` says (`stored`: bytes of
+    an element of X in memory). The first segment holds the main blocks
+    (register_blocks takes no more vectors than V holds)."""
     batches, steps = k_block
     main = segments[0]
     gather = o.x_free != 1 and not pack
     penalty = 0.0
     if o.x_free == 1 and not pack:
-        penalty = scattered(main.height, o.x_k, o.x_batch, batches, steps, width)
+        penalty = scattered(main.height, o.x_k, o.x_batch, batches, steps, stored)
     # the batches of a block run as one loop when they follow each other on both
     # operands (a packed X always does); else each batch exits a k loop
     fused = batches == 1 or s.k <= UNROLLED or (
@@ -628,7 +637,7 @@ def _outer_cycles(s: GemmShape, o: Oriented, segments: list[Segment], pack: str,
         cycles += x_vectors * SCATTERED_LINE * machine.vector_bytes / LINE
     if pack:
         cycles += x_vectors * PACK_CYCLES[pack](main.lanes)
-    elif (o.x_free == 1 and o.nv * batches * steps * width > machine.l1d // 2
+    elif (o.x_free == 1 and o.nv * batches * steps * stored > machine.l1d // 2
           and s.batch > 1 and o.x_batch != o.x_k * s.k):
         cycles += x_vectors * FIRST_READ[min(64, max(32, machine.vector_bytes))]
     return cycles
@@ -737,7 +746,7 @@ def widen_panels_pay(plan: GemmPlan, s: GemmShape, width: int) -> bool:
 
 def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
               narrow_c: bool = False, converts: bool = False,
-              machine: Host | None = None) -> GemmPlan:
+              machine: Host | None = None, stored: int = 0) -> GemmPlan:
     """The cheapest kernel for `shape` by the estimates above (see the module doc).
 
     `width`: bytes of the arithmetic type; `zero_first`: a fused Zero spares
@@ -745,16 +754,21 @@ def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
     (one K-block); `converts`: a broadcast element of Y needs a conversion (f16:
     vcvtph2ps; a bf16 one is widened by a mask), so Y is widened once when it
     fits (`widen_pays`). `machine` defaults to `teir_dialect.host.host()`.
+    `stored`: bytes of an element in memory where that is not `width` (f16 and
+    bf16 compute in f32): X's addresses read in place (pages, lines) follow it.
     """
     s = shape
     machine = machine or host()
-    plans = _outer_plans(s, "m", width, zero_first, machine)
-    plans += _outer_plans(s, "n", width, zero_first, machine)
-    if s.k >= MIN_LANES and (s.a_strides[1] == 1 and s.b_strides[0] == 1
-                             or 1 in (s.a_strides[1], s.b_strides[0])
-                             and (s.incb, s.inca) != (1, 1)):
+    stored = stored or width
+    plans = _outer_plans(s, "m", width, zero_first, machine, stored)
+    plans += _outer_plans(s, "n", width, zero_first, machine, stored)
+    a_k, b_k = s.a_strides[1], s.b_strides[0]
+    if s.k >= MIN_LANES and (a_k == b_k == 1 or (s.incb, s.inca) != (1, 1) and (
+            1 in (a_k, b_k) or (a_k, b_k) != (0, 0) and all(
+                stride in (0, 1) or stepped(stride) for stride in (a_k, b_k)))):
         # the dot kernel: A rows and B columns contiguous along k, or one of them
-        # with general strides (gathered or broadcast along k)
+        # with general strides (gathered or broadcast along k), or neither
+        # contiguous but each stepped or broadcast (`load_stepped`)
         plans.append(_dot_plan(s, width, machine))
     # Scalar code, register-blocked: scalars along the shorter free dimension, so
     # that NR columns share each loaded element of the other operand.
