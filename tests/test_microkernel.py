@@ -876,6 +876,21 @@ def test_x_scattered_over_many_pages_is_packed_even_for_one_column_panel() -> No
         assert plan_gemm(scattered, 4, True, machine=machine).pack == "copy"
         assert plan_gemm(near, 4, True, machine=machine).pack == ""
 
+def test_a_gemv_whose_x_the_caches_hold_is_read_in_place() -> None:
+    """A GEMV (one column panel) reads X once. Over k steps a page or more apart it
+    is packed only when X spans more than half the last-level cache (its lines then
+    come from memory, and packing streams them); a 16-bit 4096 x 256 X, k steps
+    8 KB apart (2 MB), is read in place: packed, its copy walked the same pages and
+    took twice as long (README). The same X spread over 32 MB keeps the packing."""
+    cached = GemmShape(4096, 1, 256, 4096, 256, 4096, 1, 0, 0, "NNN")
+    spread = dataclasses.replace(cached, lda=65536)
+    for machine in (AVX2, AVX512):
+        plan = plan_gemm(cached, 4, narrow_c=True, converts=True, stored=2, machine=machine)
+        assert (plan.kernel, plan.vector, plan.pack) == ("outer", "m", ""), plan
+        assert plan_gemm(spread, 4, narrow_c=True, converts=True, stored=2,
+                         machine=machine).pack == "copy"
+
+
 
 @pytest.mark.parametrize("width", [2, 4, 8])
 def test_a_gemv_reading_one_constant_stride_stream_is_not_packed(width: int) -> None:
