@@ -354,19 +354,36 @@ def test_with_unit_role_names_what_it_refuses() -> None:
     assert all(p["axes"]["N"] == ["z"] for p in gemv["primitives"])
 
 
-@pytest.mark.parametrize("name", ["FP32", "BF16"])
-def test_a_gemv_whose_batch_is_innermost_copies_it_first(name: str) -> None:
-    """A from an [i][j][b] array: every vector the GEMV would load from it is
-    gathered; it is copied into its own index order first (a narrow transpose)."""
+@pytest.mark.parametrize("name", ["FP32", "FP64", "BF16", "FP16"])
+@pytest.mark.parametrize("memory", ["ijb", "jib"])
+def test_a_gemv_whose_batch_is_innermost_runs_on_it(name: str, memory: str) -> None:
+    """A from an [i][j][b] or [j][i][b] array (b = 5, its unit stride): the GEMV
+    runs on A as it lies, c = b renamed so that (j, c) or (i, c) is one contiguous
+    dimension, the vector expanded or the product's diagonal taken
+    (`_diagonal_plan`), not on a copy; either operand order, either output order,
+    a transposed vector, with ReLU, at 1 and 2 threads, within the type's rounding
+    of numpy; a vector changed in place between calls is read afresh. A batch of 9
+    (past DIAGONAL_MAX) is copied first."""
     dtype = DTYPES[name]
-    a = RNG.uniform(-1, 1, (23, 19, 5)).astype(dtype).transpose(2, 0, 1)
-    v = RNG.uniform(-1, 1, (5, 19)).astype(dtype)
-    out = np.empty((5, 23), dtype)
-    plan = _plan("bij,bj->bi", [a, v], out, False, name, 1, False)
-    assert plan.__qualname__.startswith("_copied_plan"), plan.__qualname__
-    direct = _plan("bij,bj->bi", [np.ascontiguousarray(a), v], out, False, name, 1, False)
-    assert direct.__qualname__.startswith("_direct"), direct.__qualname__
+    extents = {"b": 5, "i": 23, "j": 19}
+    a = RNG.uniform(-1, 1, [extents[i] for i in memory]).astype(dtype).transpose(
+        [memory.index(i) for i in "bij"])
+    v = RNG.uniform(-1, 1, (19, 5)).astype(dtype).T
+    for subscripts, operands in (("bij,bj->bi", [a, v]), ("bj,bij->ib", [v, a])):
+        shape = (5, 23) if subscripts.endswith("bi") else (23, 5)
+        plan = _plan(subscripts, operands, np.empty(shape, dtype), False, name, 1, False)
+        assert plan.__qualname__.startswith("_diagonal_plan"), plan.__qualname__
+        _check(subscripts, operands, name)
+    relu = einsum("bij,bj->bi", a, v, relu=True, dtype="BF16" if name == "BF16" else None)
+    plain = einsum("bij,bj->bi", a, v, dtype="BF16" if name == "BF16" else None)
+    assert np.array_equal(relu, np.maximum(plain, 0))
+    v[...] = RNG.uniform(-1, 1, v.shape).astype(dtype)  # the same address, new values
     _check("bij,bj->bi", [a, v], name)
+    if name == "FP32":
+        wide = RNG.uniform(-1, 1, (23, 19, 9)).astype(dtype).transpose(2, 0, 1)
+        plan = _plan("bij,bj->bi", [wide, v[:1].repeat(9, 0)], np.empty((9, 23), dtype),
+                     False, name, 1, False)
+        assert plan.__qualname__.startswith("_copied_plan"), plan.__qualname__
 
 
 @pytest.fixture

@@ -128,6 +128,9 @@ def _cached_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarra
 def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu: bool,
           dtype: str | None, threads: int | None, tune: bool) -> Plan:
     if len(operands) == 2 and _short_unit_axis(subscripts, operands):
+        diagonal = _diagonal_plan(subscripts, operands, out, relu, dtype)
+        if diagonal is not None:
+            return diagonal
         copied = (_transposed_plan(subscripts, operands, out, relu, dtype)
                   or _copied_plan(subscripts, operands, out, relu, dtype))
         if copied is not None:
@@ -224,8 +227,9 @@ def _short_unit_axis(subscripts: str, operands: Sequence[np.ndarray]) -> bool:
     index of at most `NARROW_MAX` elements while a longer one has another stride
     (`bij,bj->bi` from an [i][j][b] array, `abc,cd->abd` from [a][c][b] with b = 5):
     every vector a microkernel loads from it is then gathered lane by lane, or
-    holds a few lanes, and a copy into its own index order first (a narrow
-    transpose) measured faster (README, Benchmarks: slow paths)."""
+    holds a few lanes. A batched GEMV whose batch that is runs on the array by
+    `_diagonal_plan`; anything else is copied into its own index order first (a
+    narrow transpose), which measured faster (README, Benchmarks: slow paths)."""
     inputs = subscripts.replace(" ", "").split("->")[0].split(",")
     batch = _groups(subscripts)[0]
     term, array = max(zip(inputs, operands), key=lambda pair: pair[1].size)
@@ -235,6 +239,93 @@ def _short_unit_axis(subscripts: str, operands: Sequence[np.ndarray]) -> bool:
         return False
     index, extent = unit[0]
     return index in batch or extent <= NARROW_MAX < max(array.shape)
+
+
+DIAGONAL_MAX = 8
+"""The largest batch extent `_diagonal_plan` multiplies the work by."""
+
+
+def _diagonal_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
+                   relu: bool, dtype: str | None) -> Plan | None:
+    """A batched GEMV (`bij,bj->bi`, any index order) whose matrix A has its unit
+    stride on the short batch index b, run on A as it lies: b is renamed c in A,
+    so that c and the index next to it in A's memory are one contiguous GEMM
+    dimension, and the products that pair c with another b are computed and
+    dropped (b times the multiply-adds, none of A's elements gathered or copied):
+
+    - A = [i][j][b] (a reduced index next to b): out[b][i] = sum over k = (j, c) of
+      A[i][k] X'[b][k], X' the vector expanded: X'[b][j][c] = x[b][j] where c = b,
+      else 0 (its zeros written once per scratch array, its diagonal per call);
+    - A = [j][i][b] (a row index next to b): T[b][m] = sum_j A[j][m] x[b][j] over
+      m = (i, c), and out[b][i] = T[b][i][b], its diagonal.
+
+    A copy of A into its own index order (`_copied_plan`) costs as much as the
+    GEMV that follows it. None for other forms, or when the product gets no
+    microkernel."""
+    inputs, output = subscripts.replace(" ", "").split("->")
+    terms = inputs.split(",")
+    batch, _, _, reduced = _groups(subscripts)
+    big = max(range(2), key=lambda n: operands[n].size)
+    a, x = operands[big], operands[1 - big]
+    a_term, x_term = terms[big], terms[1 - big]
+    if a.ndim != 3 or x.ndim != 2 or len(set(a_term)) != 3 or set(x_term) > set(a_term):
+        return None
+    order = sorted(range(3), key=lambda d: abs(a.strides[d]))
+    b, near, far = (a_term[d] for d in order)
+    extent = a.shape[order[0]]
+    if (b not in batch or not 1 < extent <= DIAGONAL_MAX or a.strides[order[0]] != a.itemsize
+            or a.strides[order[1]] != extent * a.itemsize or set(x_term) != {b, near, far} - (
+                {far} if near in reduced else {near})):
+        return None
+    perm = [a_term.index(i) for i in (far, near, b)]
+    shape2 = (a.shape[perm[0]], a.shape[perm[1]] * extent)  # A2[far][near * extent + c]
+    swap = big == 1
+    m, k = [i for i in "mkpq" if i != b][:2]  # A2's indices
+    if near in reduced:  # A2[i][k] X'[b][k] -> out
+        inner = f"{m}{k},{b}{k}" if not swap else f"{b}{k},{m}{k}"
+        product = f"{inner}->{output.replace(far, m)}"
+        x_shape = (extent, shape2[1])
+        trial = [np.empty(shape2, a.dtype), np.zeros(x_shape, x.dtype)]
+        if not _has_fast_kernel(product, trial[::-1] if swap else trial, out, relu, dtype):
+            return None
+        source = [x_term.index(b), x_term.index(near)]
+
+        def expanded(arrays: Sequence[np.ndarray], target: np.ndarray,
+                     count: int | None) -> None:
+            matrix, vector = arrays[big], arrays[1 - big]
+            wide = scratch.arrays.get(1)
+            if wide is None:  # X'[b][j * extent + c], zero but its diagonal c = b
+                wide = scratch.arrays[1] = np.zeros(x_shape, vector.dtype)
+                row, item = wide.strides
+                scratch.arrays[3] = np.lib.stride_tricks.as_strided(
+                    wide, (extent, x_shape[1] // extent), (row + item, extent * item),
+                    writeable=True)
+            np.copyto(scratch.arrays[3], vector.transpose(source))
+            pair = [matrix.transpose(perm).reshape(shape2), wide]
+            scratch.run(2, product, pair[::-1] if swap else pair, target, relu, dtype, count)
+
+        scratch = _Scratch()
+        return expanded
+    # A2[j][m] x[b][j] -> T[b][m], m = (i, c); out takes T's diagonal
+    vector = x_term.replace(far, k)
+    inner = f"{k}{m},{vector}" if not swap else f"{vector},{k}{m}"
+    product = f"{inner}->{b}{m}"
+    t_shape = (extent, shape2[1])
+    trial = [np.empty(shape2, a.dtype), x]
+    if not _has_fast_kernel(product, trial[::-1] if swap else trial,
+                            np.empty(t_shape, out.dtype), relu, dtype):
+        return None
+    position = output.index(b)
+
+    def diagonal(arrays: Sequence[np.ndarray], target: np.ndarray, count: int | None) -> None:
+        whole = scratch.get(1, t_shape, target.dtype)
+        pair = [arrays[big].transpose(perm).reshape(shape2), arrays[1 - big]]
+        scratch.run(2, product, pair[::-1] if swap else pair, whole, relu, dtype, count)
+        picked = np.diagonal(whole.reshape(extent, -1, extent), axis1=0, axis2=2)  # i, b
+        np.copyto(target, picked.T if position == 0 else picked)
+
+    scratch = _Scratch()
+    return diagonal
 
 
 def _groups(subscripts: str) -> tuple[list[str], list[str], list[str], list[str]]:
