@@ -346,7 +346,8 @@ class GemmEmitter:
     is not read), with `zero_when` (an i1) only when that holds (else from C).
     `relu`: a fused ReLU of the tile, select(x < 0, +0, x) applied to each final
     value before its store; with `relu_when` only when that holds. `plan`
-    defaults to `plan_gemm`'s.
+    defaults to `plan_gemm`'s. `prologue`: the enclosing scope's (`emit.Prologue`),
+    where a Y widened whole is kept for the next tiles (None: widened per tile).
 
     Data types: `element` is the memory's type; A, B and C are widened where they
     are loaded and the accumulators have the arithmetic type (f32 for f16/bf16,

@@ -239,8 +239,8 @@ class GemmPlan:
     widen_panels: bool = False
     """Y (f16) too large to widen whole is widened per column panel (its NR columns
     over the K-block, vector conversions along k) before the panel's row blocks
-    read it: a conversion per 16 elements and panel instead of a broadcast and a
-    conversion per element and row block (`widen_panels_pay`)."""
+    read it: a conversion per vector of elements and panel instead of a broadcast
+    and a conversion per element and row block (`widen_panels_pay`)."""
 
     @property
     def panel_columns(self) -> int:
@@ -549,7 +549,7 @@ def _outer_plans(s: GemmShape, along: str, width: int, zero_first: bool,
         # (each K step a stream of its own from memory: the first read runs at
         # memory latency, the packing streams it in order). An X the caches hold
         # is read in place: a 16-bit 4096 x 256 GEMV with k steps 8 KB apart ran
-        # twice as fast so as packed (whose copy walks the same pages).
+        # twice as fast read in place as packed (whose copy walks the same pages).
         scattered_x = o.x_free == 1 and scattered(
             vectors * lanes, o.x_k, o.x_batch, k_block[0], k_block[1], stored) > 0 and (
             x_span(s, o, stored) > machine.l3 // 2)

@@ -227,9 +227,10 @@ def _short_unit_axis(subscripts: str, operands: Sequence[np.ndarray]) -> bool:
     index of at most `NARROW_MAX` elements while a longer one has another stride
     (`bij,bj->bi` from an [i][j][b] array, `abc,cd->abd` from [a][c][b] with b = 5):
     every vector a microkernel loads from it is then gathered lane by lane, or
-    holds a few lanes. A batched GEMV whose batch that is runs on the array by
-    `_diagonal_plan`; anything else is copied into its own index order first (a
-    narrow transpose), which measured faster (README, Benchmarks: slow paths)."""
+    holds a few lanes. A batched GEMV whose batch index is that unit stride runs
+    on the array (`_diagonal_plan`); anything else is copied into its own index
+    order first (a narrow transpose), which measured faster (README, Benchmarks:
+    slow paths)."""
     inputs = subscripts.replace(" ", "").split("->")[0].split(",")
     batch = _groups(subscripts)[0]
     term, array = max(zip(inputs, operands), key=lambda pair: pair[1].size)
@@ -268,7 +269,7 @@ def _diagonal_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndar
     big = max(range(2), key=lambda n: operands[n].size)
     a, x = operands[big], operands[1 - big]
     a_term, x_term = terms[big], terms[1 - big]
-    if a.ndim != 3 or x.ndim != 2 or len(set(a_term)) != 3 or set(x_term) > set(a_term):
+    if a.ndim != 3 or x.ndim != 2 or len(set(a_term)) != 3:
         return None
     order = sorted(range(3), key=lambda d: abs(a.strides[d]))
     b, near, far = (a_term[d] for d in order)
