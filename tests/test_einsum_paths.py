@@ -409,10 +409,12 @@ def fresh_plans(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     return plans
 
 
-def _guarded(rows: int, columns: int, dtype: type, step: int) -> np.ndarray:
+def _guarded(rows: int, columns: int, dtype: type, step: int,
+             before: bool = False) -> np.ndarray:
     """`base[:, ::step]` of rows x columns random values whose last element ends a page
     followed by an inaccessible one (mprotect): a read past the view's last
-    element faults. The mapping lives as long as the view (its base)."""
+    element faults (`before`: whose first element starts a page after an
+    inaccessible one). The mapping lives as long as the view (its base)."""
     itemsize = np.dtype(dtype).itemsize
     width = (columns - 1) * step + 1
     nbytes = rows * width * itemsize
@@ -422,9 +424,10 @@ def _guarded(rows: int, columns: int, dtype: type, step: int) -> np.ndarray:
     start = ctypes.addressof(ctypes.c_char.from_buffer(memory))
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    assert libc.mprotect(start + total - page, page, 0) == 0, ctypes.get_errno()
+    guard = 0 if before else total - page
+    assert libc.mprotect(start + guard, page, 0) == 0, ctypes.get_errno()
     base = np.frombuffer(memory, dtype, count=rows * width,
-                         offset=total - page - nbytes).reshape(rows, width)
+                         offset=page if before else total - page - nbytes).reshape(rows, width)
     base[...] = RNG.uniform(-1, 1, base.shape).astype(dtype)
     return base[:, ::step]
 
@@ -490,6 +493,43 @@ def test_gemv_views_without_a_unit_k_stride(fresh_plans: list[Any], machine: str
         assert plan.vectors > 4, plan
     # 16 registers: six vectors, six accumulators, a broadcast and three to spare
     assert max(gemm_plan.register_blocks(1024, 1, 8, 16, False)) == (6, 1)
+
+
+@pytest.mark.parametrize("machine", ["avx512", "avx2"])
+@pytest.mark.parametrize("name", ["FP32", "FP64", "BF16", "FP16"])
+@pytest.mark.parametrize("rows", [8, 61, 64])
+def test_rows_stepped_along_the_vectors_are_read_as_contiguous_vectors(
+        monkeypatch: pytest.MonkeyPatch, fresh_plans: list[Any], machine: str, name: str,
+        rows: int) -> None:
+    """A GEMV on `a[:, ::step]` read with the vectors along its stepped index (`ji,j->i`):
+    steps up to STEPPED_MAX load contiguous vectors regrouped by shuffles, forward
+    within the rows, the vector that ends them backward from its last lane, and
+    gathered when it also starts them; never a byte outside the view (a guard page
+    right after its last element, or right before its first), bit-identical at 1
+    and 2 threads and within the type's rounding of numpy."""
+    from teir_lowering.codegen import emit, gemm_emitter
+
+    directions: list[bool] = []
+
+    def spy(*args: object, **options: object) -> object:
+        directions.append(bool(options.get("back")))
+        return emit.load_stepped(*args, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gemm_emitter, "load_stepped", spy)
+    for step in (2, 3, 6):
+        for before in (False, True):
+            a = _guarded(53, rows, DTYPES[name], step, before)
+            v = RNG.uniform(-1, 1, 53).astype(DTYPES[name])
+            with pinned(machine):
+                _check("ji,j->i", [a, v], name)
+    stepped = [p for p in fresh_plans if p.kernel == "outer" and p.vector == "m"]
+    assert stepped or rows == 8, fresh_plans
+    # one vector of rows is gathered (it starts and ends them: the planner may take
+    # another kernel then); more read stepped, backward where a vector ends them
+    # (an odd count ends with a scalar row)
+    more = bool(stepped) and rows > stepped[0].lanes
+    assert (False in directions, True in directions) == (more, more and rows % 2 == 0), (
+        directions, stepped)
 
 
 def test_a_gemm_tiled_two_rows_at_a_time_is_transposed_first() -> None:

@@ -296,6 +296,14 @@ class RegisterBlocks:
     steps: int = 0
     """With `y_scratch`: each column panel of Y is packed there first (per batch and
     k step its NR elements in a row; `steps` k steps per batch)."""
+    x_reads: str = ""
+    """X read in place at a small stride along V (`stepped`): "forward", every
+    vector by `load_stepped` reading on past its last lane; "last back" / "last
+    gathered", the same but the block's last vector, which ends V, reads back from
+    its last lane / is gathered (it starts V too); "": `load`."""
+    final: bool = False
+    """The segment ends V: its last row block reads as `x_reads` says, the others
+    forward."""
 
     @property
     def squares(self) -> list[tuple[int, int]]:
@@ -520,11 +528,17 @@ class GemmEmitter:
             x_seg = x if tile.scratch is None else Operand(
                 tile.scratch, index(builder, 0), 1, seg.height, seg.height * tile.steps,
                 tile.span)
+            reads, final = "", False
+            if tile.scratch is None and seg.lanes > 1 and stepped(x.free):
+                # a vector's reads past its last lane lie within V, but at V's end
+                final = seg.stop == extent
+                reads = ("forward" if not final else "last back" if seg.stop - seg.lanes >= 1
+                         else "last gathered")
             for start, stop, nr in seg.columns:
                 transposed = tile.transposing and seg.lanes > 1 and nr % seg.lanes == 0
                 blocks = RegisterBlocks(x_seg, block.y, c0, tile.cv, tile.cu, seg, nr,
                                         tile.batches, block.length, block.epilogue, transposed,
-                                        tile.y_scratch, tile.steps)
+                                        tile.y_scratch, tile.steps, reads, final)
                 for_loop(builder, start, stop, nr, partial(self.column_block, blocks))
 
     def k_blocks(self, builder: Builder, batches: int, steps: int, body: KBlockBody) -> None:
@@ -742,8 +756,12 @@ class GemmEmitter:
             y_block = index(builder, 0)
             blocks = replace(blocks, y=Operand(blocks.y_scratch, y_block, 1, blocks.columns,
                                                blocks.columns * blocks.steps, 0))
-        for_loop(builder, seg.start, seg.stop, seg.height,
-                 partial(self.row_block, blocks, y_block, c_column))
+        last = seg.stop - seg.height if blocks.final else seg.stop
+        for_loop(builder, seg.start, last, seg.height,
+                 partial(self.row_block, replace(blocks, x_reads="forward" if blocks.x_reads
+                                                 else ""), y_block, c_column))
+        if blocks.final:
+            self.row_block(blocks, y_block, c_column, builder, index(builder, last), [])
         return []
 
     def row_block(self, blocks: RegisterBlocks, y_block: SSAValue, c_column: SSAValue,
@@ -865,9 +883,19 @@ class GemmEmitter:
         """One K step: MV vectors of X, a broadcast of Y per column, MV * NR FMAs."""
         x, y, lanes, vectors = blocks.x, blocks.y, blocks.seg.lanes, blocks.seg.vectors
         x_k = add(builder, x_at, kk, x.k)
-        x_vectors = [load(builder, x.memory, add(builder, x_k, v * lanes * x.free), lanes,
-                          x.free, widened=True, tf32=self.tf32)
-                     for v in range(vectors)]
+        reads = blocks.x_reads
+
+        def read(v: int) -> SSAValue:
+            at = add(builder, x_k, v * lanes * x.free)
+            if reads == "forward" or reads and v < vectors - 1:
+                return load_stepped(builder, x.memory, at, lanes, x.free, widened=True,
+                                    tf32=self.tf32)
+            if reads == "last back":
+                return load_stepped(builder, x.memory, at, lanes, x.free, back=True,
+                                    widened=True, tf32=self.tf32)
+            return load(builder, x.memory, at, lanes, x.free, widened=True, tf32=self.tf32)
+
+        x_vectors = [read(v) for v in range(vectors)]
         y_k = add(builder, y_at, kk, y.k)
         out: list[SSAValue] = []
         for j in range(blocks.columns):

@@ -419,13 +419,17 @@ def scattered(rows: int, k_stride: int, batch_stride: int, batches: int, steps: 
     return CONFLICT_PENALTY if step and step % PAGE == 0 else SCATTER_PENALTY
 
 
-def step_cycles(vectors: int, columns: int, lanes: int, gather: bool, penalty: float) -> float:
+def step_cycles(vectors: int, columns: int, lanes: int, gather: bool, penalty: float,
+                stride: int = 0) -> float:
     """Cycles of one K step of a block: its FMAs, its loads (X gathered: a load and a
-    lane insert per lane) and the FMA latency bound, whichever is longest, plus
-    `penalty` per X load."""
+    lane insert per lane; at a small `stride` (`stepped`), that many loads and one
+    shuffle fewer, on the two vector ALU ports) and the FMA latency bound,
+    whichever is longest, plus `penalty` per X load."""
     fmas = vectors * columns
     x_loads = vectors * (lanes if gather and lanes > 1 else 1)
     inserts = x_loads if gather and lanes > 1 else 0
+    if gather and lanes > 1 and stepped(stride):
+        x_loads, inserts = vectors * stride, vectors * (stride - 1) / 2
     cycles = max(fmas / FMA_PORTS, (x_loads + columns) / LOAD_PORTS, inserts, FMA_LATENCY)
     return cycles + penalty * vectors
 
@@ -630,6 +634,9 @@ def _outer_cycles(s: GemmShape, o: Oriented, segments: list[Segment], pack: str,
     if o.x_free == 1 and not pack:
         penalty = scattered(main.height, o.x_k, o.x_batch, batches, steps, stored)
         penalty = min(penalty, SCATTER_PENALTY) if once else penalty
+    # X in place at a small stride: stepped loads where V has more than one vector
+    # (a vector that starts and ends V is gathered: `GemmEmitter.k_step`)
+    stride = o.x_free if o.nv > main.lanes else 0
     # the batches of a block run as one loop when they follow each other on both
     # operands (a packed X always does); else each batch exits a k loop
     fused = batches == 1 or s.k <= UNROLLED or (
@@ -640,7 +647,7 @@ def _outer_cycles(s: GemmShape, o: Oriented, segments: list[Segment], pack: str,
         row_blocks = (seg.stop - seg.start) // seg.height
         for low, high, nr in seg.columns:
             blocks = row_blocks * ((high - low) // nr)
-            step = step_cycles(seg.vectors, nr, seg.lanes, gather, penalty)
+            step = step_cycles(seg.vectors, nr, seg.lanes, gather, penalty, stride)
             if transposing and seg.lanes > 1 and nr % seg.lanes == 0:
                 step += TRANSPOSED_C_STEP
             c = c_cycles(seg.lanes, nr, o.c_v == 1, transposing, stores_only)

@@ -64,13 +64,14 @@ func.func @gemm_ttt(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32
 // "NNT" (C n-contiguous, A m-contiguous, B k-contiguous): the planner's cost
 // model (teir_lowering.codegen.gemm_plan.plan_gemm) puts the vectors along n,
 // where C is contiguous, and packs B into a scratch buffer laid out along n (k = 4
-// is shorter than a vector: gathered lane by lane), rather than transposing L x L
+// is shorter than a vector, and B's n steps, 8 elements, too long to load as
+// contiguous vectors: gathered lane by lane), rather than transposing L x L
 // blocks of accumulators into rows of C. The fused Zero: no load of C.
 
 func.func @gemm_nnt(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
   teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
     teir.axis m extent 16 strides [4, 0, 64] offsets [0, 0, 0]
-    teir.axis n extent 16 strides [0, 16, 4] offsets [0, 0, 0]
+    teir.axis n extent 16 strides [0, 32, 4] offsets [0, 0, 0]
     teir.axis k extent 4 strides [64, 4, 0] offsets [0, 0, 0]
     teir.primitive zero Zero {M = [m], N = [n]} {data_type = "FP32"}
     teir.primitive mm Contraction {M = [m], N = [n], K = [k]} {data_type = "FP32"}
