@@ -32,11 +32,13 @@ along V = m or n, the dot kernel with vectors along k) are described there.
 - C contiguous along U (`GemmPlan.transpose_c`): read and written in L x L
   squares transposed in registers, NR a multiple of L.
 - General strides (the `inca`/`incb`/`incc` of `#teir.kernel`): X without a
-  unit stride is gathered or transposed into its packed block (or gathered in
-  place); Y without one may be packed per column panel (`GemmPlan.pack_y`,
-  `_y_cycles`: the panel's lines against the L1d, its columns against the
-  prefetchers' streams); the dot kernel gathers A or B along k, or broadcasts
-  one element when the stride is 0.
+  unit stride is gathered or transposed into its packed block (or read in
+  place: gathered, or at a stride of 2 to `STEPPED_MAX` as that many contiguous
+  vectors regrouped by shuffles); Y without one may be packed per column panel
+  (`GemmPlan.pack_y`, `_y_cycles`: the panel's lines against the L1d, its
+  columns against the prefetchers' streams); the dot kernel gathers A or B
+  along k (stepped loads likewise), or broadcasts one element when the stride
+  is 0.
 
 V is cut into row segments (`row_segments`): blocks of MV vectors of the widest
 L (the host's width, narrower for short extents), then one block of the
