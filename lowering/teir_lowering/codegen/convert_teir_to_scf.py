@@ -85,10 +85,10 @@ MAX_PERIOD = 4
 class _Emitter:
     """Builds the loop nest of one configuration, appending to blocks."""
 
-    def __init__(self, config: ConfigOp, prologue: Prologue, microkernels: bool = True):
+    def __init__(self, config: ConfigOp, microkernels: bool = True):
         self.config = config
         self.microkernels = microkernels
-        self.prologue = prologue
+        self.prologue = Prologue()
         """Where the innermost enclosing scope starts: the kernel, or a parallel loop's
         body (run once per chunk)."""
         self.tensors = dict(zip(config.tensor_names, config.tensors))
@@ -515,8 +515,7 @@ class LowerConfig(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ConfigOp, rewriter: PatternRewriter) -> None:
-        prologue = Prologue()
-        emitter = _Emitter(op, prologue, self.microkernels)
+        emitter = _Emitter(op, self.microkernels)
         block = Block()
         builder = Builder(InsertPoint.at_end(block))
         tile = Tile({name: None for name in op.tensor_names})
@@ -524,7 +523,7 @@ class LowerConfig(RewritePattern):
         ops = list(block.ops)
         for new_op in ops:
             new_op.detach()
-        ops = prologue.take(chunk=False) + ops
+        ops = emitter.prologue.take(chunk=False) + ops
         rewriter.replace(op, ops, [])
 
 

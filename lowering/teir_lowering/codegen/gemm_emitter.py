@@ -301,9 +301,12 @@ class RegisterBlocks:
     vector by `load_stepped` reading on past its last lane; "last back" / "last
     gathered", the same but the block's last vector, which ends V, reads back from
     its last lane / is gathered (it starts V too); "": `load`."""
-    final: bool = False
-    """The segment ends V: its last row block reads as `x_reads` says, the others
-    forward."""
+
+    @property
+    def final(self) -> bool:
+        """The segment ends V: its last row block reads as `x_reads` says, the others
+        forward."""
+        return self.x_reads.startswith("last")
 
     @property
     def squares(self) -> list[tuple[int, int]]:
@@ -528,17 +531,16 @@ class GemmEmitter:
             x_seg = x if tile.scratch is None else Operand(
                 tile.scratch, index(builder, 0), 1, seg.height, seg.height * tile.steps,
                 tile.span)
-            reads, final = "", False
+            reads = ""
             if tile.scratch is None and seg.lanes > 1 and stepped(x.free):
                 # a vector's reads past its last lane lie within V, but at V's end
-                final = seg.stop == extent
-                reads = ("forward" if not final else "last back" if seg.stop - seg.lanes >= 1
-                         else "last gathered")
+                reads = ("forward" if seg.stop != extent else "last back"
+                         if seg.stop - seg.lanes >= 1 else "last gathered")
             for start, stop, nr in seg.columns:
                 transposed = tile.transposing and seg.lanes > 1 and nr % seg.lanes == 0
                 blocks = RegisterBlocks(x_seg, block.y, c0, tile.cv, tile.cu, seg, nr,
                                         tile.batches, block.length, block.epilogue, transposed,
-                                        tile.y_scratch, tile.steps, reads, final)
+                                        tile.y_scratch, tile.steps, reads)
                 for_loop(builder, start, stop, nr, partial(self.column_block, blocks))
 
     def k_blocks(self, builder: Builder, batches: int, steps: int, body: KBlockBody) -> None:

@@ -520,11 +520,12 @@ class Oriented:
         return Oriented(s.n, s.m, b_n, b_k, s.batch_b, a_m, a_k, s.batch_a, c_n, c_m)
 
 
-def x_span(s: GemmShape, o: Oriented, stored: int) -> int:
-    """Bytes from X's first element to its last: what its reads are spread over (a
-    tile of a larger tensor whose k steps lie far apart spans much of it)."""
+def x_cached(s: GemmShape, o: Oriented, stored: int, machine: Host) -> bool:
+    """Whether the caches hold X: the bytes from its first element to its last (what
+    its reads are spread over; a tile of a larger tensor whose k steps lie far
+    apart spans much of it) are at most half the last-level cache."""
     last = (o.nv - 1) * abs(o.x_free) + (s.k - 1) * abs(o.x_k) + (s.batch - 1) * abs(o.x_batch)
-    return (last + 1) * stored
+    return (last + 1) * stored <= machine.l3 // 2
 
 
 def _outer_plans(s: GemmShape, along: str, width: int, zero_first: bool,
@@ -558,7 +559,7 @@ def _outer_plans(s: GemmShape, along: str, width: int, zero_first: bool,
         # twice as fast read in place as packed (whose copy walks the same pages).
         scattered_x = o.x_free == 1 and scattered(
             vectors * lanes, o.x_k, o.x_batch, k_block[0], k_block[1], stored) > 0 and (
-            x_span(s, o, stored) > machine.l3 // 2)
+            not x_cached(s, o, stored, machine))
         for pack in packs if o.nu > columns or scattered_x else packs[:1]:
             for pack_y in y_packs:
                 cycles = _outer_cycles(s, o, segments, pack, k_block, stored, machine,
@@ -632,7 +633,7 @@ def _outer_cycles(s: GemmShape, o: Oriented, segments: list[Segment], pack: str,
     # X read by one column panel is read once: K steps in one L1 set evict nothing
     # it reads again, and an X the caches hold waits for no memory
     once = o.nu <= main.columns[0][2]
-    cached = once and x_span(s, o, stored) <= machine.l3 // 2
+    cached = once and x_cached(s, o, stored, machine)
     if o.x_free == 1 and not pack:
         penalty = scattered(main.height, o.x_k, o.x_batch, batches, steps, stored)
         penalty = min(penalty, SCATTER_PENALTY) if once else penalty

@@ -280,14 +280,13 @@ def _diagonal_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndar
         return None
     perm = [a_term.index(i) for i in (far, near, b)]
     shape2 = (a.shape[perm[0]], a.shape[perm[1]] * extent)  # A2[far][near * extent + c]
-    swap = big == 1
+    wide_shape = (extent, shape2[1])  # X' or T: [b][near * extent + c]
+    order = -1 if big else 1  # the operands' order: (A, x)[::order]
     m, k = [i for i in "mkpq" if i != b][:2]  # A2's indices
     if near in reduced:  # A2[i][k] X'[b][k] -> out
-        inner = f"{m}{k},{b}{k}" if not swap else f"{b}{k},{m}{k}"
-        product = f"{inner}->{output.replace(far, m)}"
-        x_shape = (extent, shape2[1])
-        trial = [np.empty(shape2, a.dtype), np.zeros(x_shape, x.dtype)]
-        if not _has_fast_kernel(product, trial[::-1] if swap else trial, out, relu, dtype):
+        product = f"{','.join([m + k, b + k][::order])}->{output.replace(far, m)}"
+        trial = [np.empty(shape2, a.dtype), np.zeros(wide_shape, x.dtype)][::order]
+        if not _has_fast_kernel(product, trial, out, relu, dtype):
             return None
         source = [x_term.index(b), x_term.index(near)]
 
@@ -296,32 +295,28 @@ def _diagonal_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndar
             matrix, vector = arrays[big], arrays[1 - big]
             wide = scratch.arrays.get(1)
             if wide is None:  # X'[b][j * extent + c], zero but its diagonal c = b
-                wide = scratch.arrays[1] = np.zeros(x_shape, vector.dtype)
+                wide = scratch.arrays[1] = np.zeros(wide_shape, vector.dtype)
                 row, item = wide.strides
                 scratch.arrays[3] = np.lib.stride_tricks.as_strided(
-                    wide, (extent, x_shape[1] // extent), (row + item, extent * item),
+                    wide, (extent, wide_shape[1] // extent), (row + item, extent * item),
                     writeable=True)
             np.copyto(scratch.arrays[3], vector.transpose(source))
-            pair = [matrix.transpose(perm).reshape(shape2), wide]
-            scratch.run(2, product, pair[::-1] if swap else pair, target, relu, dtype, count)
+            pair = [matrix.transpose(perm).reshape(shape2), wide][::order]
+            scratch.run(2, product, pair, target, relu, dtype, count)
 
         scratch = _Scratch()
         return expanded
     # A2[j][m] x[b][j] -> T[b][m], m = (i, c); out takes T's diagonal
-    vector = x_term.replace(far, k)
-    inner = f"{k}{m},{vector}" if not swap else f"{vector},{k}{m}"
-    product = f"{inner}->{b}{m}"
-    t_shape = (extent, shape2[1])
-    trial = [np.empty(shape2, a.dtype), x]
-    if not _has_fast_kernel(product, trial[::-1] if swap else trial,
-                            np.empty(t_shape, out.dtype), relu, dtype):
+    product = f"{','.join([k + m, x_term.replace(far, k)][::order])}->{b}{m}"
+    trial = [np.empty(shape2, a.dtype), x][::order]
+    if not _has_fast_kernel(product, trial, np.empty(wide_shape, out.dtype), relu, dtype):
         return None
     position = output.index(b)
 
     def diagonal(arrays: Sequence[np.ndarray], target: np.ndarray, count: int | None) -> None:
-        whole = scratch.get(1, t_shape, target.dtype)
-        pair = [arrays[big].transpose(perm).reshape(shape2), arrays[1 - big]]
-        scratch.run(2, product, pair[::-1] if swap else pair, whole, relu, dtype, count)
+        whole = scratch.get(1, wide_shape, target.dtype)
+        pair = [arrays[big].transpose(perm).reshape(shape2), arrays[1 - big]][::order]
+        scratch.run(2, product, pair, whole, relu, dtype, count)
         picked = np.diagonal(whole.reshape(extent, -1, extent), axis1=0, axis2=2)  # i, b
         np.copyto(target, picked.T if position == 0 else picked)
 
