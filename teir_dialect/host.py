@@ -42,6 +42,21 @@ SET_SPAN = 4096
 ways: a 4 KiB page, as the L1 is indexed by the page offset)."""
 
 
+SCRATCH_BYTES = 256 << 10
+"""The most scratch a microkernel keeps on the stack of the thread that runs it (a
+packed X block, a widened Y): far inside the 2 MiB glibc gives a thread's stack
+at least; at most half the host's L2 (`Host.scratch_bytes`), where the block
+stays while the column panels stream over it."""
+
+
+def widened_bytes(scratch: int) -> int:
+    """The largest f32 copy of a 16-bit operand a kernel widens whole, out of its
+    `scratch` bytes: half, the other half for the packed X. The microkernel widens
+    a Y that fits once (`teir_lowering.codegen.gemm_plan.widen_pays`); the
+    auto-scheduler keeps the tiles of an FP16 Y within it (`teir_passes.auto_schedule`)."""
+    return scratch // 2
+
+
 @dataclass(frozen=True)
 class Host:
     """What the scheduler and the microkernels need to know about the CPU."""
@@ -61,6 +76,11 @@ class Host:
     def lanes(self, element_width: int) -> int:
         """Elements of `element_width` bytes in one vector register."""
         return self.vector_bytes // element_width
+
+    @property
+    def scratch_bytes(self) -> int:
+        """A microkernel's scratch on this host (`SCRATCH_BYTES`, half the L2)."""
+        return min(SCRATCH_BYTES, self.l2 // 2)
 
     def fingerprint(self) -> str:
         """The description as stable text (for cache keys: a frozenset's repr is not)."""

@@ -220,17 +220,18 @@ def _view(array: np.ndarray, kind: str) -> np.ndarray:
 VIEW_CASES = [
     # every orientation of A, B and C (trans), each with stepped or broadcast views
     ("ij,jk->ik", "step12", "step03", None),
-    ("ji,jk->ik", "step02", "bcast1", None),
-    ("ij,kj->ik", "bcast0", "step13", None),
+    ("ji,jk->ik", "step02", "bcast0", None),
+    ("ij,kj->ik", "bcast1", "step13", None),
     ("ji,kj->ik", "step13", "step02", None),
     ("ij,jk->ki", "step13", "plain", None),
     ("ji,jk->ki", "plain", "step12", "step12"),
-    ("ij,kj->ki", "step13", "bcast0", None),
-    ("ji,kj->ki", "bcast1", "step03", "step03"),
-    ("bij,bjk->bik", "step22", "bcast2", None),
+    ("ij,kj->ki", "step13", "bcast1", None),
+    ("ji,kj->ki", "bcast0", "step03", "step03"),
+    ("bij,bjk->bik", "step22", "bcast1", None),
 ]
 """(subscripts, view of in0, view of in1, view of out or None): extents 37, 29, 23
-(remainders along every vector dimension)."""
+(remainders along every vector dimension). The broadcasts are along the summed
+index j: one along an output index is computed once (`_spread_plan`)."""
 
 
 @pytest.mark.parametrize("subscripts, a_view, b_view, out_view, name", [
@@ -284,7 +285,7 @@ def test_grouped_gemm_dimensions_choose_by_layout(subscripts: str, extents: dict
 
 def test_a_strided_out_and_a_broadcast_operand() -> None:
     a = _operands("ij,jk->ik", {"i": 17, "j": 13, "k": 9}, "FP32")[0]
-    b = np.broadcast_to(RNG.uniform(-1, 1, (13, 1)).astype(np.float32), (13, 9))
+    b = np.broadcast_to(RNG.uniform(-1, 1, (1, 9)).astype(np.float32), (13, 9))
     out = np.full((17, 18), np.nan, np.float32)
     plan = _plan("ij,jk->ik", [a, b], out[:, ::2], False, None, 1, False)
     assert plan.__qualname__.startswith("_direct")
@@ -295,6 +296,33 @@ def test_a_strided_out_and_a_broadcast_operand() -> None:
     einsum("ij,jk->ik", a, b, out=view, threads=1)
     np.testing.assert_allclose(view, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
     assert np.isnan(out[:, 1::2]).all()  # the elements between are not touched
+
+
+@pytest.mark.parametrize("machine", ["avx512", "avx2"])
+def test_an_f16_operand_too_large_to_widen_keeps_its_tiles_apart(
+        fresh_plans: list[Any], machine: str) -> None:
+    """The spec's contraction in FP16 with p q x K = 8 x 64 x 128 (256 KiB widened to
+    f32, over the 128 KiB a kernel widens whole): teir-auto-schedule leaves p and
+    q apart, so that the tile's B (64 x 128) is widened whole, once per p, and the
+    kernel keeps it across r; within FP16's rounding of numpy at 1 and 2 threads
+    (the same bits); in FP32 p and q fuse."""
+    from teir_dialect.context import teir_context
+    from teir_dialect.records import find_configs
+    from teir_passes.pipeline import OptimizePass
+
+    subscripts = "trus,pqtu->pqrs"
+    extents = {"p": 8, "q": 64, "r": 4, "s": 32, "t": 2, "u": 64}
+    half = _operands(subscripts, extents, "FP16")
+    for name, fused in (("FP16", False), ("FP32", True)):
+        operands = [op.astype(DTYPES[name]) for op in half]
+        module = load_module(einsum_config(subscripts, *operands, dtype=name))
+        with pinned(machine):
+            OptimizePass(threads=2).apply(teir_context(), module)
+        script = str(find_configs(module)[0].attributes["script"])
+        assert ("fuse-axes" in script) is fused, script
+    with pinned(machine):
+        _check(subscripts, half, "FP16")
+    assert any(plan.widen_y for plan in fresh_plans), fresh_plans
 
 
 # -- GEMV-like shapes -------------------------------------------------------------------------
@@ -384,6 +412,55 @@ def test_a_gemv_whose_batch_is_innermost_runs_on_it(name: str, memory: str) -> N
         plan = _plan("bij,bj->bi", [wide, v[:1].repeat(9, 0)], np.empty((9, 23), dtype),
                      False, name, 1, False)
         assert plan.__qualname__.startswith("_copied_plan"), plan.__qualname__
+
+
+SPREAD_CASES = [
+    # subscripts, extents, the broadcast (stride-0) index of each operand
+    ("ji,jk->ik", {"i": 34, "j": 41, "k": 37}, ("i", "k")),     # one dot product
+    ("ij,jk->ik", {"i": 23, "j": 29, "k": 31}, ("i", None)),    # rows of A alike
+    ("bij,bjk->bik", {"b": 4, "i": 9, "j": 17, "k": 21}, ("b", "b")),  # one batch
+]
+
+
+def _broadcast(term: str, extents: dict[str, int], index: str | None,
+               dtype: type) -> np.ndarray:
+    shape = [extents[i] for i in term]
+    small = [1 if i == index else n for i, n in zip(term, shape)]
+    return np.broadcast_to(RNG.uniform(-1, 1, small).astype(dtype), shape)
+
+
+@pytest.mark.parametrize("name", ["FP32", "FP64", "BF16", "FP16"])
+@pytest.mark.parametrize("subscripts, extents, spread", SPREAD_CASES)
+def test_an_output_index_broadcast_in_every_operand_is_computed_once(
+        subscripts: str, extents: dict[str, int], spread: tuple[str | None, ...],
+        name: str) -> None:
+    """The result is the same along an output index at stride 0 in every operand
+    that has it: `_spread_plan` computes it at one position and copies it along
+    the index (a stride-0 Copy); within the type's rounding of numpy at 1 and 2
+    threads, with ReLU, into a strided out, and every element of out written
+    (out starts as NaN). A broadcast only one operand of two has along a batch
+    index, or a sum shorter than SPREAD_REDUCTION, keeps the other plans."""
+    dtype = DTYPES[name]
+    terms = subscripts.split("->")[0].split(",")
+    operands = [_broadcast(t, extents, i, dtype) for t, i in zip(terms, spread)]
+    output = subscripts.split("->")[1]
+    shape = tuple(extents[i] for i in output)
+    plan = _plan(subscripts, operands, np.empty(shape, dtype), False, name, 1, False)
+    assert plan.__qualname__.startswith("_spread_plan"), plan.__qualname__
+    out = np.full((*shape[:-1], 2 * shape[-1]), np.nan, dtype)
+    one = _check(subscripts, operands, name, out=out[..., ::2])
+    assert not np.isnan(one.astype(np.float64)).any()
+    kind = "BF16" if name == "BF16" else None
+    relu = einsum(subscripts, *operands, relu=True, dtype=kind)
+    assert np.array_equal(relu, np.maximum(einsum(subscripts, *operands, dtype=kind), 0))
+    if spread[1] == "b":
+        alone = [operands[0], np.ascontiguousarray(operands[1])]
+        assert not _plan(subscripts, alone, np.empty(shape, dtype), False, name, 1,
+                         False).__qualname__.startswith("_spread_plan")
+    short = {**extents, "j": 5}
+    few = [_broadcast(t, short, i, dtype) for t, i in zip(terms, spread)]
+    assert not _plan(subscripts, few, np.empty(shape, dtype), False, name, 1,
+                     False).__qualname__.startswith("_spread_plan")
 
 
 @pytest.fixture

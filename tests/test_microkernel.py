@@ -27,7 +27,7 @@ from teir_dialect import teir_context
 from teir_dialect.dialect import KernelAttr, PrimitiveOp
 from teir_dialect.flat import flat_to_tree
 from teir_dialect.gemm import KERNEL_ATTR
-from teir_dialect.host import Host, pinned
+from teir_dialect.host import SCRATCH_BYTES, Host, pinned
 from teir_dialect.interpreter import run_reference
 from teir_dialect.records import load_module
 from teir_lowering.codegen import gemm_emitter, gemm_plan
@@ -706,7 +706,7 @@ def test_the_planner_decides_for_the_host_it_is_given() -> None:
         assert plan_gemm(SPEC_BRGEMM, 4, True) == on_avx512
     with pinned("avx2-small"):  # 256 KiB of L2: half of it for the packed block
         assert plan_gemm(SPEC_BRGEMM, 4, True).scratch_bytes == 128 << 10
-    assert on_avx2.scratch_bytes == gemm_plan.SCRATCH_BYTES
+    assert on_avx2.scratch_bytes == SCRATCH_BYTES
 
 
 def test_general_strides_pack_y_and_keep_the_dot_kernel() -> None:

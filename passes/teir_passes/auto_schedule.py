@@ -63,8 +63,8 @@ from xdsl.passes import ModulePass
 
 from teir_dialect.analysis import footprint, work
 from teir_dialect.dialect import AxisOp, ConfigOp, InvokeOp, IterOp, PrimitiveOp
-from teir_dialect.host import CACHE_LINE, SET_SPAN, Host, host
-from teir_dialect.vocabulary import KernelKind, OperationKind, Role
+from teir_dialect.host import CACHE_LINE, SET_SPAN, Host, host, widened_bytes
+from teir_dialect.vocabulary import DataType, KernelKind, OperationKind, Role
 from teir_passes.legality import k_move_problem
 from teir_passes.lift_elementwise import exclusive_loops
 from teir_passes.schedule_edit import Rewriting, TransformError, names_axis
@@ -253,11 +253,45 @@ class _Scheduler:
                 tried.add(pair)
                 if self.kind(node.axis_id) != self.kind(inner.axis_id):
                     continue
+                if self.keeps_y_widened(*pair):
+                    continue
                 if not self.contiguous(*pair) or names_axis(inner, set(pair)):
                     continue
                 if self.nest_step({"op": "fuse-axes", "outer": pair[0], "inner": pair[1]}):
                     changed = True
                     break
+
+    def keeps_y_widened(self, outer: str, inner: str) -> bool:
+        """Whether two loops over free indices of an FP16 Contraction's broadcast
+        operand Y stay apart: Y fused over both would be too large for the
+        microkernel to widen to f32 whole (`widened_bytes`), the inner one alone
+        is not, and a loop over the other operand's free indices would call the
+        kernel again on the same Y. A whole widened Y is kept from call to call;
+        one too large is widened again, panel by panel, at every call
+        (`trus,pqtu->pqrs`: p and q fused, all of B widened for each r). Y is
+        the input without out's unit-stride index (the vectors run along it)."""
+        config = self.config
+        if not any(p.kind is OperationKind.CONTRACTION and p.data_type is DataType.FP16
+                   for p in config.primitives):
+            return False
+        axes = config.axes
+        moving = [a for a in axes if a.stride_on("out") != 0]
+        if not moving or set(config.tensor_names) != {"in0", "in1", "out"}:
+            return False
+        unit = min(moving, key=lambda a: abs(a.stride_on("out")))
+        x = [t for t in ("in0", "in1") if unit.stride_on(t) != 0]
+        if len(x) != 1:
+            return False
+        y = "in1" if x == ["in0"] else "in0"
+        first, second = config.axis(outer), config.axis(inner)
+        if first.stride_on(x[0]) != 0 or first.stride_on(y) == 0:
+            return False  # not free indices of Y
+        if not any(a is not unit and a.stride_on(y) == 0 and a.stride_on(x[0]) != 0
+                   for a in moving):
+            return False  # no other call reads the same Y
+        k = prod(a.size for a in axes if a.stride_on("out") == 0)
+        budget = widened_bytes(self.host.scratch_bytes)
+        return second.size * k * 4 <= budget < first.size * second.size * k * 4
 
     # -- 3. transposing tiles ---------------------------------------------------------
 

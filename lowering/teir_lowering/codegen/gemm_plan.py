@@ -27,7 +27,7 @@ along V = m or n, the dot kernel with vectors along k) are described there.
   along V but spread over more pages than the L1 DTLB holds, or with its K
   steps in one cache set ("copy"). Each element of X is then read from memory
   once instead of once per column panel. The buffer holds at most
-  `GemmPlan.scratch_bytes` (`SCRATCH_BYTES` and half the L2): an X block
+  `GemmPlan.scratch_bytes` (`Host.scratch_bytes`): an X block
   larger than that is packed and consumed in M-blocks (`GemmPlan.m_block`).
 - C contiguous along U (`GemmPlan.transpose_c`): read and written in L x L
   squares transposed in registers, NR a multiple of L.
@@ -63,7 +63,7 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, dataclass, replace
 from typing import TYPE_CHECKING
 
-from teir_dialect.host import Host, host
+from teir_dialect.host import Host, host, widened_bytes
 from teir_dialect.vocabulary import KernelKind
 
 if TYPE_CHECKING:
@@ -98,12 +98,6 @@ and `CONFLICT_PENALTY` when its K steps also share one L1 set (see the module do
 
 CONFLICT_PENALTY = 3.0
 
-SCRATCH_BYTES = 256 << 10
-"""The largest packed X block, on the stack of the thread that runs the kernel: far
-inside the 2 MiB glibc gives a thread's stack at least; at most half the host's L2,
-where the block stays while the column panels stream over it. Larger X blocks are
-packed and consumed in M-blocks."""
-
 TRANSPOSE_C = True
 """Transpose L x L blocks of a C contiguous along U in registers (else per lane)."""
 
@@ -111,7 +105,7 @@ TRANSPOSE_C = True
 def _host_fields(machine: Host) -> dict[str, int]:
     """GemmPlan's `registers` and `scratch_bytes` on `machine`."""
     return {"registers": machine.vector_registers,
-            "scratch_bytes": min(SCRATCH_BYTES, machine.l2 // 2)}
+            "scratch_bytes": machine.scratch_bytes}
 
 
 def lanes_for(extent: int, width: int, machine: Host, minimum: int = MIN_LANES) -> int:
@@ -756,7 +750,8 @@ def widen_pays(plan: GemmPlan, s: GemmShape, width: int) -> bool:
     if plan.kernel != "outer" or plan.lanes == 1 or plan.pack_y or plan.k_block != (0, 0):
         return False
     o = Oriented.of(s, plan.vector)
-    return 1 in (o.y_k, o.y_free) and o.nu * s.k * s.batch * width <= plan.scratch_bytes // 2
+    return (1 in (o.y_k, o.y_free)
+            and o.nu * s.k * s.batch * width <= widened_bytes(plan.scratch_bytes))
 
 
 def widen_panels_pay(plan: GemmPlan, s: GemmShape, width: int) -> bool:
@@ -767,7 +762,8 @@ def widen_panels_pay(plan: GemmPlan, s: GemmShape, width: int) -> bool:
     if plan.kernel != "outer" or plan.lanes == 1 or plan.pack_y or plan.k_block != (0, 0):
         return False
     o = Oriented.of(s, plan.vector)
-    return o.y_k == 1 and plan.panel_columns * s.k * s.batch * width <= plan.scratch_bytes // 2
+    return (o.y_k == 1 and plan.panel_columns * s.k * s.batch * width
+            <= widened_bytes(plan.scratch_bytes))
 
 
 def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,

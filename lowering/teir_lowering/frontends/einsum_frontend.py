@@ -127,6 +127,9 @@ def _cached_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarra
 
 def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu: bool,
           dtype: str | None, threads: int | None, tune: bool) -> Plan:
+    if len(operands) == 2 and (spread := _spread_plan(subscripts, operands, out, relu,
+                                                      dtype)) is not None:
+        return spread
     if len(operands) == 2 and _short_unit_axis(subscripts, operands):
         diagonal = _diagonal_plan(subscripts, operands, out, relu, dtype)
         if diagonal is not None:
@@ -220,6 +223,47 @@ def _has_microkernel(module: ModuleOp) -> bool:
     return _remembered(f"has-microkernel {module}", lambda: any(
         p.kind is OperationKind.CONTRACTION and p.matched_kernel().is_gemm
         for p in _scheduled(module).primitives))
+
+
+def _spread_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
+                 relu: bool, dtype: str | None) -> Plan | None:
+    """A contraction whose output index has stride 0 in every operand that has it
+    (`np.broadcast_to` a vector along i in `ij,jk->ik`): the result is the same
+    along that index, so the einsum without it (the operands at its position 0)
+    is computed into a scratch array, which is then copied along it into out (a
+    TEIR Copy from a stride-0 view). The copy costs a pass over out; the
+    contraction it saves costs that times the reduction's length, so this is
+    the plan only when the einsum sums over at least `SPREAD_REDUCTION` elements.
+    None when no index is spread, or the sum is shorter."""
+    inputs, output = subscripts.replace(" ", "").split("->")
+    terms = inputs.split(",")
+    extents = {i: n for term, a in zip(terms, operands) for i, n in zip(term, a.shape)}
+    spread = {i for i in output if extents[i] > 1 and all(
+        a.strides[term.index(i)] == 0 for term, a in zip(terms, operands) if i in term)}
+    reduction = int(np.prod([n for i, n in extents.items() if i not in output]))
+    if not spread or reduction < SPREAD_REDUCTION:
+        return None
+    first = [tuple(0 if i in spread else slice(None) for i in term) for term in terms]
+    kept = [("".join(i for i in term if i not in spread)) for term in (*terms, output)]
+    smaller = f"{','.join(kept[:-1])}->{kept[-1]}"
+    shape = tuple(n for i, n in zip(output, out.shape) if i not in spread)
+    ones = tuple(1 if i in spread else n for i, n in zip(output, out.shape))
+
+    scratch = _Scratch()
+
+    def run(arrays: Sequence[np.ndarray], target: np.ndarray, count: int | None) -> None:
+        product = scratch.get(2, shape, target.dtype)
+        scratch.run(3, smaller, [a[at] for a, at in zip(arrays, first)], product, relu,
+                    dtype, count)
+        spread_product = scratch.spread(5, product, ones, target.shape)
+        scratch.run(4, f"{output}->{output}", (spread_product,), target, False, dtype, count)
+
+    return run
+
+
+SPREAD_REDUCTION = 8
+"""The shortest sum `_spread_plan` computes once per spread index rather than at
+every position."""
 
 
 def _short_unit_axis(subscripts: str, operands: Sequence[np.ndarray]) -> bool:
@@ -456,6 +500,7 @@ class _Scratch(threading.local):
     def __init__(self) -> None:
         self.arrays: dict[int, np.ndarray] = {}
         self.plans: dict[int, Plan] = {}
+        self.views: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def get(self, slot: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         array = self.arrays.get(slot)
@@ -464,6 +509,15 @@ class _Scratch(threading.local):
             if array.nbytes <= SCRATCH_BYTES:
                 self.arrays[slot] = array
         return array
+
+    def spread(self, slot: int, array: np.ndarray, ones: tuple[int, ...],
+               shape: tuple[int, ...]) -> np.ndarray:
+        """`array` reshaped to `ones` and broadcast to `shape`, kept while `array` is
+        the same (np.broadcast_to costs as much as a small kernel call)."""
+        kept = self.views.get(slot)
+        if kept is None or kept[0] is not array:
+            kept = self.views[slot] = (array, np.broadcast_to(array.reshape(ones), shape))
+        return kept[1]
 
     def copy(self, slot: int, subscripts: str, array: np.ndarray, count: int | None,
              dtype: str | None) -> np.ndarray:

@@ -10,6 +10,9 @@
 // RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=PERM
 // RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=PERM2
 // RUN: env TEIR_HOST=avx512 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=KBLOCKS
+// RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=HALF
+// RUN: env TEIR_HOST=avx512 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=HALF
+// RUN: env TEIR_HOST=avx2-small teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=SMALL
 
 // The scalar §10.7.5 nest: p and q are contiguous on in1 and out, so they fuse;
 // the GEMM-shaped loops lift, the t loop folds into a BRGEMM. The script the
@@ -271,3 +274,49 @@ func.func @small_permutation(%in0: memref<?xf32>, %out: memref<?xf32>) {
 // PERM-NEXT:      teir.invoke copy -> copy_da
 // PERM-NOT:   \22order\22: [\22b\22, \22c\22]
 // PERM:       func.return
+
+// -----
+
+// The §10.7.5 contraction in FP16 as einsum writes it (K in the Contraction: one
+// rounding per stored element): the
+// microkernel widens its broadcast operand B to f32, whole when that fits half
+// its scratch (128 KiB on both pinned hosts) and then once for every r. Fused,
+// p and q would make B's tile 2048 x 512 (4 MiB widened, again at every r);
+// q alone is 64 x 512 (128 KiB): they stay apart and p is shared by the
+// threads. With 256 KiB of L2 (64 KiB to widen into) q alone does not fit
+// either, and p and q fuse as in FP32.
+func.func @half_brgemm(%in0: memref<?xf16>, %in1: memref<?xf16>, %out: memref<?xf16>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf16>, memref<?xf16>, memref<?xf16>) {
+    teir.axis p extent 32 strides [0, 65536, 262144] offsets [0, 0, 0]
+    teir.axis q extent 64 strides [0, 1024, 4096] offsets [0, 0, 0]
+    teir.axis r extent 32 strides [8192, 0, 128] offsets [0, 0, 0]
+    teir.axis s extent 64 strides [2, 0, 2] offsets [0, 0, 0]
+    teir.axis t extent 8 strides [262144, 128, 0] offsets [0, 0, 0]
+    teir.axis u extent 64 strides [128, 2, 0] offsets [0, 0, 0]
+    teir.primitive z Zero {M = [], N = []} {data_type = "FP16"}
+    teir.primitive c Contraction {M = [], N = [], K = [t, u]} {data_type = "FP16"}
+    teir.schedule {
+      teir.iter p over p {
+        teir.iter q over q {
+          teir.iter r over r {
+            teir.iter s over s {
+              teir.invoke zero -> z
+              teir.invoke dot -> c
+            }
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// HALF-LABEL: func.func @half_brgemm
+// HALF:         teir.primitive {{.*}} Contraction {M = [s], N = [q], K = [t, u]}
+// HALF:         teir.iter p over p parallel {
+// HALF-NEXT:      teir.iter r over r {
+// HALF-NOT:     fuse-axes
+
+// SMALL-LABEL: func.func @half_brgemm
+// SMALL:         teir.primitive {{.*}} Contraction {M = [s], N = [pq], K = [t, u]}
+// SMALL:         {\22op\22: \22fuse-axes\22, \22outer\22: \22p\22, \22inner\22: \22q\22}
