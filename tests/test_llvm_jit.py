@@ -754,6 +754,7 @@ def test_pass_list_is_exposed_and_registered():
     # teir-opt -p teir-lower-to-llvm-dialect runs this list (the FileCheck tests name it)
     assert [p.name for p in LOWER_TO_LLVM_PASSES] == [
         "teir-bf16-as-i16",
+        "teir-f16-moves-as-i16",
         "teir-convert-scf-to-cf",
         "teir-convert-alloca-to-llvm",
         "teir-convert-vector-to-llvm",

@@ -27,7 +27,8 @@ are written does not matter, as in teir-to-scf's `order_for_out`):
   twice with the same value; out never overlaps the source), when the
   narrower vectors would leave scalar work (`TileEmitter.overlaps`); else
   it uses L/2, L/4 ... down to 16-byte vectors. A side of 2 to `NARROW_MAX`
-  elements (fewer than L) whose rows lie back to back, on in0 (an image's
+  elements (fewer than L; or fewer than a 16-byte vector holds, where no
+  block fits: 7 in a 16-bit type) whose rows lie back to back, on in0 (an image's
   pixels of a few channels to planes) or on out (the inverse), takes the
   narrow forms instead: per L rows one run of k * L elements, its k vectors
   regrouped by two-source shuffles (`TileEmitter.deinterleave`, `interleave`).
@@ -237,7 +238,8 @@ class TileEmitter:
         channels), k is under a vector's lanes, and the long side fills a 16-byte
         vector. Scalar loops did these (a side under 16 bytes), or L x L blocks
         of k lanes at most."""
-        return (self.source is not None and _narrow(k, packed) and k < self.lanes
+        narrow = _narrow(k, packed) or (packed == k and 2 <= k < self.min_lanes)
+        return (self.source is not None and narrow and k < self.lanes
                 and long.size >= self.min_lanes)
 
     def deinterleave(self, builder: Builder, rows: TileAxis, columns: TileAxis,

@@ -1,4 +1,5 @@
-"""`teir-bf16-as-i16`: bf16 values become their i16 bit patterns, for the LLVM pipeline.
+"""`teir-bf16-as-i16`: bf16 values become their i16 bit patterns, for the LLVM pipeline
+(and `teir-f16-moves-as-i16`: f16 values that are only moved).
 
 LLVM has a `bfloat` type, but llvmlite's IR builder and xDSL's translation to
 it do not, so no bf16 may reach `teir_lowering.runtime.jit`. The emitters
@@ -13,6 +14,15 @@ the bitcasts between bf16 and i16 that become no-ops.
 
 A bf16 float op (`arith.addf`, `arith.cmpf`, ...) would be meaningless on i16,
 so the pass refuses modules that hold one.
+
+`teir-f16-moves-as-i16` does the same to f16 in a module that only moves its f16
+values (a Copy or Zero kernel: loads, stores, shuffles, constants): without
+AVX512-FP16, LLVM keeps a scalar half in a vector register and loads it with
+`vpinsrw` into the register's low word, so that every such load waits for the
+one before; as i16 it goes through a general register (`movzwl`, `movw`) as
+bf16 does (`abc->acb` 2896 x 3 x 4, the 3 x 4 tiles copied element by element,
+took 3x the time of the same copy in bf16). A module that computes on f16
+(converts it) is left as it is.
 """
 
 from __future__ import annotations
@@ -21,10 +31,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import arith
+from xdsl.dialects import arith, vector
 from xdsl.dialects.builtin import (
     BFloat16Type,
     DenseIntOrFPElementsAttr,
+    Float16Type,
     FloatAttr,
     IntegerAttr,
     ModuleOp,
@@ -53,30 +64,38 @@ _BIT_OPS = (arith.ConstantOp, arith.BitcastOp, arith.SelectOp, LaneSelectOp)
 """The arith (and lane) ops that may touch bf16 values: they move bits."""
 
 
-def bf16_bits(values: list[float]) -> list[int]:
-    """The bf16 bit patterns of `values` (nearest even), as signed i16 values."""
-    bits = from_float64(np.asarray(values, dtype=np.float64), DataType.BF16)
+def bf16_bits(values: list[float], data_type: DataType = DataType.BF16) -> list[int]:
+    """The bf16 (or `data_type`'s 16-bit) bit patterns of `values` (nearest even), as
+    signed i16 values."""
+    bits = from_float64(np.asarray(values, dtype=np.float64), data_type)
     return [int(b) for b in bits.view(np.int16)]
+
+
+_TYPES = {BFloat16Type: DataType.BF16, Float16Type: DataType.FP16}
 
 
 @dataclass
 class ConvertBF16Constant(RewritePattern):
-    """A bf16 scalar or splat/dense vector constant -> the i16 constant of its bits."""
+    """A `kind` (bf16, f16) scalar or splat/dense vector constant -> the i16
+    constant of its bits."""
+
+    kind: type[Attribute] = BFloat16Type
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.ConstantOp, rewriter: PatternRewriter, /):
         typ = op.result.type
-        if not isinstance(get_element_type_or_self(typ), BFloat16Type):
+        if not isinstance(get_element_type_or_self(typ), self.kind):
             return
+        data_type = _TYPES[self.kind]
         value = op.value
         if isinstance(value, FloatAttr):
-            (bits,) = bf16_bits([value.value.data])
+            (bits,) = bf16_bits([value.value.data], data_type)
             attr = IntegerAttr(bits, i16)
         else:
             assert isinstance(value, DenseIntOrFPElementsAttr) and isinstance(typ, VectorType)
             values = [float(v) for v in value.get_values()]
             attr = DenseIntOrFPElementsAttr.from_list(
-                VectorType(i16, typ.get_shape()), bf16_bits(values)
+                VectorType(i16, typ.get_shape()), bf16_bits(values, data_type)
             )
         rewriter.replace(op, arith.ConstantOp(attr))
 
@@ -90,6 +109,14 @@ class BF16AsI16(TypeConversionPattern):
         return i16
 
 
+class F16AsI16(TypeConversionPattern):
+    """f16 -> i16 wherever it appears (as `BF16AsI16`)."""
+
+    @attr_type_rewrite_pattern
+    def convert_type(self, typ: Float16Type, /) -> Attribute:
+        return i16
+
+
 @dataclass
 class DropNoOpBitcast(RewritePattern):
     """`arith.bitcast` from a type to itself (was bf16 <-> i16) -> its operand."""
@@ -100,11 +127,26 @@ class DropNoOpBitcast(RewritePattern):
             rewriter.replace(op, (), (op.input,))
 
 
-def _computes_in_bf16(op: Operation) -> bool:
-    if isinstance(op, _BIT_OPS) or op.dialect_name() not in ("arith", TEIR_LANE.name):
+_VECTOR_MOVES = (vector.LoadOp, vector.StoreOp, vector.BroadcastOp, vector.ShuffleOp,
+                 vector.InsertOp, vector.ExtractOp, vector.BitcastOp)
+"""The vector ops the emitters use that move bits (vector.fma computes)."""
+
+
+def _computes_in(op: Operation, kind: type[Attribute]) -> bool:
+    """Whether `op` does arithmetic on `kind` values (anything but moving bits)."""
+    if isinstance(op, _BIT_OPS + _VECTOR_MOVES):
+        return False
+    if op.dialect_name() not in ("arith", "math", "vector", TEIR_LANE.name):
         return False
     types = [value.type for value in (*op.operands, *op.results)]
-    return any(isinstance(get_element_type_or_self(t), BFloat16Type) for t in types)
+    return any(isinstance(get_element_type_or_self(t), kind) for t in types)
+
+
+def _retype(op: ModuleOp, kind: type[Attribute], conversion: TypeConversionPattern) -> None:
+    retype = RetypeWhere(conversion, kind)
+    if any(retype.touches(inner) for inner in op.walk()):
+        for pattern in (ConvertBF16Constant(kind), retype, DropNoOpBitcast()):
+            rewrite_once(op, [pattern], dce=False)
 
 
 @dataclass(frozen=True)
@@ -114,16 +156,21 @@ class BF16AsI16Pass(ModulePass):
     name = "teir-bf16-as-i16"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        retype = RetypeWhere(BF16AsI16(recursive=True), BFloat16Type)
-        found = False
         for inner in op.walk():
-            if _computes_in_bf16(inner):
+            if _computes_in(inner, BFloat16Type):
                 raise DiagnosticException(
                     f"teir-bf16-as-i16: {inner.name} computes on bf16 values; widen them "
                     "to f32 first (teir_lowering.codegen.emit.widen)"
                 )
-            found = found or retype.touches(inner)
-        if not found:  # nothing to retype: a kernel of other data types
-            return
-        for pattern in (ConvertBF16Constant(), retype, DropNoOpBitcast()):
-            rewrite_once(op, [pattern], dce=False)
+        _retype(op, BFloat16Type, BF16AsI16(recursive=True))
+
+
+@dataclass(frozen=True)
+class F16MovesAsI16Pass(ModulePass):
+    """Retypes f16 as i16 in a module that only moves f16 values (see the module doc)."""
+
+    name = "teir-f16-moves-as-i16"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not any(_computes_in(inner, Float16Type) for inner in op.walk()):
+            _retype(op, Float16Type, F16AsI16(recursive=True))

@@ -8,7 +8,8 @@ module. `teir-to-llvm` (teir_lowering.runtime.kernel) runs it after teir-to-scf;
 can run the passes one at a time to print the IR between stages.
 
 Besides xDSL's own passes, the list holds TEIR's conversions, one module of
-teir_lowering.llvm a dialect, and `teir-bf16-as-i16` (no bf16 reaches llvmlite),
+teir_lowering.llvm a dialect, and `teir-bf16-as-i16` (no bf16 reaches llvmlite;
+`teir-f16-moves-as-i16` retypes f16 where a kernel only moves it),
 `teir-hoist-allocas` and `teir-fence-nontemporal-stores` (on the llvm dialect),
 and `teir-convert-scf-to-cf`: xDSL's `convert-scf-to-cf` walking the ops last to
 first. Each lowered loop or `scf.if` splits its block, and xDSL finds the
@@ -53,7 +54,7 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from teir_lowering.lane import is_llvm_level
 from teir_lowering.llvm.arith import ConvertArithToLLVMPass
-from teir_lowering.llvm.bf16 import BF16AsI16Pass
+from teir_lowering.llvm.bf16 import BF16AsI16Pass, F16MovesAsI16Pass
 from teir_lowering.llvm.cf import ConvertCfToLLVMPass
 from teir_lowering.llvm.fence_nontemporal import FenceNontemporalStoresPass
 from teir_lowering.llvm.func import ConvertFuncToLLVMPass
@@ -130,8 +131,9 @@ def verify_ops(module: ModuleOp) -> None:
 
 
 LOWER_TO_LLVM_PASSES: tuple[ModulePass, ...] = (
-    # no bf16 reaches llvmlite: bit patterns as i16
+    # no bf16 reaches llvmlite: bit patterns as i16 (f16 too where only moved)
     BF16AsI16Pass(),
+    F16MovesAsI16Pass(),
     ConvertScfToCfPass(),
     ConvertAllocaToLLVMPass(),
     # before convert-vector-to-ptr, which would drop the nontemporal flag of stores

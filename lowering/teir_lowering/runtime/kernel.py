@@ -38,7 +38,7 @@ import numpy as np
 from llvmlite import ir
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import BFloat16Type, MemRefType, ModuleOp
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, MemRefType, ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -106,13 +106,16 @@ def translate(module: ModuleOp, ctx: Context) -> tuple[str, tuple[str, ...]]:
     from xdsl.backend.llvm.convert import convert_module
 
     from teir_lowering.codegen.parallel import launchers
-    from teir_lowering.llvm.bf16 import BF16AsI16Pass
+    from teir_lowering.llvm.bf16 import BF16AsI16Pass, F16MovesAsI16Pass
     from teir_lowering.llvm.translate import translate_to_llvm_ir
     from teir_lowering.runtime.jit import function_attributes
 
-    if _holds_bf16(module):
+    if _holds(module, BFloat16Type):
         with stage("teir-bf16-as-i16", module):
             BF16AsI16Pass().apply(ctx, module)
+    if _holds(module, Float16Type):
+        with stage("teir-f16-moves-as-i16", module):
+            F16MovesAsI16Pass().apply(ctx, module)
     with stage("translate to LLVM IR"):
         text = translate_to_llvm_ir(module, function_attributes())
         parallel = launchers(module)
@@ -121,12 +124,13 @@ def translate(module: ModuleOp, ctx: Context) -> tuple[str, tuple[str, ...]]:
     return text, linked
 
 
-def _holds_bf16(module: ModuleOp) -> bool:
-    """Whether a kernel's module has bf16 values: the code generators make them only
-    from bf16 memory, the tensors its functions take."""
+def _holds(module: ModuleOp, kind: type) -> bool:
+    """Whether a kernel's module has values of the 16-bit float type `kind`: the code
+    generators make them only from memory of that type, the tensors its functions
+    take."""
     return any(
         isinstance(op, func.FuncOp) and any(
-            isinstance(typ, MemRefType) and isinstance(typ.element_type, BFloat16Type)
+            isinstance(typ, MemRefType) and isinstance(typ.element_type, kind)
             for typ in op.function_type.inputs)
         for op in module.ops)
 
