@@ -211,8 +211,12 @@ def build_record(
         )
 
     totals = [b + sum(d.offsets[t] for d in dims) for t, b in enumerate(base)]  # pyright: ignore
+    names = {d.name for d in dims}
+    k_role = bool(reduced) and data_type.rounds_stores
+    if k_role:
+        reduced = _fused_contiguous(reduced, names)
     order = free + reduced
-    names = {d.name for d in order}
+    names |= {d.name for d in order}
     # Zero and ReLU sit outside the reduction loops: only a free outermost
     # dimension (or a lone Contraction) encloses every invocation.
     if any(totals) and not (order and (free or kinds == (CONTRACTION,))):
@@ -240,7 +244,6 @@ def build_record(
             "id": fresh_id(kind.lower(), names), "primitive": prim_id, "guard": None,
         }
 
-    k_role = bool(reduced) and data_type.rounds_stores
     if k_role:
         contraction = primitives[kinds.index(CONTRACTION)]
         contraction["id"] = "contraction_k"
@@ -256,6 +259,26 @@ def build_record(
     }
     from_json(record)  # the builder's promise: exactly what from_json accepts
     return record
+
+
+def _fused_contiguous(dims: list[Dimension], names: set[str]) -> list[Dimension]:
+    """`dims` (outermost first) with each one that continues the next contiguously
+    on every tensor (stride = extent x the next one's) fused with it: the K role
+    of a 16-bit Contraction, which teir-fuse-axes (a pass over loops) does not
+    see, walked in the same order by fewer, longer axes (`ijk->` summed
+    as one K of 210,000 elements by the dot kernel, not three by the general
+    one). Offsets are the record's totals, not the fused dimensions'."""
+    fused: list[Dimension] = []
+    for dim in dims:
+        last = fused[-1] if fused else None
+        if last is not None and all(
+                a == dim.extent * b for a, b in zip(last.strides, dim.strides)):
+            name = fresh_id(last.name + dim.name, names)
+            names.add(name)
+            fused[-1] = Dimension(name, last.extent * dim.extent, dim.strides)
+        else:
+            fused.append(dim)
+    return fused
 
 
 def _chain(dims: Sequence[Dimension], inner: list[Any], iterations: list[JsonDict]) -> list[Any]:

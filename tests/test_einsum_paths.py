@@ -24,7 +24,12 @@ from teir_dialect.host import pinned
 from teir_dialect.interpreter import run_reference
 from teir_dialect.records import load_module
 from teir_lowering import einsum
-from teir_lowering.frontends.einsum_frontend import _gemv_record, _has_microkernel, _plan
+from teir_lowering.frontends.einsum_frontend import (
+    _gemv_record,
+    _has_microkernel,
+    _plan,
+    output_shape,
+)
 
 RNG = np.random.default_rng(23)
 DTYPES = {"FP16": np.float16, "BF16": ml_dtypes.bfloat16, "FP32": np.float32,
@@ -361,6 +366,49 @@ def test_every_type_and_shape(subscripts: str, extents: dict[str, int], name: st
     _check(subscripts, operands, name)
     stepped = [np.repeat(op, 2, axis=-1)[..., ::2] for op in operands]
     _check(subscripts, stepped, name)
+
+
+DOT_CASES = [
+    ("i,i->", {"i": 1037}),                      # a dot product
+    ("ij,ij->i", {"i": 13, "j": 301}),           # one per row
+    ("bij,bij->b", {"b": 3, "i": 7, "j": 45}),   # one per batch, K over two indices
+    ("ij,ji->", {"i": 21, "j": 21}),             # the trace of a product
+]
+
+
+@pytest.mark.parametrize("name", list(DTYPES))
+@pytest.mark.parametrize("subscripts, extents", DOT_CASES)
+def test_dot_products_run_the_gemm_microkernel(subscripts: str, extents: dict[str, int],
+                                               name: str) -> None:
+    """Neither input has an index of its own: an extent-1 M and N (`_gemv_record`)
+    make the GEMM microkernel's dot kernel take it, not the scalar loop nest (a
+    chain of dependent adds: `i,i->` of 100,000 elements 6x numpy's time, `ij->`
+    10x); within the type's rounding of numpy at 1 and 2 threads."""
+    operands = _operands(subscripts, extents, name)
+    out = np.empty(output_shape(subscripts, operands), operands[0].dtype)
+    with pinned("avx512"):
+        record = _gemv_record(subscripts, operands, out, False, name)
+    assert record is not None  # (_gemv_record returns only what gets a microkernel)
+    _check(subscripts, operands, name)
+
+
+@pytest.mark.parametrize("name", ["FP16", "BF16"])
+def test_a_16_bit_sum_over_contiguous_indices_is_one_k_axis(name: str) -> None:
+    """`ijk->` in a 16-bit type: the K role (one rounding per store) holds i, j and
+    k fused into one axis, as teir-fuse-axes fuses FP32's loops, so the dot kernel
+    takes it; a sum over indices that are not contiguous keeps them apart."""
+    x = RNG.uniform(-1, 1, (5, 6, 70)).astype(DTYPES[name])
+    record = einsum_config("ijk,ijk->", x, np.broadcast_to(x.dtype.type(1), x.shape),
+                           dtype=name)
+    (contraction,) = [p for p in record["primitives"] if p["operation"] == "Contraction"]
+    assert len(contraction["axes"]["K"]) == 1, contraction
+    _check("ijk,ijk->", [x, np.ones_like(x)], name)
+    apart = einsum_config("ijk,ijk->", x[:, :, :-1], x[:, :, :-1], dtype=name)
+    (contraction,) = [p for p in apart["primitives"] if p["operation"] == "Contraction"]
+    assert len(contraction["axes"]["K"]) == 2, contraction  # i and j fuse, k not
+    total = einsum("ijk->", x, dtype=name if name == "BF16" else None)
+    np.testing.assert_allclose(float(total), float(x.astype(np.float64).sum()), rtol=1e-2,
+                               atol=1e-2)
 
 
 def test_a_stepped_gemv_runs_the_microkernel_on_the_views() -> None:

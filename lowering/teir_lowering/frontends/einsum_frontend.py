@@ -176,26 +176,31 @@ def _direct(record: dict, threads: int | None, tune: bool, subscripts: str,
 
 def _gemv_record(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
                  relu: bool, dtype: str | None) -> dict | None:
-    """The record of a GEMV-like contraction (one input has no index of its own:
-    `ij,j->i`, `ji,j->i`, `bij,bj->bi`) as the GEMM it is, with an extent-1 index
-    for the free dimension that side lacks (`with_unit_role`), when the GEMM
-    microkernel takes it; else None."""
+    """The record of a GEMV-like contraction (an input with no index of its own:
+    `ij,j->i`, `ji,j->i`, `bij,bj->bi`; or both, a dot product: `i,i->`,
+    `ij,ij->i`) as the GEMM it is, with an extent-1 index for each free dimension
+    a side lacks (`with_unit_role`), when the GEMM microkernel takes it; else None."""
     inputs, output = subscripts.replace(" ", "").split("->")
     terms = inputs.split(",")
     own = [[i for i in t if i in output and i not in other]
            for t, other in zip(terms, reversed(terms))]
     reduced = [i for i in terms[0] if i in terms[1] and i not in output]
-    if not reduced or [bool(x) for x in own].count(False) != 1:
+    lacking = [side for side, indices in enumerate(own) if not indices]
+    if not reduced or not lacking:
         return None
-    side = own.index([])
-    unit = next(c for c in "zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA"
-                if c not in subscripts)
-    terms[side] += unit
-    views = [np.expand_dims(op, -1) if n == side else op for n, op in enumerate(operands)]
-    record = _config(f"{','.join(terms)}->{output}{unit}", *views,
-                     out=np.expand_dims(out, -1), dtype=dtype, relu=relu)
-    gemv = with_unit_role(record, unit, "N" if side == 1 else "M")
-    return gemv if _has_microkernel(load_module(gemv)) else None
+    free = [c for c in "zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA"
+            if c not in subscripts]
+    units = dict(zip(lacking, free))
+    views = list(operands)
+    for side, unit in units.items():
+        terms[side] += unit
+        views[side] = np.expand_dims(views[side], -1)
+        output += unit
+        out = np.expand_dims(out, -1)
+    record = _config(f"{','.join(terms)}->{output}", *views, out=out, dtype=dtype, relu=relu)
+    for side, unit in units.items():
+        record = with_unit_role(record, unit, "N" if side == 1 else "M")
+    return record if _has_microkernel(load_module(record)) else None
 
 
 def _remembered(question: str, answer: Callable[[], bool]) -> bool:
