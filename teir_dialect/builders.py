@@ -602,6 +602,40 @@ def scalar_nest(record: JsonDict, order: str | Sequence[str]) -> JsonDict:
     }}
 
 
+def zeroed_nest(record: JsonDict, order: Sequence[str]) -> JsonDict:
+    """`record` (a binary contraction from `einsum_config`, without ReLU) with its
+    schedule replaced by two loop nests: the scalar Zero under a loop per free
+    axis, then the scalar Contraction under one loop per axis in `order`,
+    outermost first. Unlike `scalar_nest` the Zero needs no `first()` guard, so
+    the sums may run outside free loops, as written (guarded, the Zero would
+    bring the sums back inside: teir-canonicalize-guards' rule 5)."""
+    kinds = {p["operation"]: p["id"] for p in record["primitives"]}
+    axes = {a["id"]: a for a in record["axes"]}
+    if set(kinds) != {"Zero", "Contraction"} or sorted(order) != sorted(axes):
+        raise TeirError(
+            "zeroed_nest: needs a Zero and a Contraction and one loop per axis "
+            f"({', '.join(axes)}), got {sorted(kinds)} and order {list(order)}"
+        )
+    free = [axis for axis in order if axes[axis]["strides"][-1] != 0]
+
+    def chain(prefix: str, axes_: Sequence[str], body: str) -> list[JsonDict]:
+        return [{"id": f"{prefix}_{axis}", "axis": axis, "policy": "sequential",
+                 "guard": None,
+                 "children": [f"{prefix}_{axes_[n + 1]}"] if n + 1 < len(axes_) else [body]}
+                for n, axis in enumerate(axes_)]
+
+    zero = chain("zero", free, "zero")
+    mac = chain("loop", order, "mac")
+    return {**record, "schedule": {
+        "roots": [node["id"] for node in (zero[:1] or [{"id": "zero"}]) + mac[:1]],
+        "iterations": zero + mac,
+        "invocations": [
+            {"id": "zero", "primitive": kinds["Zero"], "guard": None},
+            {"id": "mac", "primitive": kinds["Contraction"], "guard": None},
+        ],
+    }}
+
+
 __all__ = [
     "OPERATIONS",
     "Dimension",
@@ -612,4 +646,5 @@ __all__ = [
     "scalar_nest",
     "with_unit_role",
     "writes_each_once",
+    "zeroed_nest",
 ]

@@ -25,11 +25,13 @@ from teir_dialect.interpreter import run_reference
 from teir_dialect.records import load_module
 from teir_lowering import einsum
 from teir_lowering.frontends.einsum_frontend import (
+    _element_wise_nest,
     _gemv_record,
     _has_microkernel,
     _plan,
     output_shape,
 )
+from teir_lowering.runtime.kernel import compile_kernel
 
 RNG = np.random.default_rng(23)
 DTYPES = {"FP16": np.float16, "BF16": ml_dtypes.bfloat16, "FP32": np.float32,
@@ -409,6 +411,52 @@ def test_a_16_bit_sum_over_contiguous_indices_is_one_k_axis(name: str) -> None:
     total = einsum("ijk->", x, dtype=name if name == "BF16" else None)
     np.testing.assert_allclose(float(total), float(x.astype(np.float64).sum()), rtol=1e-2,
                                atol=1e-2)
+
+
+@pytest.mark.parametrize("name", ["FP32", "FP64"])
+@pytest.mark.parametrize("subscripts, extents", [
+    ("ij,ij->j", {"i": 37, "j": 45}),             # column dot products
+    ("ijk,jk->ik", {"i": 5, "j": 23, "k": 40}),   # k a batch at unit stride
+    ("abc,abc->c", {"a": 9, "b": 5, "c": 31}),    # two sum indices
+])
+def test_sums_down_columns_run_outside_the_unit_stride_batch(
+        subscripts: str, extents: dict[str, int], name: str) -> None:
+    """A batch index at unit stride on both inputs and out: the kernel loops over the
+    sums outside it (`_element_wise_nest`), out zeroed first, so the innermost
+    loop multiplies and adds contiguous vectors; each element summed in the
+    record's order: the bits of the record's own schedule, at 1 and 2 threads
+    (and FP64's: the reference interpreter's)."""
+    from teir_dialect.context import teir_context
+    from teir_passes.pipeline import OptimizePass
+
+    operands = _operands(subscripts, extents, name)
+    out = np.empty(output_shape(subscripts, operands), operands[0].dtype)
+    plan = _plan(subscripts, operands, out, False, None, 1, False)
+    assert plan.__qualname__.startswith("_direct"), plan.__qualname__
+    nest = _element_wise_nest(einsum_config(subscripts, *operands), subscripts, operands,
+                              out, relu=False)
+    assert nest is not None
+    (innermost,) = [n["axis"] for n in nest["schedule"]["iterations"]
+                    if n["children"] == ["mac"]]
+    assert innermost == subscripts[-1], nest["schedule"]
+    module = load_module(nest)  # teir-auto-schedule keeps that loop innermost
+    OptimizePass().apply(teir_context(), module)
+    lines = str(module).splitlines()
+    mac = next(n for n, line in enumerate(lines) if "invoke mac" in line)
+    assert f"over {innermost} {{" in lines[mac - 1], "\n".join(lines)
+    assert any("Contraction {M = [], N = [], K = []}" in line for line in lines), lines
+    expected = np.zeros_like(out)
+    compile_kernel(einsum_config(subscripts, *operands), threads=1)(*operands, expected)
+    if name == "FP64":
+        assert expected.tobytes() == _interpreted(subscripts, operands, name).tobytes()
+    for threads in (1, 2):
+        got = einsum(subscripts, *operands, threads=threads)
+        assert got.tobytes() == expected.tobytes(), threads
+    assert _element_wise_nest(einsum_config(subscripts, *operands), subscripts, operands,
+                              out, relu=True) is None
+    half = [op.astype(np.float16) for op in operands]
+    assert _element_wise_nest(einsum_config(subscripts, *half), subscripts, half,
+                              np.empty(out.shape, np.float16), relu=False) is None
 
 
 def test_a_stepped_gemv_runs_the_microkernel_on_the_views() -> None:

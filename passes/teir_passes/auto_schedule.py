@@ -9,7 +9,9 @@ that changed something are recorded on the configuration as the attribute
 
 1. canonical guards, no extent-1 loops; a plain nest (loops above scalar
    primitives) in memory order: largest out stride outermost, reduction loops
-   innermost in their own order;
+   innermost in their own order; unless its innermost loop has unit stride on
+   every tensor of a Contraction (an element-wise multiply-add inside the
+   sums, which LLVM vectorizes: `unit_everywhere`), kept as written;
 2. nested loops that are contiguous on every tensor and touch the same
    tensors (the same kind: batch, M, N or K) are fused, so that the
    dimensions a primitive sees are as long as the layout allows;
@@ -208,12 +210,26 @@ class _Scheduler:
                 prim.all_role_axes for prim in self._primitives_below(chain[-1])
             ):
                 continue
+            if self.unit_everywhere(chain[-1].axis_op()):
+                continue  # an element-wise loop innermost, written so (see the doc)
             order = sorted(chain, key=lambda n: -abs(n.axis_op().stride_on("out")))
             if order != chain:
                 axes = tuple(n.axis_id for n in order)
                 steps.setdefault(axes, {"op": "reorder", "order": list(axes)})
         for step in steps.values():
             self.nest_step(step)
+
+    def unit_everywhere(self, axis: AxisOp) -> bool:
+        """Whether `axis` has unit stride on every tensor of a Contraction: a loop
+        over it innermost, inside the sums (`einsum`'s `ij,ij->j`, whose sums run
+        down columns), is an element-wise multiply-add along contiguous memory that
+        LLVM vectorizes, each out element summed in its order all the same."""
+        config = self.config
+        if not any(p.kind is OperationKind.CONTRACTION for p in config.primitives):
+            return False
+        width = max(p.element_width for p in config.primitives)
+        return axis.size > 1 and all(abs(axis.stride_on(t)) == width
+                                     for t in config.tensor_names)
 
     @staticmethod
     def _chain_top(node: IterOp) -> bool:

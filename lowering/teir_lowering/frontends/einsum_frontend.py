@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import ModuleOp
 from teir_dialect import einsum_config
 from teir_dialect.arrays import plain_array, result_array
 from teir_dialect.attributes import INCREMENTS
-from teir_dialect.builders import with_unit_role
+from teir_dialect.builders import with_unit_role, zeroed_nest
 from teir_dialect.context import teir_context
 from teir_dialect.dialect import ConfigOp, KernelAttr
 from teir_dialect.host import host
@@ -148,6 +148,8 @@ def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu
         if transposed is not None:
             return transposed
     if len(operands) == 2 and not _has_microkernel(module):
+        if (nest := _element_wise_nest(record, subscripts, operands, out, relu)) is not None:
+            return _direct(nest, threads, tune, subscripts)
         if (gemv := _gemv_record(subscripts, operands, out, relu, dtype)) is not None:
             return _direct(gemv, threads, tune, subscripts)
         transposed = _transposed_plan(subscripts, operands, out, relu, dtype)
@@ -201,6 +203,32 @@ def _gemv_record(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarra
     for side, unit in units.items():
         record = with_unit_role(record, unit, "N" if side == 1 else "M")
     return record if _has_microkernel(load_module(record)) else None
+
+
+def _element_wise_nest(record: dict, subscripts: str, operands: Sequence[np.ndarray],
+                       out: np.ndarray, relu: bool) -> dict | None:
+    """The record as loops with the sums outside a batch index that has unit stride
+    on both inputs and out (`ij,ij->j`, `ijk,jk->ik`: the sums run down
+    columns), out zeroed first (`zeroed_nest`): the innermost loop is then an
+    element-wise multiply-add along contiguous memory, which LLVM vectorizes,
+    where the record's own order sums one element at a time at a stride. Each
+    out element is summed in the same order. None for other layouts, for ReLU
+    and for 16-bit types (whose sums are rounded once, in the Contraction)."""
+    inputs, output = subscripts.replace(" ", "").split("->")
+    terms = inputs.split(",")
+    batch, _, _, reduced = _groups(subscripts)
+    arrays = [*operands, out]
+    unit = [i for i in batch if all(
+        a.strides[term.index(i)] == a.itemsize and a.shape[term.index(i)] > 1
+        for term, a in zip((*terms, output), arrays))]
+    if relu or not unit or not reduced or operands[0].itemsize < 4 or any(
+            p["operation"] not in ("Zero", "Contraction") for p in record["primitives"]):
+        return None
+    axes = {a["id"]: a for a in record["axes"]}
+    free = sorted((a for a in axes if axes[a]["strides"][-1] != 0 and a != unit[0]),
+                  key=lambda a: -abs(axes[a]["strides"][-1]))
+    sums = [a for a in axes if axes[a]["strides"][-1] == 0]
+    return zeroed_nest(record, [*free, *sums, unit[0]])
 
 
 def _remembered(question: str, answer: Callable[[], bool]) -> bool:

@@ -13,6 +13,7 @@
 // RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=HALF
 // RUN: env TEIR_HOST=avx512 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=HALF
 // RUN: env TEIR_HOST=avx2-small teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=SMALL
+// RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=UNIT
 
 // The scalar §10.7.5 nest: p and q are contiguous on in1 and out, so they fuse;
 // the GEMM-shaped loops lift, the t loop folds into a BRGEMM. The script the
@@ -320,3 +321,37 @@ func.func @half_brgemm(%in0: memref<?xf16>, %in1: memref<?xf16>, %out: memref<?x
 // SMALL-LABEL: func.func @half_brgemm
 // SMALL:         teir.primitive {{.*}} Contraction {M = [s], N = [pq], K = [t, u]}
 // SMALL:         {\22op\22: \22fuse-axes\22, \22outer\22: \22p\22, \22inner\22: \22q\22}
+
+// -----
+
+// Sums down columns (einsum's `ij,ij->j`, out zeroed first): the loop over j has
+// unit stride on every tensor and is innermost, inside the sum over i, as
+// written: an element-wise multiply-add along contiguous memory. The plain
+// nest keeps that order (in memory order j would go outside and i fold into a
+// K role: a strided sum per element).
+func.func @column_sums(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis j extent 45 strides [4, 4, 4] offsets [0, 0, 0]
+    teir.axis i extent 37 strides [180, 180, 0] offsets [0, 0, 0]
+    teir.primitive z Zero {M = [], N = []} {data_type = "FP32"}
+    teir.primitive c Contraction {M = [], N = [], K = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter zero_j over j {
+        teir.invoke zero -> z
+      }
+      teir.iter loop_i over i {
+        teir.iter loop_j over j {
+          teir.invoke mac -> c
+        }
+      }
+    }
+  }
+  func.return
+}
+
+// UNIT-LABEL: func.func @column_sums
+// UNIT:         teir.primitive c Contraction {M = [], N = [], K = []}
+// UNIT:         teir.iter loop_i over i {
+// UNIT-NEXT:      teir.iter loop_j over j {
+// UNIT-NEXT:        teir.invoke mac -> c
+// UNIT-NOT:     reorder
