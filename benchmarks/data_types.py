@@ -1,4 +1,5 @@
-"""FP16 and BF16 kernels next to FP32: GEMM, BRGEMM and the permutation abcd->dcba.
+"""FP16 and BF16 kernels next to FP32: GEMM, BRGEMM (the spec's record and the one
+`einsum` schedules) and the permutation abcd->dcba.
 
     python benchmarks/data_types.py [--rounds 5] [--threads 1] [--quick]
 
@@ -29,6 +30,7 @@ width and whether it has F16C (vcvtph2ps/vcvtps2ph) and half-precision FMAs.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -41,6 +43,7 @@ from run import contraction_record as brgemm_record  # benchmarks/run.py: the sa
 from run import gemm_record, permutation_record
 from xdsl.dialects.builtin import DictionaryAttr, StringAttr
 
+from teir_dialect import einsum_config
 from teir_dialect.host import host
 from teir_dialect.records import find_configs, load_module
 from teir_dialect.vocabulary import DataType, OperationKind
@@ -116,6 +119,20 @@ def brgemm_case(p: int, q: int, r: int, s: int, t: int, u: int) -> Case:
     return Case(f"BRGEMM {subscripts} p{p} q{q} r{r} s{s} t{t} u{u}",
                 lambda dtype: brgemm_record(p, q, r, s, t, u, dtype),
                 2.0 * p * q * r * s * t * u, 0, t * u, expected, peers)
+
+
+def einsum_case(p: int, q: int, r: int, s: int, t: int, u: int) -> Case:
+    """The BRGEMM case as `teir_lowering.einsum` builds and schedules it (the record
+    of `einsum_config`, teir-auto-schedule's tiles), not the spec's schedule."""
+    subscripts = "trus,pqtu->pqrs"
+
+    def record(dtype: str) -> dict:
+        shapes = ((t, r, u, s), (p, q, t, u))
+        return einsum_config(subscripts, *(np.empty(x, NUMPY[dtype]) for x in shapes),
+                             dtype=dtype)
+
+    return dataclasses.replace(brgemm_case(p, q, r, s, t, u), record=record,
+                               name=f"einsum {subscripts} p{p} q{q} r{r} s{s} t{t} u{u}")
 
 
 def permutation_case(extent: int) -> Case:
@@ -280,9 +297,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     removed = clean_environment()
     if args.quick:
         args.rounds = min(args.rounds, 3)
-        cases = [gemm_case(64), brgemm_case(8, 16, 8, 64, 4, 64), permutation_case(32)]
+        cases = [gemm_case(64), brgemm_case(8, 16, 8, 64, 4, 64),
+                 einsum_case(8, 16, 8, 64, 4, 64), permutation_case(32)]
     else:
-        cases = [gemm_case(128), brgemm_case(32, 64, 32, 64, 8, 64), permutation_case(64)]
+        cases = [gemm_case(128), brgemm_case(32, 64, 32, 64, 8, 64),
+                 einsum_case(32, 64, 32, 64, 8, 64), permutation_case(64)]
     wall = args.wall or args.threads > 1
     facts = host()
     for line in describe_host(removed).header():
