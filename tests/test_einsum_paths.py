@@ -459,6 +459,28 @@ def test_sums_down_columns_run_outside_the_unit_stride_batch(
                               np.empty(out.shape, np.float16), relu=False) is None
 
 
+@pytest.mark.parametrize("name", ["FP16", "BF16"])
+@pytest.mark.parametrize("subscripts, extents", [
+    ("ij,ij->j", {"i": 37, "j": 45}),
+    ("ijk,jk->ik", {"i": 5, "j": 23, "k": 40}),
+])
+def test_16_bit_sums_down_columns_copy_the_batch_outside(
+        subscripts: str, extents: dict[str, int], name: str) -> None:
+    """In FP16/BF16 the sums stay in the Contraction (one rounding per store), so
+    the loops cannot go outside the unit-stride batch: both operands are copied
+    with the batch first (`_batch_outer_plan`) and each batch's sum is a dot
+    product over contiguous memory; within the type's rounding of numpy at 1
+    and 2 threads, with ReLU too."""
+    operands = _operands(subscripts, extents, name)
+    out = np.empty(output_shape(subscripts, operands), operands[0].dtype)
+    plan = _plan(subscripts, operands, out, False, name, 1, False)
+    assert plan.__qualname__.startswith("_batch_outer_plan"), plan.__qualname__
+    _check(subscripts, operands, name)
+    kind = "BF16" if name == "BF16" else None
+    relu = einsum(subscripts, *operands, relu=True, dtype=kind)
+    assert np.array_equal(relu, np.maximum(einsum(subscripts, *operands, dtype=kind), 0))
+
+
 def test_a_stepped_gemv_runs_the_microkernel_on_the_views() -> None:
     a = RNG.uniform(-1, 1, (33, 58)).astype(np.float32)[:, ::2]
     v = np.broadcast_to(np.float32(0.5), (29,))
