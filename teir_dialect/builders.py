@@ -574,26 +574,38 @@ def with_unit_role(record: JsonDict, axis: str, role: str) -> JsonDict:
     return result
 
 
+def _nest_parts(record: JsonDict, order: Sequence[str], who: str
+                ) -> tuple[dict[str, str], dict[str, JsonDict]]:
+    """The Zero and Contraction ids and the axes of `record`, checked for a nest of
+    one loop per axis in `order`."""
+    kinds = {p["operation"]: p["id"] for p in record["primitives"]}
+    axes = {a["id"]: a for a in record["axes"]}
+    if set(kinds) != {"Zero", "Contraction"} or sorted(order) != sorted(axes):
+        raise TeirError(
+            f"{who}: needs a Zero and a Contraction and one loop per axis "
+            f"({', '.join(axes)}), got {sorted(kinds)} and order {list(order)}"
+        )
+    return kinds, axes
+
+
+def _loops(prefix: str, order: Sequence[str], body: list[str]) -> list[JsonDict]:
+    """Sequential nodes `prefix_axis`, one per axis of `order` (outermost first),
+    each the only child of the one before, the last holding `body`."""
+    return [{"id": f"{prefix}_{axis}", "axis": axis, "policy": "sequential", "guard": None,
+             "children": [f"{prefix}_{order[n + 1]}"] if n + 1 < len(order) else body}
+            for n, axis in enumerate(order)]
+
+
 def scalar_nest(record: JsonDict, order: str | Sequence[str]) -> JsonDict:
     """`record` (a binary contraction from `einsum_config`, without ReLU) with its
     schedule replaced by one loop per axis in `order`, outermost first, around the
     scalar Zero guarded by `first()` of every reduction axis and the scalar
     Contraction: the loop nest a user might write by hand, in any order."""
-    kinds = {p["operation"]: p["id"] for p in record["primitives"]}
-    axes = {a["id"]: a for a in record["axes"]}
-    if set(kinds) != {"Zero", "Contraction"} or sorted(order) != sorted(axes):
-        raise TeirError(
-            "scalar_nest: needs a Zero and a Contraction and one loop per axis "
-            f"({', '.join(axes)}), got {sorted(kinds)} and order {list(order)}"
-        )
+    kinds, axes = _nest_parts(record, order, "scalar_nest")
     reduced = [axis for axis in order if axes[axis]["strides"][-1] == 0]
     return {**record, "schedule": {
         "roots": [f"loop_{order[0]}"],
-        "iterations": [
-            {"id": f"loop_{axis}", "axis": axis, "policy": "sequential", "guard": None,
-             "children": [f"loop_{order[n + 1]}"] if n + 1 < len(order) else ["zero", "mac"]}
-            for n, axis in enumerate(order)
-        ],
+        "iterations": _loops("loop", order, ["zero", "mac"]),
         "invocations": [
             {"id": "zero", "primitive": kinds["Zero"],
              "guard": [f"first({axis})" for axis in reduced] or None},
@@ -609,25 +621,11 @@ def zeroed_nest(record: JsonDict, order: Sequence[str]) -> JsonDict:
     outermost first. Unlike `scalar_nest` the Zero needs no `first()` guard, so
     the sums may run outside free loops, as written (guarded, the Zero would
     bring the sums back inside: teir-canonicalize-guards' rule 5)."""
-    kinds = {p["operation"]: p["id"] for p in record["primitives"]}
-    axes = {a["id"]: a for a in record["axes"]}
-    if set(kinds) != {"Zero", "Contraction"} or sorted(order) != sorted(axes):
-        raise TeirError(
-            "zeroed_nest: needs a Zero and a Contraction and one loop per axis "
-            f"({', '.join(axes)}), got {sorted(kinds)} and order {list(order)}"
-        )
+    kinds, axes = _nest_parts(record, order, "zeroed_nest")
     free = [axis for axis in order if axes[axis]["strides"][-1] != 0]
-
-    def chain(prefix: str, axes_: Sequence[str], body: str) -> list[JsonDict]:
-        return [{"id": f"{prefix}_{axis}", "axis": axis, "policy": "sequential",
-                 "guard": None,
-                 "children": [f"{prefix}_{axes_[n + 1]}"] if n + 1 < len(axes_) else [body]}
-                for n, axis in enumerate(axes_)]
-
-    zero = chain("zero", free, "zero")
-    mac = chain("loop", order, "mac")
+    zero, mac = _loops("zero", free, ["zero"]), _loops("loop", order, ["mac"])
     return {**record, "schedule": {
-        "roots": [node["id"] for node in (zero[:1] or [{"id": "zero"}]) + mac[:1]],
+        "roots": [zero[0]["id"] if zero else "zero", mac[0]["id"]],
         "iterations": zero + mac,
         "invocations": [
             {"id": "zero", "primitive": kinds["Zero"], "guard": None},
