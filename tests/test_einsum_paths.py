@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import ctypes
 import mmap
+from collections.abc import Sequence
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from conftest import examples
 from teir_dialect import TeirError, einsum_config
 from teir_dialect.builders import with_unit_role
 from teir_dialect.host import pinned
@@ -752,3 +756,65 @@ def test_broadcasts_constant_along_k_leave_registers_for_them(
     assert outer and all(p.held_y for p in outer), fresh_plans
     for p in outer:
         assert (p.vectors + 1) * p.columns + max(4, p.vectors + 1) <= p.registers, p
+
+
+# -- generated: the plans for sums, dot products and broadcasts ---------------------------
+
+REDUCTIONS = ["i,i->", "ij,ij->i", "ij,ij->j", "ij->", "ijk->", "bij,bij->b", "ijk,jk->ik",
+              "ij,ij->", "abc,abc->c", "ji,jk->ik", "bij,bjk->bik"]
+"""Dot products, sums down columns and plain sums (`_gemv_record`'s extent-1 M and N,
+`_element_wise_nest`, `_batch_outer_plan`), and GEMMs whose views may be broadcast
+along an output index (`_spread_plan`)."""
+
+
+@st.composite
+def _view(draw: st.DrawFn, shape: list[int], dtype: type) -> np.ndarray:
+    """A random array of `shape` as a view: stepped, permuted, broadcast, offset or
+    reversed along one axis, or plain."""
+    values = np.random.default_rng(draw(st.integers(0, 2**16)))
+    kind = draw(st.sampled_from(["plain", "step", "permuted", "broadcast", "offset",
+                                 "reversed"]))
+    axis = draw(st.integers(0, len(shape) - 1))
+
+    def data(full: Sequence[int]) -> np.ndarray:
+        return values.uniform(-1, 1, full).astype(dtype)
+
+    along = [slice(None)] * len(shape)
+    if kind == "step":
+        along[axis] = slice(None, None, 2)
+        return data([n * 2 if i == axis else n for i, n in enumerate(shape)])[tuple(along)]
+    if kind == "permuted":
+        order = draw(st.permutations(range(len(shape))))
+        return data([shape[i] for i in order]).transpose(np.argsort(order))
+    if kind == "broadcast":
+        return np.broadcast_to(data([1 if i == axis else n for i, n in enumerate(shape)]),
+                               shape)
+    if kind == "offset":
+        return data([n + 1 for n in shape])[tuple(slice(1, None) for _ in shape)]
+    if kind == "reversed":
+        along[axis] = slice(None, None, -1)
+    return data(shape)[tuple(along)]
+
+
+@settings(max_examples=examples(80, 16), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_generated_sums_and_broadcasts_match_numpy(data: st.DataObject) -> None:
+    """Random views (any type, ReLU or not) of the einsums that take the plans for
+    sums, dot products and broadcast indices: within the type's rounding of numpy
+    in float64, the same bits at 1 and 2 threads."""
+    subscripts = data.draw(st.sampled_from(REDUCTIONS))
+    name = data.draw(st.sampled_from(list(DTYPES)))
+    inputs = subscripts.split("->")[0]
+    extents = {i: data.draw(st.integers(1, 40)) for i in sorted(set(inputs) - {","})}
+    operands = [data.draw(_view([extents[i] for i in term], DTYPES[name]))
+                for term in inputs.split(",")]
+    relu = data.draw(st.booleans())
+    dtype = "BF16" if name == "BF16" else None
+    one, two = (np.asarray(einsum(subscripts, *operands, relu=relu, threads=threads,
+                                  dtype=dtype)) for threads in (1, 2))
+    assert one.tobytes() == two.tobytes(), "1 and 2 threads differ"
+    exact = np.einsum(subscripts, *[op.astype(np.float64) for op in operands])
+    bound = _bound(subscripts, list(operands), name)
+    got = one.astype(np.float64)
+    assert (np.abs(got - (np.maximum(exact, 0) if relu else exact)) <= bound).all()
