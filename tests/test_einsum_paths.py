@@ -768,7 +768,7 @@ along an output index (`_spread_plan`)."""
 
 
 @st.composite
-def _view(draw: st.DrawFn, shape: list[int], dtype: type) -> np.ndarray:
+def _random_view(draw: st.DrawFn, shape: list[int], dtype: type) -> np.ndarray:
     """A random array of `shape` as a view: stepped, permuted, broadcast, offset or
     reversed along one axis, or plain."""
     values = np.random.default_rng(draw(st.integers(0, 2**16)))
@@ -807,7 +807,7 @@ def test_generated_sums_and_broadcasts_match_numpy(data: st.DataObject) -> None:
     name = data.draw(st.sampled_from(list(DTYPES)))
     inputs = subscripts.split("->")[0]
     extents = {i: data.draw(st.integers(1, 40)) for i in sorted(set(inputs) - {","})}
-    operands = [data.draw(_view([extents[i] for i in term], DTYPES[name]))
+    operands = [data.draw(_random_view([extents[i] for i in term], DTYPES[name]))
                 for term in inputs.split(",")]
     relu = data.draw(st.booleans())
     dtype = "BF16" if name == "BF16" else None

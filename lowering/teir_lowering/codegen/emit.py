@@ -448,15 +448,46 @@ def round_tf32(builder: Builder, value: SSAValue) -> SSAValue:
     return builder.insert(lane_select(_is_nan(builder, value), value, result)).result
 
 
+_INFINITY_BITS = {Float16Type: 0x7C00, BFloat16Type: 0x7F80}
+
+
 def relu(builder: Builder, value: SSAValue) -> SSAValue:
     """The reference ReLU of a float scalar or 1-D vector: select(x < 0, +0, x), an
     ordered compare, so -0.0 and NaN pass unchanged (a max would not). f16/bf16 values
-    are compared widened (exact) and selected as stored, bit for bit."""
+    are decided on their bits (`_relu_bits`)."""
+    if type(scalar_of(value.type)) in _INFINITY_BITS:
+        return _relu_bits(builder, value)
     zero = constant(builder, value.type)
     compared = widen(builder, value)
     compared_zero = zero if compared is value else constant(builder, compared.type)
     negative = builder.insert(lane_cmpf(compared, compared_zero, "olt")).result
     return builder.insert(lane_select(negative, zero, value)).result
+
+
+def _relu_bits(builder: Builder, value: SSAValue) -> SSAValue:
+    """ReLU of f16/bf16 values by integer ops on their bits, no conversion: x < 0
+    exactly when the bits, less 0x8001 (wrapping), are below infinity's, i.e.
+    the sign is set and the magnitude is 1 to infinity's (not -0.0, not a NaN);
+    those become +0. The kernel then only moves 16-bit values, which
+    `teir-f16-moves-as-i16` lets LLVM keep in general registers (a scalar f16
+    went through a vector register's low word). Vectors (no lane-wise integer
+    compare here) build the same test as a mask from arithmetic shifts."""
+    infinity = _INFINITY_BITS[type(scalar_of(value.type))]
+    bits = _bits(builder, value, i16)
+    if not isinstance(value.type, VectorType):
+        shifted = _binary(builder, arith.SubiOp, bits, 0x8001)
+        negative = builder.insert(arith.CmpiOp(shifted, integer(builder, i16, infinity),
+                                               "ult")).result
+        return builder.insert(arith.SelectOp(negative, constant(builder, value.type),
+                                             value)).result
+    sign = _binary(builder, arith.ShRSIOp, bits, 15)  # all ones where the sign is set
+    below = _binary(builder, arith.SubiOp, _binary(builder, arith.AndIOp, bits, 0x7FFF), 1)
+    nonzero = _binary(builder, arith.XOrIOp, _binary(builder, arith.ShRSIOp, below, 15), -1)
+    finite = _binary(builder, arith.ShRSIOp, _binary(builder, arith.SubiOp, below, infinity), 15)
+    negative = _binary(builder, arith.AndIOp, _binary(builder, arith.AndIOp, sign, nonzero),
+                       finite)
+    kept = _binary(builder, arith.AndIOp, bits, _binary(builder, arith.XOrIOp, negative, -1))
+    return builder.insert(arith.BitcastOp(kept, value.type)).result
 
 
 # -- the register transpose -------------------------------------------------------------
