@@ -485,6 +485,31 @@ def test_16_bit_sums_down_columns_copy_the_batch_outside(
     assert np.array_equal(relu, np.maximum(einsum(subscripts, *operands, dtype=kind), 0))
 
 
+@pytest.mark.parametrize("name", list(DTYPES))
+@pytest.mark.parametrize("subscripts, extents", [
+    ("ij,ij->ji", {"i": 37, "j": 45}),
+    ("ij,j->ji", {"i": 29, "j": 50}),
+    ("bij,bij->bji", {"b": 3, "i": 21, "j": 17}),
+])
+def test_a_product_into_a_transposed_out_is_computed_then_transposed(
+        subscripts: str, extents: dict[str, int], name: str) -> None:
+    """An element-wise product whose out runs along another index than its larger
+    operand: the product in that operand's order, then a Copy into out
+    (`_product_then_transpose`); within the type's rounding of numpy at 1 and 2
+    threads, with ReLU too, and into a strided out (the product then written
+    through its own copy)."""
+    operands = _operands(subscripts, extents, name)
+    out = np.empty(output_shape(subscripts, operands), operands[0].dtype)
+    plan = _plan(subscripts, operands, out, False, name, 1, False)
+    assert plan.__qualname__.startswith("_product_then_transpose"), plan.__qualname__
+    _check(subscripts, operands, name)
+    kind = "BF16" if name == "BF16" else None
+    relu = einsum(subscripts, *operands, relu=True, dtype=kind)
+    assert np.array_equal(relu, np.maximum(einsum(subscripts, *operands, dtype=kind), 0))
+    wide = np.full((*out.shape[:-1], 2 * out.shape[-1]), np.nan, out.dtype)
+    _check(subscripts, operands, name, out=wide[..., ::2])
+
+
 def test_a_stepped_gemv_runs_the_microkernel_on_the_views() -> None:
     a = RNG.uniform(-1, 1, (33, 58)).astype(np.float32)[:, ::2]
     v = np.broadcast_to(np.float32(0.5), (29,))
@@ -761,7 +786,7 @@ def test_broadcasts_constant_along_k_leave_registers_for_them(
 # -- generated: the plans for sums, dot products and broadcasts ---------------------------
 
 REDUCTIONS = ["i,i->", "ij,ij->i", "ij,ij->j", "ij->", "ijk->", "bij,bij->b", "ijk,jk->ik",
-              "ij,ij->", "abc,abc->c", "ji,jk->ik", "bij,bjk->bik"]
+              "ij,ij->", "abc,abc->c", "ji,jk->ik", "bij,bjk->bik", "ij,ij->ji", "ij,j->ji"]
 """Dot products, sums down columns and plain sums (`_gemv_record`'s extent-1 M and N,
 `_element_wise_nest`, `_batch_outer_plan`), and GEMMs whose views may be broadcast
 along an output index (`_spread_plan`)."""

@@ -152,6 +152,9 @@ def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu
             return _direct(nest, threads, tune, subscripts)
         if (outer := _batch_outer_plan(subscripts, operands, out, relu, dtype)) is not None:
             return outer
+        if (product := _product_then_transpose(subscripts, operands, out, relu,
+                                               dtype)) is not None:
+            return product
         if (gemv := _gemv_record(subscripts, operands, out, relu, dtype)) is not None:
             return _direct(gemv, threads, tune, subscripts)
         transposed = _transposed_plan(subscripts, operands, out, relu, dtype)
@@ -260,6 +263,37 @@ def _batch_outer_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.n
         moved = [scratch.copy(n, f"{t}->{o}", a, count, dtype)
                  for n, (t, o, a) in enumerate(zip(terms, orders, arrays))]
         scratch.run(3, product, moved, target, relu, dtype, count)
+
+    return run
+
+
+def _product_then_transpose(subscripts: str, operands: Sequence[np.ndarray],
+                            out: np.ndarray, relu: bool, dtype: str | None) -> Plan | None:
+    """An element-wise product (no index summed) whose out runs along another index
+    than the larger operand (`ij,ij->ji`, `ij,j->ji`): the product into a scratch
+    array in that operand's index order, whose loops then read and write along
+    memory, and a TEIR Copy transposing it into out (a scalar loop over out's
+    order read the operands a row apart for every element: 3.5x numpy's time).
+    None for other layouts."""
+    inputs, output = subscripts.replace(" ", "").split("->")
+    terms = inputs.split(",")
+    if _groups(subscripts)[3] or not out.flags.c_contiguous:
+        return None
+    term, array = max(zip(terms, operands), key=lambda pair: pair[1].size)
+    memory = [i for _, i in sorted((-abs(st), i) for i, st, n in zip(term, array.strides,
+                                                                     array.shape) if n > 1)]
+    if not memory or memory[-1] == output[-1] or array.strides[term.index(memory[-1])] \
+            != array.itemsize:
+        return None
+    order = "".join(sorted(output, key=lambda i: memory.index(i) if i in memory else -1))
+    product = f"{inputs}->{order}"
+    shape = output_shape(product, operands)
+    scratch = _Scratch()
+
+    def run(arrays: Sequence[np.ndarray], target: np.ndarray, count: int | None) -> None:
+        result = scratch.get(2, shape, target.dtype)
+        scratch.run(3, product, arrays, result, relu, dtype, count)
+        scratch.run(4, f"{order}->{output}", (result,), target, False, dtype, count)
 
     return run
 
