@@ -19,7 +19,7 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
         "teir_lowering.llvm.pipeline", "LowerToLLVMDialectPass"
     ),
     "teir-bf16-as-i16": lazy_pass("teir_lowering.llvm.bf16", "BF16AsI16Pass"),
-    "teir-f16-moves-as-i16": lazy_pass("teir_lowering.llvm.bf16", "F16MovesAsI16Pass"),
+    "teir-f16-moves-as-i16": lazy_pass("teir_lowering.llvm.f16_moves", "F16MovesAsI16Pass"),
     "teir-convert-alloca-to-llvm": lazy_pass(
         "teir_lowering.llvm.memref", "ConvertAllocaToLLVMPass"
     ),

@@ -226,9 +226,10 @@ def _element_wise_nest(record: dict, subscripts: str, operands: Sequence[np.ndar
     unit = [i for i in batch if all(
         a.strides[term.index(i)] == a.itemsize and a.shape[term.index(i)] > 1
         for term, a in zip((*terms, output), arrays))]
-    if relu or not unit or not reduced or operands[0].itemsize < 4 or any(
-            p["operation"] not in ("Zero", "Contraction") for p in record["primitives"]):
-        return None
+    if relu or not unit or not reduced or any(
+            p["operation"] not in ("Zero", "Contraction") or p["axes"].get("K")
+            for p in record["primitives"]):
+        return None  # (a K role: the 16-bit types' sums, rounded once)
     axes = {a["id"]: a for a in record["axes"]}
     free = sorted((a for a in axes if axes[a]["strides"][-1] != 0 and a != unit[0]),
                   key=lambda a: -abs(axes[a]["strides"][-1]))

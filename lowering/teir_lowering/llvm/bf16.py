@@ -1,5 +1,4 @@
-"""`teir-bf16-as-i16`: bf16 values become their i16 bit patterns, for the LLVM pipeline
-(and `teir-f16-moves-as-i16`: f16 values that are only moved).
+"""`teir-bf16-as-i16`: bf16 values become their i16 bit patterns, for the LLVM pipeline.
 
 LLVM has a `bfloat` type, but llvmlite's IR builder and xDSL's translation to
 it do not, so no bf16 may reach `teir_lowering.runtime.jit`. The emitters
@@ -13,16 +12,8 @@ bit patterns (rounded to nearest even, as the interpreter rounds) and drops
 the bitcasts between bf16 and i16 that become no-ops.
 
 A bf16 float op (`arith.addf`, `arith.cmpf`, ...) would be meaningless on i16,
-so the pass refuses modules that hold one.
-
-`teir-f16-moves-as-i16` does the same to f16 in a module that only moves its f16
-values (a Copy or Zero kernel: loads, stores, shuffles, constants): without
-AVX512-FP16, LLVM keeps a scalar half in a vector register and loads it with
-`vpinsrw` into the register's low word, so that every such load waits for the
-one before; as i16 it goes through a general register (`movzwl`, `movw`) as
-bf16 does (`abc->acb` 2896 x 3 x 4, the 3 x 4 tiles copied element by element,
-took 3x the time of the same copy in bf16). A module that computes on f16
-(converts it) is left as it is.
+so the pass refuses modules that hold one. `teir-f16-moves-as-i16` (f16_moves)
+shares the retyping.
 """
 
 from __future__ import annotations
@@ -109,14 +100,6 @@ class BF16AsI16(TypeConversionPattern):
         return i16
 
 
-class F16AsI16(TypeConversionPattern):
-    """f16 -> i16 wherever it appears (as `BF16AsI16`)."""
-
-    @attr_type_rewrite_pattern
-    def convert_type(self, typ: Float16Type, /) -> Attribute:
-        return i16
-
-
 @dataclass
 class DropNoOpBitcast(RewritePattern):
     """`arith.bitcast` from a type to itself (was bf16 <-> i16) -> its operand."""
@@ -132,7 +115,7 @@ _VECTOR_MOVES = (vector.LoadOp, vector.StoreOp, vector.BroadcastOp, vector.Shuff
 """The vector ops the emitters use that move bits (vector.fma computes)."""
 
 
-def _computes_in(op: Operation, kind: type[Attribute]) -> bool:
+def computes_in(op: Operation, kind: type[Attribute]) -> bool:
     """Whether `op` does arithmetic on `kind` values (anything but moving bits)."""
     if isinstance(op, _BIT_OPS + _VECTOR_MOVES):
         return False
@@ -142,7 +125,10 @@ def _computes_in(op: Operation, kind: type[Attribute]) -> bool:
     return any(isinstance(get_element_type_or_self(t), kind) for t in types)
 
 
-def _retype(op: ModuleOp, kind: type[Attribute], conversion: TypeConversionPattern) -> None:
+def retype_as_i16(op: ModuleOp, kind: type[Attribute],
+                  conversion: TypeConversionPattern) -> None:
+    """`conversion` (`kind` -> i16) on every op of `op` that holds `kind`, its
+    constants as their bits, the bitcasts it leaves from a type to itself dropped."""
     retype = RetypeWhere(conversion, kind)
     if any(retype.touches(inner) for inner in op.walk()):
         for pattern in (ConvertBF16Constant(kind), retype, DropNoOpBitcast()):
@@ -157,20 +143,9 @@ class BF16AsI16Pass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for inner in op.walk():
-            if _computes_in(inner, BFloat16Type):
+            if computes_in(inner, BFloat16Type):
                 raise DiagnosticException(
                     f"teir-bf16-as-i16: {inner.name} computes on bf16 values; widen them "
                     "to f32 first (teir_lowering.codegen.emit.widen)"
                 )
-        _retype(op, BFloat16Type, BF16AsI16(recursive=True))
-
-
-@dataclass(frozen=True)
-class F16MovesAsI16Pass(ModulePass):
-    """Retypes f16 as i16 in a module that only moves f16 values (see the module doc)."""
-
-    name = "teir-f16-moves-as-i16"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if not any(_computes_in(inner, Float16Type) for inner in op.walk()):
-            _retype(op, Float16Type, F16AsI16(recursive=True))
+        retype_as_i16(op, BFloat16Type, BF16AsI16(recursive=True))

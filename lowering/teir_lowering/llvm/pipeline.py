@@ -54,8 +54,9 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from teir_lowering.lane import is_llvm_level
 from teir_lowering.llvm.arith import ConvertArithToLLVMPass
-from teir_lowering.llvm.bf16 import BF16AsI16Pass, F16MovesAsI16Pass
+from teir_lowering.llvm.bf16 import BF16AsI16Pass
 from teir_lowering.llvm.cf import ConvertCfToLLVMPass
+from teir_lowering.llvm.f16_moves import F16MovesAsI16Pass
 from teir_lowering.llvm.fence_nontemporal import FenceNontemporalStoresPass
 from teir_lowering.llvm.func import ConvertFuncToLLVMPass
 from teir_lowering.llvm.memref import (

@@ -106,7 +106,8 @@ def translate(module: ModuleOp, ctx: Context) -> tuple[str, tuple[str, ...]]:
     from xdsl.backend.llvm.convert import convert_module
 
     from teir_lowering.codegen.parallel import launchers
-    from teir_lowering.llvm.bf16 import BF16AsI16Pass, F16MovesAsI16Pass
+    from teir_lowering.llvm.bf16 import BF16AsI16Pass
+    from teir_lowering.llvm.f16_moves import F16MovesAsI16Pass
     from teir_lowering.llvm.translate import translate_to_llvm_ir
     from teir_lowering.runtime.jit import function_attributes
 
