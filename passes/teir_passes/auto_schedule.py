@@ -307,7 +307,8 @@ class _Scheduler:
             return False  # no other call reads the same Y
         k = prod(a.size for a in axes if a.stride_on("out") == 0)
         budget = widened_bytes(self.host.scratch_bytes)
-        return second.size * k * 4 <= budget < first.size * second.size * k * 4
+        wide = 4 * k  # bytes of one f32 column of Y over the K extent
+        return second.size * wide <= budget < first.size * second.size * wide
 
     # -- 3. transposing tiles ---------------------------------------------------------
 
