@@ -463,6 +463,21 @@ def test_sums_down_columns_run_outside_the_unit_stride_batch(
                               np.empty(out.shape, np.float16), relu=False) is None
 
 
+def _check_plan(subscripts: str, extents: dict[str, int], name: str,
+                plan_name: str) -> list[np.ndarray]:
+    """Random operands for which `_plan` takes `plan_name`, checked (`_check`, and
+    with ReLU the ReLU of the result)."""
+    operands = _operands(subscripts, extents, name)
+    out = np.empty(output_shape(subscripts, operands), operands[0].dtype)
+    plan = _plan(subscripts, operands, out, False, name, 1, False)
+    assert plan.__qualname__.startswith(plan_name), plan.__qualname__
+    _check(subscripts, operands, name)
+    kind = "BF16" if name == "BF16" else None
+    relu = einsum(subscripts, *operands, relu=True, dtype=kind)
+    assert np.array_equal(relu, np.maximum(einsum(subscripts, *operands, dtype=kind), 0))
+    return operands
+
+
 @pytest.mark.parametrize("name", ["FP16", "BF16"])
 @pytest.mark.parametrize("subscripts, extents", [
     ("ij,ij->j", {"i": 37, "j": 45}),
@@ -475,14 +490,7 @@ def test_16_bit_sums_down_columns_copy_the_batch_outside(
     with the batch first (`_batch_outer_plan`) and each batch's sum is a dot
     product over contiguous memory; within the type's rounding of numpy at 1
     and 2 threads, with ReLU too."""
-    operands = _operands(subscripts, extents, name)
-    out = np.empty(output_shape(subscripts, operands), operands[0].dtype)
-    plan = _plan(subscripts, operands, out, False, name, 1, False)
-    assert plan.__qualname__.startswith("_batch_outer_plan"), plan.__qualname__
-    _check(subscripts, operands, name)
-    kind = "BF16" if name == "BF16" else None
-    relu = einsum(subscripts, *operands, relu=True, dtype=kind)
-    assert np.array_equal(relu, np.maximum(einsum(subscripts, *operands, dtype=kind), 0))
+    _check_plan(subscripts, extents, name, "_batch_outer_plan")
 
 
 @pytest.mark.parametrize("name", list(DTYPES))
@@ -498,15 +506,9 @@ def test_a_product_into_a_transposed_out_is_computed_then_transposed(
     (`_product_then_transpose`); within the type's rounding of numpy at 1 and 2
     threads, with ReLU too, and into a strided out (the product then written
     through its own copy)."""
-    operands = _operands(subscripts, extents, name)
-    out = np.empty(output_shape(subscripts, operands), operands[0].dtype)
-    plan = _plan(subscripts, operands, out, False, name, 1, False)
-    assert plan.__qualname__.startswith("_product_then_transpose"), plan.__qualname__
-    _check(subscripts, operands, name)
-    kind = "BF16" if name == "BF16" else None
-    relu = einsum(subscripts, *operands, relu=True, dtype=kind)
-    assert np.array_equal(relu, np.maximum(einsum(subscripts, *operands, dtype=kind), 0))
-    wide = np.full((*out.shape[:-1], 2 * out.shape[-1]), np.nan, out.dtype)
+    operands = _check_plan(subscripts, extents, name, "_product_then_transpose")
+    shape = output_shape(subscripts, operands)
+    wide = np.full((*shape[:-1], 2 * shape[-1]), np.nan, operands[0].dtype)
     _check(subscripts, operands, name, out=wide[..., ::2])
 
 
