@@ -480,8 +480,8 @@ def _check_plan(subscripts: str, extents: dict[str, int], name: str,
 
 @pytest.mark.parametrize("name", ["FP16", "BF16"])
 @pytest.mark.parametrize("subscripts, extents", [
-    ("ij,ij->j", {"i": 37, "j": 45}),
-    ("ijk,jk->ik", {"i": 5, "j": 23, "k": 40}),
+    ("ij,ij->j", {"i": 150, "j": 120}),
+    ("ijk,jk->ik", {"i": 8, "j": 45, "k": 48}),
 ])
 def test_16_bit_sums_down_columns_copy_the_batch_outside(
         subscripts: str, extents: dict[str, int], name: str) -> None:
@@ -489,15 +489,23 @@ def test_16_bit_sums_down_columns_copy_the_batch_outside(
     the loops cannot go outside the unit-stride batch: both operands are copied
     with the batch first (`_batch_outer_plan`) and each batch's sum is a dot
     product over contiguous memory; within the type's rounding of numpy at 1
-    and 2 threads, with ReLU too."""
+    and 2 threads, with ReLU too. Under BATCH_OUTER_MIN elements the one kernel
+    of the record (the copies' calls would cost more than they save), not the
+    dot kernel on gathered vectors, which is slower still."""
     _check_plan(subscripts, extents, name, "_batch_outer_plan")
+    small = _operands(subscripts, {i: min(n, 9) for i, n in extents.items()}, name)
+    target = np.empty(output_shape(subscripts, small), small[0].dtype)
+    assert _plan(subscripts, small, target, False, name, 1, False).__qualname__.startswith(
+        "_direct")
+    if subscripts == "ij,ij->j":  # not as a dot product with gathered vectors
+        assert _gemv_record(subscripts, small, target, False, name) is None
 
 
 @pytest.mark.parametrize("name", list(DTYPES))
 @pytest.mark.parametrize("subscripts, extents", [
-    ("ij,ij->ji", {"i": 37, "j": 45}),
-    ("ij,j->ji", {"i": 29, "j": 50}),
-    ("bij,bij->bji", {"b": 3, "i": 21, "j": 17}),
+    ("ij,ij->ji", {"i": 70, "j": 65}),
+    ("ij,j->ji", {"i": 64, "j": 70}),
+    ("bij,bij->bji", {"b": 3, "i": 40, "j": 37}),
 ])
 def test_a_product_into_a_transposed_out_is_computed_then_transposed(
         subscripts: str, extents: dict[str, int], name: str) -> None:
@@ -505,8 +513,12 @@ def test_a_product_into_a_transposed_out_is_computed_then_transposed(
     operand: the product in that operand's order, then a Copy into out
     (`_product_then_transpose`); within the type's rounding of numpy at 1 and 2
     threads, with ReLU too, and into a strided out (the product then written
-    through its own copy)."""
+    through its own copy). Under TRANSPOSED_PRODUCT_MIN elements, one kernel."""
     operands = _check_plan(subscripts, extents, name, "_product_then_transpose")
+    small = _operands(subscripts, {i: min(n, 9) for i, n in extents.items()}, name)
+    target = np.empty(output_shape(subscripts, small), small[0].dtype)
+    assert not _plan(subscripts, small, target, False, name, 1,
+                     False).__qualname__.startswith("_product_then_transpose")
     shape = output_shape(subscripts, operands)
     wide = np.full((*shape[:-1], 2 * shape[-1]), np.nan, operands[0].dtype)
     _check(subscripts, operands, name, out=wide[..., ::2])
@@ -565,9 +577,9 @@ def test_a_gemv_whose_batch_is_innermost_runs_on_it(name: str, memory: str) -> N
 
 SPREAD_CASES = [
     # subscripts, extents, the broadcast (stride-0) index of each operand
-    ("ji,jk->ik", {"i": 34, "j": 41, "k": 37}, ("i", "k")),     # one dot product
-    ("ij,jk->ik", {"i": 23, "j": 29, "k": 31}, ("i", None)),    # rows of A alike
-    ("bij,bjk->bik", {"b": 4, "i": 9, "j": 17, "k": 21}, ("b", "b")),  # one batch
+    ("ji,jk->ik", {"i": 34, "j": 120, "k": 37}, ("i", "k")),    # one dot product
+    ("ij,jk->ik", {"i": 23, "j": 200, "k": 31}, ("i", None)),   # rows of A alike
+    ("bij,bjk->bik", {"b": 4, "i": 9, "j": 180, "k": 21}, ("b", "b")),  # one batch
 ]
 
 
@@ -588,7 +600,8 @@ def test_an_output_index_broadcast_in_every_operand_is_computed_once(
     the index (a stride-0 Copy); within the type's rounding of numpy at 1 and 2
     threads, with ReLU, into a strided out, and every element of out written
     (out starts as NaN). A broadcast only one operand of two has along a batch
-    index, or a sum shorter than SPREAD_REDUCTION, keeps the other plans."""
+    index, a sum shorter than SPREAD_REDUCTION or less work than SPREAD_WORK
+    keeps the other plans."""
     dtype = DTYPES[name]
     terms = subscripts.split("->")[0].split(",")
     operands = [_broadcast(t, extents, i, dtype) for t, i in zip(terms, spread)]
@@ -606,10 +619,11 @@ def test_an_output_index_broadcast_in_every_operand_is_computed_once(
         alone = [operands[0], np.ascontiguousarray(operands[1])]
         assert not _plan(subscripts, alone, np.empty(shape, dtype), False, name, 1,
                          False).__qualname__.startswith("_spread_plan")
-    short = {**extents, "j": 5}
-    few = [_broadcast(t, short, i, dtype) for t, i in zip(terms, spread)]
-    assert not _plan(subscripts, few, np.empty(shape, dtype), False, name, 1,
-                     False).__qualname__.startswith("_spread_plan")
+    for fewer in ({**extents, "j": 5}, {i: min(n, 12) for i, n in extents.items()}):
+        few = [_broadcast(t, fewer, i, dtype) for t, i in zip(terms, spread)]
+        small = np.empty([fewer[i] for i in output], dtype)
+        assert not _plan(subscripts, few, small, False, name, 1,
+                         False).__qualname__.startswith("_spread_plan")
 
 
 @pytest.fixture

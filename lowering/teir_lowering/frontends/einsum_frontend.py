@@ -195,6 +195,11 @@ def _gemv_record(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarra
     lacking = [side for side, indices in enumerate(own) if not indices]
     if not reduced or not lacking:
         return None
+    if len(lacking) == 2 and not all(any(
+            a.strides[t.index(i)] in (0, a.itemsize) and a.shape[t.index(i)] > 1
+            for i in reduced) for t, a in zip(terms, operands)):
+        return None  # a dot product summed at a stride in both: the dot kernel's vectors
+        # would be gathered (`ij,ij->j` takes `_element_wise_nest` or `_batch_outer_plan`)
     free = [c for c in "zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA"
             if c not in subscripts]
     units = dict(zip(lacking, free))
@@ -244,11 +249,12 @@ def _batch_outer_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.n
     sums are the Contraction's own (16-bit types: one rounding per store, so no
     `_element_wise_nest`): each batch's sum is then a dot product over
     contiguous memory (`ij,ij->j` FP16: one strided sum per column before, 7x
-    the time). None for other layouts, or when the copies get no microkernel."""
+    the time). None for other layouts, when the copies get no microkernel, or
+    under `BATCH_OUTER_MIN` elements."""
     inputs, output = subscripts.replace(" ", "").split("->")
     terms = inputs.split(",")
     batch = _groups(subscripts)[0]
-    if not batch or not any(all(
+    if max(a.size for a in operands) < BATCH_OUTER_MIN or not batch or not any(all(
             a.strides[term.index(i)] == a.itemsize and a.shape[term.index(i)] > 1
             for term, a in zip(terms, operands)) for i in batch):
         return None
@@ -268,6 +274,12 @@ def _batch_outer_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.n
     return run
 
 
+BATCH_OUTER_MIN = 1 << 14
+"""The fewest elements of the larger operand `_batch_outer_plan` copies: its three
+kernel calls cost about 8 us, what the strided sums of an FP16 `ij,ij->j` take at
+128 x 128 (README, einsum)."""
+
+
 def _product_then_transpose(subscripts: str, operands: Sequence[np.ndarray],
                             out: np.ndarray, relu: bool, dtype: str | None) -> Plan | None:
     """An element-wise product (no index summed) whose out runs along another index
@@ -275,12 +287,14 @@ def _product_then_transpose(subscripts: str, operands: Sequence[np.ndarray],
     array in that operand's index order, whose loops then read and write along
     memory, and a TEIR Copy transposing it into out (a scalar loop over out's
     order read the operands a row apart for every element: 3.5x numpy's time).
-    None for other layouts."""
+    None for other layouts, or under `TRANSPOSED_PRODUCT_MIN` elements."""
     inputs, output = subscripts.replace(" ", "").split("->")
     terms = inputs.split(",")
     if _groups(subscripts)[3] or not out.flags.c_contiguous:
         return None
     term, array = max(zip(terms, operands), key=lambda pair: pair[1].size)
+    if array.size < TRANSPOSED_PRODUCT_MIN:
+        return None
     memory = [i for _, i in sorted((-abs(st), i) for i, st, n in zip(term, array.strides,
                                                                      array.shape) if n > 1)]
     if not memory or memory[-1] == output[-1] or array.strides[term.index(memory[-1])] \
@@ -297,6 +311,11 @@ def _product_then_transpose(subscripts: str, operands: Sequence[np.ndarray],
         scratch.run(4, f"{order}->{output}", (result,), target, False, dtype, count)
 
     return run
+
+
+TRANSPOSED_PRODUCT_MIN = 1 << 12
+"""The fewest elements of the larger operand `_product_then_transpose` takes: its
+second kernel call pays for itself from `ij,ij->ji` at 64 x 64 on (README, einsum)."""
 
 
 def _remembered(question: str, answer: Callable[[], bool]) -> bool:
@@ -334,15 +353,16 @@ def _spread_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarra
     is computed into a scratch array, which is then copied along it into out (a
     TEIR Copy from a stride-0 view). The copy costs a pass over out; the
     contraction it saves costs that times the reduction's length, so this is
-    the plan only when the einsum sums over at least `SPREAD_REDUCTION` elements.
-    None when no index is spread, or the sum is shorter."""
+    the plan only when the einsum sums over at least `SPREAD_REDUCTION` elements
+    and does `SPREAD_WORK` multiply-adds. None when no index is spread, or the
+    work is less."""
     inputs, output = subscripts.replace(" ", "").split("->")
     terms = inputs.split(",")
     extents = {i: n for term, a in zip(terms, operands) for i, n in zip(term, a.shape)}
     spread = {i for i in output if extents[i] > 1 and all(
         a.strides[term.index(i)] == 0 for term, a in zip(terms, operands) if i in term)}
     reduction = int(np.prod([n for i, n in extents.items() if i not in output]))
-    if not spread or reduction < SPREAD_REDUCTION:
+    if not spread or reduction < SPREAD_REDUCTION or out.size * reduction < SPREAD_WORK:
         return None
     first = [tuple(0 if i in spread else slice(None) for i in term) for term in terms]
     kept = [("".join(i for i in term if i not in spread)) for term in (*terms, output)]
@@ -365,6 +385,11 @@ def _spread_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarra
 SPREAD_REDUCTION = 8
 """The shortest sum `_spread_plan` computes once per spread index rather than at
 every position."""
+
+SPREAD_WORK = 1 << 17
+"""The fewest multiply-adds (out's elements x the sum's length) `_spread_plan`
+saves a second kernel call for: a call costs about 2.5 us, what a microkernel
+does with about 10^5 multiply-adds on small shapes."""
 
 
 def _short_unit_axis(subscripts: str, operands: Sequence[np.ndarray]) -> bool:
