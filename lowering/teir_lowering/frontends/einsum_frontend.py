@@ -195,9 +195,8 @@ def _gemv_record(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarra
     lacking = [side for side, indices in enumerate(own) if not indices]
     if not reduced or not lacking:
         return None
-    if len(lacking) == 2 and not all(any(
-            a.strides[t.index(i)] in (0, a.itemsize) and a.shape[t.index(i)] > 1
-            for i in reduced) for t, a in zip(terms, operands)):
+    if len(lacking) == 2 and not all(any(_walks(i, t, a, broadcast=True) for i in reduced)
+                                     for t, a in zip(terms, operands)):
         return None  # a dot product summed at a stride in both: the dot kernel's vectors
         # would be gathered (`ij,ij->j` takes `_element_wise_nest` or `_batch_outer_plan`)
     free = [c for c in "zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA"
@@ -215,6 +214,14 @@ def _gemv_record(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarra
     return record if _has_microkernel(load_module(record)) else None
 
 
+def _walks(index: str, term: str, array: np.ndarray, broadcast: bool = False) -> bool:
+    """Whether `array` (indexed by `term`) has more than one element along `index`,
+    at unit stride (or, with `broadcast`, at stride 0)."""
+    at = term.index(index)
+    return array.shape[at] > 1 and array.strides[at] in (
+        (0, array.itemsize) if broadcast else (array.itemsize,))
+
+
 def _element_wise_nest(record: dict, subscripts: str, operands: Sequence[np.ndarray],
                        out: np.ndarray, relu: bool) -> dict | None:
     """The record as loops with the sums outside a batch index that has unit stride
@@ -228,9 +235,8 @@ def _element_wise_nest(record: dict, subscripts: str, operands: Sequence[np.ndar
     terms = inputs.split(",")
     batch, _, _, reduced = _groups(subscripts)
     arrays = [*operands, out]
-    unit = [i for i in batch if all(
-        a.strides[term.index(i)] == a.itemsize and a.shape[term.index(i)] > 1
-        for term, a in zip((*terms, output), arrays))]
+    unit = [i for i in batch if all(_walks(i, term, a) for term, a in zip((*terms, output),
+                                                                          arrays))]
     if relu or not unit or not reduced or any(
             p["operation"] not in ("Zero", "Contraction") or p["axes"].get("K")
             for p in record["primitives"]):
@@ -254,9 +260,8 @@ def _batch_outer_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.n
     inputs, output = subscripts.replace(" ", "").split("->")
     terms = inputs.split(",")
     batch = _groups(subscripts)[0]
-    if max(a.size for a in operands) < BATCH_OUTER_MIN or not batch or not any(all(
-            a.strides[term.index(i)] == a.itemsize and a.shape[term.index(i)] > 1
-            for term, a in zip(terms, operands)) for i in batch):
+    if max(a.size for a in operands) < BATCH_OUTER_MIN or not any(
+            all(_walks(i, term, a) for term, a in zip(terms, operands)) for i in batch):
         return None
     orders = ["".join(batch) + "".join(i for i in term if i not in batch) for term in terms]
     product = f"{','.join(orders)}->{output}"

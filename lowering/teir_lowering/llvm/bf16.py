@@ -55,8 +55,8 @@ _BIT_OPS = (arith.ConstantOp, arith.BitcastOp, arith.SelectOp, LaneSelectOp)
 """The arith (and lane) ops that may touch bf16 values: they move bits."""
 
 
-def bf16_bits(values: list[float], data_type: DataType = DataType.BF16) -> list[int]:
-    """The bf16 (or `data_type`'s 16-bit) bit patterns of `values` (nearest even), as
+def half_bits(values: list[float], data_type: DataType) -> list[int]:
+    """The bit patterns of `values` in the 16-bit `data_type` (nearest even), as
     signed i16 values."""
     bits = from_float64(np.asarray(values, dtype=np.float64), data_type)
     return [int(b) for b in bits.view(np.int16)]
@@ -66,11 +66,11 @@ _TYPES = {BFloat16Type: DataType.BF16, Float16Type: DataType.FP16}
 
 
 @dataclass
-class ConvertBF16Constant(RewritePattern):
+class ConvertHalfConstant(RewritePattern):
     """A `kind` (bf16, f16) scalar or splat/dense vector constant -> the i16
     constant of its bits."""
 
-    kind: type[Attribute] = BFloat16Type
+    kind: type[Attribute]
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.ConstantOp, rewriter: PatternRewriter, /):
@@ -80,13 +80,13 @@ class ConvertBF16Constant(RewritePattern):
         data_type = _TYPES[self.kind]
         value = op.value
         if isinstance(value, FloatAttr):
-            (bits,) = bf16_bits([value.value.data], data_type)
+            (bits,) = half_bits([value.value.data], data_type)
             attr = IntegerAttr(bits, i16)
         else:
             assert isinstance(value, DenseIntOrFPElementsAttr) and isinstance(typ, VectorType)
             values = [float(v) for v in value.get_values()]
             attr = DenseIntOrFPElementsAttr.from_list(
-                VectorType(i16, typ.get_shape()), bf16_bits(values, data_type)
+                VectorType(i16, typ.get_shape()), half_bits(values, data_type)
             )
         rewriter.replace(op, arith.ConstantOp(attr))
 
@@ -131,7 +131,7 @@ def retype_as_i16(op: ModuleOp, kind: type[Attribute],
     constants as their bits, the bitcasts it leaves from a type to itself dropped."""
     retype = RetypeWhere(conversion, kind)
     if any(retype.touches(inner) for inner in op.walk()):
-        for pattern in (ConvertBF16Constant(kind), retype, DropNoOpBitcast()):
+        for pattern in (ConvertHalfConstant(kind), retype, DropNoOpBitcast()):
             rewrite_once(op, [pattern], dce=False)
 
 
