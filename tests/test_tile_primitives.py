@@ -455,6 +455,60 @@ def test_crowded_columns_walk_the_lines_of_in0(streaming: None, dtype: str, rows
     _check_placements(record, kernel, dtype)
 
 
+STAGED_SHAPES = [
+    # dtype, rows (rows of out: past the last whole run), columns (past the last
+    # whole block), in0's row length, out_row: rows of out 4 KiB apart (one L1 set),
+    # or 2 KiB apart on both tensors (two sets, the loads crowded as well)
+    ("FP32", 150, 37, 40, 1024),
+    ("FP32", 300, 64, 512, 512),
+    ("FP64", 75, 19, 20, 512),
+    ("FP16", 290, 70, 75, 2048),
+]
+
+
+@pytest.mark.parametrize("dtype, rows, columns, in_row, out_row", STAGED_SHAPES)
+def test_transposes_whose_stores_crowd_an_l1_set_go_through_a_buffer(
+        vector_bytes: int, monkeypatch: pytest.MonkeyPatch, dtype: str, rows: int,
+        columns: int, in_row: int, out_row: int) -> None:
+    """Staged (`TileEmitter.staged`): the reference's bits at 1 and 2 threads, the
+    rows and columns past the last whole stage included, at several alignments of
+    both tensors, and nothing written outside out."""
+    taken: list[int] = []
+    staged = tile_primitives.TileEmitter.staged
+
+    def spy(self: Any, *args: Any) -> None:
+        taken.append(1)
+        staged(self, *args)
+
+    monkeypatch.setattr(tile_primitives.TileEmitter, "staged", spy)
+    record = transpose_record(rows, columns, dtype, pad=in_row - columns, out_row=out_row,
+                              outer=2)
+    kernel = _check(record, "memref.alloca")
+    assert taken
+    _check_placements(record, kernel, dtype)
+
+
+def test_staged_relu_keeps_zero_signs_and_nans() -> None:
+    record = transpose_record(140, 20, "FP32", kind="ReLU", out_row=1024, outer=2)
+    _check(record, "memref.alloca", special=True)
+
+
+@pytest.mark.parametrize("out_bytes, in_bytes, rows, staged", [
+    (4096, 160, 128, True),     # stores in one set: staged whatever the loads
+    (8192, 4096, 512, True),
+    (2048, 2048, 128, True),    # two sets, the loads crowded too
+    (2048, 256, 512, False),    # two sets, the loads spread: the walk down out's rows
+    (1024, 1024, 512, False),   # four sets
+    (4096, 160, 120, False),    # rows of out shorter than a run
+    (4160, 160, 512, False),    # not crowded
+])
+def test_which_transposes_are_staged(out_bytes: int, in_bytes: int, rows: int,
+                                     staged: bool) -> None:
+    emitter = tile_primitives.TileEmitter(OperationKind.COPY, f32, 4, None, None)
+    columns = tile_primitives.TileAxis(64, 1, out_bytes // 4)
+    assert emitter.stages(tile_primitives.TileAxis(rows, in_bytes // 4, 1), columns) is staged
+
+
 def test_no_streaming_for_small_outputs() -> None:
     kernel = compile_kernel(transpose_record(64, 16, "FP32", out_row=80), keep_ir=True)
     assert "vector.shuffle" in kernel.stages["scf"]

@@ -37,6 +37,9 @@ are written does not matter, as in teir-to-scf's `order_for_out`):
   27, bounded their speed: README, Benchmarks). Blocks walk along the
   rows of in0, or down the rows of out when those lie a power of two apart
   and the stores of a block would crowd a few L1 sets (`TileEmitter.crowded`).
+  Where they would fall in one set (two, when in0's rows crowd too) and the rows
+  of out are long enough, the tile goes through a buffer in the L1 instead
+  (`TileEmitter.staged`): blocks into the buffer, then runs of whole lines out.
   For large outputs, and for crowded tiles whose rows of out are short, the
   blocks store whole cache lines with non-temporal stores
   (`TileEmitter.aligned_tile`, `NONTEMPORAL_MIN_BYTES`,
@@ -130,6 +133,22 @@ columns, 4 KiB) ran slower that way, 64 x 64 x 32 x 128 (8 KiB) and wider ones
 faster (README, Benchmarks)."""
 
 
+STAGE_RUN_BYTES = 512
+"""The bytes of each row of out a staged tile writes in one go (`TileEmitter.staged`):
+eight lines back to back. Stores to 16 rows 4 KiB apart, a line to each in turn,
+took 1.7x a copy's time; runs of 4 lines per row 1.2x, of 8 lines 1.03x (a C loop,
+1024^2 FP32, Zen 5). Tiles with shorter rows of out are not staged: HPTT's
+`abcdef->fedcba` 90 x 12 x 12 x 12 x 4 x 26 (rows of 90 FP32, 26 columns) ran 1.3x
+slower staged."""
+
+STAGE_PAD_BYTES = 64
+"""The padding after each row of the staging buffer, a line, so that the rows, a power
+of two long, do not share the L1 sets that the blocks' stores then crowd."""
+
+STAGE_BYTES = 40 * 1024
+"""The most bytes of a staging buffer: within the L1 with room for the lines read.
+`ab->ba` 1024^2 FP32 ran 1.2-1.5x faster with 64 columns of out a stage than with 32."""
+
 BlockBody = Callable[[Builder, SSAValue, int], None]
 """Emits one block at c0 with `width` lanes: of a streamed tile's columns, of a
 contiguous run (`TileEmitter.vector_blocks`), of a narrow transpose's long side."""
@@ -222,6 +241,8 @@ class TileEmitter:
                 self.interleave(b, rows, columns, src, dst)
             elif self.streams(rows, columns):
                 self.aligned_tile(b, rows, columns, src, dst)
+            elif self.stages(rows, columns):
+                self.staged(b, rows, columns, src, dst)
             elif self.crowded(columns) and self.walks_source_lines(rows, columns):
                 self.crowded_walk(b, rows, columns, src, dst)
             else:
@@ -461,6 +482,63 @@ class TileEmitter:
 
         if_then(builder, aligned, source_lines, unaligned)
 
+    def stages(self, rows: TileAxis, columns: TileAxis) -> bool:
+        """Whether the tile goes through a staging buffer (`staged`): the stores of a
+        block fall in one L1 set, or in two where the loads crowd as well (the walk
+        down the rows of out then gains nothing), and it holds a whole stage. With
+        rows of out 2 KiB apart and in0's spread, the walk down them measured
+        faster (`bhsd->bhds` 4 x 8 x 512 x 64 FP32); with 1 KiB, staging lost.
+        A whole stage: a run of `STAGE_RUN_BYTES` on each row of out."""
+        stores, loads = self.sets(columns.out), self.sets(rows.source)
+        return ((stores == 1 or stores <= 2 and loads <= 2)
+                and rows.size * self.width >= STAGE_RUN_BYTES and columns.size >= self.lanes)
+
+    def staged(self, builder: Builder, rows: TileAxis, columns: TileAxis,
+               source: SSAValue, out: SSAValue) -> None:
+        """The transpose through a buffer in the L1: stages of `run` rows x `count`
+        columns go there as lanes x lanes blocks, then each of the `count` rows of
+        out gets its `run` elements as consecutive vectors. Rows of out a power of
+        two apart put a block's `lanes` stores in one L1 set, where each read for
+        ownership evicts a line that the next blocks still write; runs of whole
+        lines per row spread them over the sets (`ijk->kij` 64^3, `ab->ba` 1024^2:
+        README, Benchmarks). The rows and columns past the last whole stage take
+        `region`."""
+        lanes = self.lanes
+        run = STAGE_RUN_BYTES // self.width
+        pitch = run + STAGE_PAD_BYTES // self.width
+        whole = columns.size // lanes
+        most = max(1, STAGE_BYTES // (pitch * self.width * lanes))
+        count = lanes * max(k for k in range(1, min(most, whole) + 1) if whole % k == 0)
+        buffer = builder.insert(memref.AllocaOp.get(self.element, 64, [count * pitch])).memref
+        stage_rows = TileAxis(run, rows.source, 1)
+        stage_columns = TileAxis(count, 1, pitch)
+        rows_end = rows.size // run * run
+        columns_end = columns.size // count * count
+        zero = index(builder, 0)
+
+        def stage(b: Builder, r0: SSAValue, c0: SSAValue) -> None:
+            src = add(b, add(b, source, r0, rows.source), c0)
+            for_loop(b, 0, run, lanes, lambda rb, r, _: for_loop(
+                rb, 0, count, lanes, lambda cb, c, _: self.block(
+                    cb, stage_rows, stage_columns, src, zero, r, c, lanes, buffer)))
+            dst = add(b, add(b, out, c0, columns.out), r0)
+
+            def row(rb: Builder, c: SSAValue, _: list[SSAValue]) -> None:
+                at = rb.insert(arith.MuliOp(c, index(rb, pitch))).result
+                to = add(rb, dst, c, columns.out)
+                for k in range(0, run, lanes):
+                    store(rb, load(rb, buffer, add(rb, at, k), lanes), self.out,
+                          add(rb, to, k))
+
+            for_loop(b, 0, count, 1, row)
+
+        for_loop(builder, 0, rows_end, run, lambda rb, r0, _: for_loop(
+            rb, 0, columns_end, count, lambda cb, c0, _: stage(cb, r0, c0)))
+        self.region(builder, rows, columns, source, out, (0, rows_end),
+                    (columns_end, columns.size), lanes)
+        self.region(builder, rows, columns, source, out, (rows_end, rows.size),
+                    (0, columns.size), lanes)
+
     def crowded_walk(self, builder: Builder, rows: TileAxis, columns: TileAxis,
                      source: SSAValue, out: SSAValue) -> None:
         """A `crowded` tile (blocks down the rows of out) whose rows of in0 start
@@ -612,7 +690,11 @@ class TileEmitter:
         of out instead: the next block stores the next lines of the same rows of
         out, and its loads, crowded in turn when in0's rows alias, cost less (a
         load evicts a clean line)."""
-        return SET_SPAN // gcd(SET_SPAN, columns.out * self.width) <= CROWDED_SETS
+        return self.sets(columns.out) <= CROWDED_SETS
+
+    def sets(self, stride: int) -> int:
+        """The L1 sets that lines `stride` elements apart fall in."""
+        return SET_SPAN // gcd(SET_SPAN, stride * self.width)
 
     def crowded_beyond_l1(self, rows: TileAxis, columns: TileAxis) -> bool:
         """Whether a tile whose stores are `crowded` takes non-temporal stores below
@@ -645,14 +727,17 @@ class TileEmitter:
                       add(builder, dst, column * columns.out + h * lanes), nontemporal=True)
 
     def block(self, builder: Builder, rows: TileAxis, columns: TileAxis, source: SSAValue,
-              out: SSAValue, r0: SSAValue, c0: SSAValue, lanes: int) -> None:
-        """One lanes x lanes block: rows r0.. of the source in, rows c0.. of out out."""
+              out: SSAValue, r0: SSAValue, c0: SSAValue, lanes: int,
+              target: SSAValue | None = None) -> None:
+        """One lanes x lanes block: rows r0.. of the source in, rows c0.. of out (or
+        of `target`, a staging buffer) out."""
         src = add(builder, add(builder, source, r0, rows.source), c0)
         dst = add(builder, add(builder, out, c0, columns.out), r0)
         vectors = self.transposed(
             builder, [add(builder, src, k * rows.source) for k in range(lanes)], lanes)
         for column, value in enumerate(vectors):
-            store(builder, value, self.out, add(builder, dst, column * columns.out))
+            store(builder, value, self.out if target is None else target,
+                  add(builder, dst, column * columns.out))
 
     def transposed(self, builder: Builder, addresses: Sequence[SSAValue],
                    lanes: int) -> list[SSAValue]:
