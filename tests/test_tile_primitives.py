@@ -224,6 +224,16 @@ def test_thin_transposes_stay_scalar_and_correct(rows: int, columns: int, dtype:
         assert "half" not in kernel.stages["llvm"] and "load i16" in kernel.stages["llvm"]
 
 
+@pytest.mark.parametrize("rows, columns", [(37, 7), (7, 37), (5, 40), (40, 4), (6, 6), (181, 7)])
+def test_16_bit_sides_of_4_to_7_take_8_byte_blocks(rows: int, columns: int) -> None:
+    """Under a 16-byte vector's 8 lanes, not packed back to back (no narrow form): 4 x 4
+    blocks of 8-byte vectors, the edges as blocks overlapping the last, not scalar
+    loops (`abc->cba` 181 x 111 x 7 FP16 ran 3x faster)."""
+    kernel = _check(transpose_record(rows, columns, "FP16", outer=2), "vector<4xf16>",
+                    special=True)
+    assert "vector.shuffle" in kernel.stages["scf"]
+
+
 @pytest.mark.parametrize("out_bytes, crowded", [(1024, True), (2048, True), (4096, True),
                                                 (1536, False), (1040, False), (512, False)])
 def test_blocks_walk_down_rows_of_out_that_crowd_the_l1_sets(out_bytes: int,

@@ -32,7 +32,8 @@ are written does not matter, as in teir-to-scf's `order_for_out`):
   pixels of a few channels to planes) or on out (the inverse), takes the
   narrow forms instead: per L rows one run of k * L elements, its k vectors
   regrouped by two-source shuffles (`TileEmitter.deinterleave`, `interleave`).
-  Other tiles narrower than 16 bytes on a side are left to scalar loops (the
+  A side of 4 to 7 in a 16-bit type takes 4 x 4 blocks of 8-byte vectors. Other
+  tiles narrower than 16 bytes on a side are left to scalar loops (the
   scalar edges of the 5-D and 6-D HPTT permutations, extents such as 22, 26 or
   27, bounded their speed: README, Benchmarks). Blocks walk along the
   rows of in0, or down the rows of out when those lie a power of two apart
@@ -182,6 +183,9 @@ class TileEmitter:
         self.out = out
         self.lanes = host().lanes(width)
         self.min_lanes = max(2, 16 // width)  # 16-byte vectors
+        # the narrowest blocks: 4 x 4 of 16-bit types in 8-byte vectors, so that a side
+        # of 4 to 7 (under a 16-byte vector's 8 lanes) is not left to scalar loops
+        self.least_lanes = min(self.min_lanes, 4)
 
     # -- small builders -------------------------------------------------------
 
@@ -644,9 +648,9 @@ class TileEmitter:
         (r_lo, r_hi), (c_lo, c_hi) = row_range, column_range
         if r_lo >= r_hi or c_lo >= c_hi:
             return
-        while lanes >= self.min_lanes and (r_hi - r_lo < lanes or c_hi - c_lo < lanes):
+        while lanes >= self.least_lanes and (r_hi - r_lo < lanes or c_hi - c_lo < lanes):
             lanes //= 2
-        if lanes < self.min_lanes:
+        if lanes < self.least_lanes:
             self.scalar_region(builder, rows, columns, source, out, row_range, column_range)
             return
         r_full = r_lo + (r_hi - r_lo) // lanes * lanes
