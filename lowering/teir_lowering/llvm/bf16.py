@@ -38,8 +38,6 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
-    TypeConversionPattern,
-    attr_type_rewrite_pattern,
     op_type_rewrite_pattern,
 )
 from xdsl.utils.exceptions import DiagnosticException
@@ -48,7 +46,7 @@ from xdsl.utils.type import get_element_type_or_self
 from teir_dialect.interpreter import from_float64
 from teir_dialect.vocabulary import DataType
 from teir_lowering.lane import TEIR_LANE, LaneSelectOp
-from teir_lowering.llvm.common import RetypeWhere
+from teir_lowering.llvm.common import Retype
 from teir_lowering.llvm.rewriting import rewrite_once
 
 _BIT_OPS = (arith.ConstantOp, arith.BitcastOp, arith.SelectOp, LaneSelectOp)
@@ -91,15 +89,6 @@ class ConvertHalfConstant(RewritePattern):
         rewriter.replace(op, arith.ConstantOp(attr))
 
 
-class BF16AsI16(TypeConversionPattern):
-    """bf16 -> i16 wherever it appears (vector, memref and function types too: build
-    it with recursive=True)."""
-
-    @attr_type_rewrite_pattern
-    def convert_type(self, typ: BFloat16Type, /) -> Attribute:
-        return i16
-
-
 @dataclass
 class DropNoOpBitcast(RewritePattern):
     """`arith.bitcast` from a type to itself (was bf16 <-> i16) -> its operand."""
@@ -125,14 +114,11 @@ def computes_in(op: Operation, kind: type[Attribute]) -> bool:
     return any(isinstance(get_element_type_or_self(t), kind) for t in types)
 
 
-def retype_as_i16(op: ModuleOp, kind: type[Attribute],
-                  conversion: TypeConversionPattern) -> None:
-    """`conversion` (`kind` -> i16) on every op of `op` that holds `kind`, its
-    constants as their bits, the bitcasts it leaves from a type to itself dropped."""
-    retype = RetypeWhere(conversion, kind)
-    if any(retype.touches(inner) for inner in op.walk()):
-        for pattern in (ConvertHalfConstant(kind), retype, DropNoOpBitcast()):
-            rewrite_once(op, [pattern], dce=False)
+def retype_as_i16(op: ModuleOp, kind: type[Attribute]) -> None:
+    """`kind` (bf16, f16) as i16 in every op of `op`, its constants as their bits,
+    the bitcasts it leaves from a type to itself dropped."""
+    for pattern in (ConvertHalfConstant(kind), Retype(kind, i16), DropNoOpBitcast()):
+        rewrite_once(op, [pattern], dce=False)
 
 
 @dataclass(frozen=True)
@@ -148,4 +134,4 @@ class BF16AsI16Pass(ModulePass):
                     f"teir-bf16-as-i16: {inner.name} computes on bf16 values; widen them "
                     "to f32 first (teir_lowering.codegen.emit.widen)"
                 )
-        retype_as_i16(op, BFloat16Type, BF16AsI16(recursive=True))
+        retype_as_i16(op, BFloat16Type)

@@ -16,21 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import Float16Type, ModuleOp, i16
-from xdsl.ir import Attribute
+from xdsl.dialects.builtin import Float16Type, ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import TypeConversionPattern, attr_type_rewrite_pattern
 
 from teir_lowering.llvm.bf16 import computes_in, retype_as_i16
-
-
-class F16AsI16(TypeConversionPattern):
-    """f16 -> i16 wherever it appears (vector, memref and function types too: build
-    it with recursive=True)."""
-
-    @attr_type_rewrite_pattern
-    def convert_type(self, typ: Float16Type, /) -> Attribute:
-        return i16
 
 
 @dataclass(frozen=True)
@@ -41,4 +30,4 @@ class F16MovesAsI16Pass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not any(computes_in(inner, Float16Type) for inner in op.walk()):
-            retype_as_i16(op, Float16Type, F16AsI16(recursive=True))
+            retype_as_i16(op, Float16Type)
