@@ -524,6 +524,24 @@ def test_a_product_into_a_transposed_out_is_computed_then_transposed(
     _check(subscripts, operands, name, out=wide[..., ::2])
 
 
+@pytest.mark.parametrize("name", ["FP32", "FP16"])
+@pytest.mark.parametrize("subscripts, extents", [
+    ("ij,jk->ijk", {"i": 70, "j": 65, "k": 40}),
+    ("bi,bj->bij", {"b": 70, "i": 64, "j": 30}),
+    ("ij,k->ijk", {"i": 70, "j": 64, "k": 33}),
+])
+def test_an_outer_product_along_an_operands_memory_keeps_one_kernel(
+        subscripts: str, extents: dict[str, int], name: str) -> None:
+    """Out's last index at unit stride in an operand (outer products): the record's
+    loops in out's order run along memory, so no product in another order and
+    transpose (`ij,jk->ijk` 100^3 FP32 took 1.1 ms that way against 75 us)."""
+    operands = _operands(subscripts, extents, name)
+    target = np.empty(output_shape(subscripts, operands), operands[0].dtype)
+    plan = _plan(subscripts, operands, target, False, name, 1, False)
+    assert plan.__qualname__.startswith("_direct"), plan.__qualname__
+    _check(subscripts, operands, name)
+
+
 def test_a_stepped_gemv_runs_the_microkernel_on_the_views() -> None:
     a = RNG.uniform(-1, 1, (33, 58)).astype(np.float32)[:, ::2]
     v = np.broadcast_to(np.float32(0.5), (29,))

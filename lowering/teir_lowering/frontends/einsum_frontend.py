@@ -292,7 +292,9 @@ def _product_then_transpose(subscripts: str, operands: Sequence[np.ndarray],
     array in that operand's index order, whose loops then read and write along
     memory, and a TEIR Copy transposing it into out (a scalar loop over out's
     order read the operands a row apart for every element: 3.5x numpy's time).
-    None for other layouts, or under `TRANSPOSED_PRODUCT_MIN` elements."""
+    None for other layouts (an operand that walks out's last index at unit
+    stride, as in the outer product `ij,jk->ijk`, lets the loops in out's order
+    run along memory), or under `TRANSPOSED_PRODUCT_MIN` elements."""
     inputs, output = subscripts.replace(" ", "").split("->")
     terms = inputs.split(",")
     if _groups(subscripts)[3] or not out.flags.c_contiguous:
@@ -303,8 +305,9 @@ def _product_then_transpose(subscripts: str, operands: Sequence[np.ndarray],
     memory = [i for _, i in sorted((-abs(st), i) for i, st, n in zip(term, array.strides,
                                                                      array.shape) if n > 1)]
     if not memory or memory[-1] == output[-1] or array.strides[term.index(memory[-1])] \
-            != array.itemsize:
-        return None
+            != array.itemsize or any(output[-1] in t and _walks(output[-1], t, a)
+                                     for t, a in zip(terms, operands)):
+        return None  # (out's last index along memory in an operand: `ij,jk->ijk`)
     order = "".join(sorted(output, key=lambda i: memory.index(i) if i in memory else -1))
     product = f"{inputs}->{order}"
     shape = output_shape(product, operands)
