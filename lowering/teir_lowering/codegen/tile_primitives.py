@@ -137,7 +137,7 @@ faster (README, Benchmarks)."""
 STAGE_RUN_BYTES = 512
 """The bytes of each row of out a staged tile writes in one go (`TileEmitter.staged`):
 eight lines back to back. Stores to 16 rows 4 KiB apart, a line to each in turn,
-took 1.7x a copy's time; runs of 4 lines per row 1.2x, of 8 lines 1.03x (a C loop,
+took 1.8x a copy's time; runs of 4 lines per row 1.2x, of 8 lines 1.06x (a C loop,
 1024^2 FP32, Zen 5). Tiles with shorter rows of out are not staged: HPTT's
 `abcdef->fedcba` 90 x 12 x 12 x 12 x 4 x 26 (rows of 90 FP32, 26 columns) ran 1.3x
 slower staged."""
