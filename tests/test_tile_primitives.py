@@ -10,6 +10,7 @@ path was taken, so that a silent fallback to scalar loops fails the test.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 import ml_dtypes
@@ -372,6 +373,11 @@ def test_streaming_transpose(streaming: None, dtype: str, rows: int, columns: in
     kernel = _check(record, "nontemporal = true", arrays=arrays)
     assert "!nontemporal" in kernel._engine.llvm_ir
     assert "@llvm.x86.sse.sfence()" in kernel._engine.llvm_ir  # fenced before returning
+    # each streaming store aligned to its whole vector, as the emitter places it (aligned
+    # to an element, LLVM split it into 8-byte stores: no vmovntps)
+    streamed = re.findall(r"store <(\d+) x \w+> [^,]+, ptr [^,]+, align (\d+), !nontemporal",
+                          kernel._engine.llvm_ir)
+    assert streamed and all(int(lanes) * w == int(align) for lanes, align in streamed)
     expected = [a.copy() for a in arrays]
     run_reference(record, expected)
     kernel(*arrays)

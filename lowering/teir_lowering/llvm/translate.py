@@ -427,9 +427,15 @@ def _load(f: _Function, op: Operation) -> None:
 def _store(f: _Function, op: Operation) -> None:
     value, memory, *indices = op.operands
     address, size = f.address(op, memory, indices)
-    line = f"  store {f.typed(value)}, ptr {address}, align {size}"
     flag = op.properties.get("nontemporal")
-    if isinstance(op, vector.StoreOp) and flag is not None and flag.value.data:  # pyright: ignore
+    streams = isinstance(op, vector.StoreOp) and flag is not None and flag.value.data  # pyright: ignore
+    if streams:
+        # aligned to the whole vector, as the emitters place streaming stores: x86
+        # streams aligned vectors only, and LLVM split a vector it could not prove
+        # aligned into 8-byte `movntsd`s (`abcd->dcba` 64^4: no `vmovntps` at all)
+        size *= value.type.get_shape()[0]  # pyright: ignore
+    line = f"  store {f.typed(value)}, ptr {address}, align {size}"
+    if streams:
         line += ", !nontemporal !0"
         f.streams = True
     f.lines.append(line)

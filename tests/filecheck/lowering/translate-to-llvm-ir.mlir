@@ -79,7 +79,7 @@ func.func @vectors(%a: memref<?xf32>, %out: memref<?xf32>, %k: index) {
 // CHECK-NEXT:    %{{v[0-9]+}} = mul i64 0, 4
 // CHECK-NEXT:    %[[AT:v[0-9]+]] = getelementptr i8, ptr %[[BUF]]
 // CHECK-NEXT:    store <8 x float> %[[W]], ptr %[[AT]], align 4{{$}}
-// CHECK:         store <8 x float> %[[W]], ptr %{{v[0-9]+}}, align 4, !nontemporal !0
+// CHECK:         store <8 x float> %[[W]], ptr %{{v[0-9]+}}, align 32, !nontemporal !0
 // CHECK:         call void @"llvm.x86.sse.sfence"()
 // CHECK-NEXT:    ret void
 // CHECK-NEXT:  }
