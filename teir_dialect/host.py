@@ -82,6 +82,15 @@ class Host:
         """A microkernel's scratch on this host (`SCRATCH_BYTES`, half the L2)."""
         return min(SCRATCH_BYTES, self.l2 // 2)
 
+    @property
+    def streamed_bytes(self) -> int:
+        """The output size from which a transposing tile's out is written past the
+        caches with streaming stores (`teir_lowering.codegen.tile_primitives`), and
+        the auto-scheduler orders the loops around it for its reads: half the
+        last-level cache, whose other half keeps the input and what else the
+        caller holds."""
+        return self.l3 // 2
+
     def fingerprint(self) -> str:
         """The description as stable text (for cache keys: a frozenset's repr is not)."""
         return repr((self.cpu, self.vector_bytes, self.vector_registers,

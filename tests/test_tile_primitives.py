@@ -531,6 +531,37 @@ def test_no_streaming_for_small_outputs() -> None:
     assert "nontemporal" not in kernel.stages["scf"]
 
 
+@pytest.mark.parametrize("l3_outputs, streamed", [(2, True), (3, False)])
+def test_outputs_of_half_the_last_level_cache_stream(
+        monkeypatch: pytest.MonkeyPatch, l3_outputs: int, streamed: bool) -> None:
+    """`Host.streamed_bytes`: an out of half the last-level cache or more gets
+    `schedule_transposes`' row cut from the auto-scheduler (rows of out 4 KiB apart)
+    and is streamed by the tile (rows of out 3840 bytes apart, too few alike in the
+    L1 sets to stream anyway); a smaller one neither (an L3 of 2 and of 3 times the
+    out)."""
+    from teir_dialect import teir_context
+    from teir_dialect.records import find_configs, load_module
+    from teir_passes.auto_schedule import auto_schedule
+
+    def machine_for(extents: tuple[int, int, int, int]) -> Any:
+        out_bytes = 4 * extents[0] * extents[1] * extents[2] * extents[3]
+        machine = dataclasses.replace(host(), l3=l3_outputs * out_bytes)
+        assert (machine.streamed_bytes <= out_bytes) == streamed
+        return machine
+
+    aliased = (64, 4, 4, 64)
+    (config,) = find_configs(load_module(permutation_record(*aliased, "FP32")))
+    steps = auto_schedule(config, teir_context(), 1, machine=machine_for(aliased))
+    assert any(step["op"] == "split" for step in steps) == streamed, steps
+    spread = (64, 3, 5, 64)
+    machine = machine_for(spread)
+    monkeypatch.setattr(tile_primitives, "host", lambda: machine)
+    monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
+    monkeypatch.setattr(kernel_module, "_CACHE", {})
+    kernel = _check(permutation_record(*spread, "FP32"), "vector.shuffle")
+    assert ("nontemporal = true" in kernel.stages["scf"]) == streamed
+
+
 @pytest.mark.parametrize("rows, out_row", [(70, 96), (64, 84), (32, 40)])
 def test_no_streaming_for_other_layouts(streaming: None, rows: int, out_row: int) -> None:
     """Rows not a multiple of the lanes, rows of out not a multiple of a line apart,

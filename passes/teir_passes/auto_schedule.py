@@ -17,8 +17,9 @@ that changed something are recorded on the configuration as the attribute
    dimensions a primitive sees are as long as the layout allows;
 3. GEMM-shaped loops become GEMM/BRGEMM primitives, reduction loops around
    them join their K role, element-wise loops become tiles (the lifting
-   passes of teir-optimize); a transposing Copy/ReLU tile whose out exceeds
-   the last-level cache (its out is streamed past the caches) gets the loops
+   passes of teir-optimize); a transposing Copy/ReLU tile whose out takes
+   half the last-level cache or more (its out is streamed past the caches:
+   `Host.streamed_bytes`) gets the loops
    around it in in0's memory order, and its rows cut into blocks of two lines
    of out when the rows it loads lie a multiple of 4 KiB apart
    (`schedule_transposes`);
@@ -314,7 +315,8 @@ class _Scheduler:
 
     def schedule_transposes(self) -> None:
         """Transposing Copy/ReLU tiles (unit strides on in0 and out on different axes)
-        whose out exceeds the host's last-level cache: their out is written with
+        whose out takes much of the host's last-level cache (`Host.streamed_bytes`):
+        their out is written with
         streaming stores (whole lines that skip the cache,
         `teir_lowering.codegen.tile_primitives`), so what the schedule around them
         can still help is the reads.
@@ -335,7 +337,8 @@ class _Scheduler:
 
         The README's benchmark notes give what each step gained."""
         footprint_out = footprint(self.config)["out"]
-        if footprint_out is None or footprint_out.stop - footprint_out.start < self.host.l3:
+        if (footprint_out is None
+                or footprint_out.stop - footprint_out.start < self.host.streamed_bytes):
             return
         cut = {axis for p in self.config.primitives if _transposing_tile(p)
                if (axis := self._split_aliased_rows(p)) is not None}

@@ -98,14 +98,18 @@ sets (16 lines' positions) as its blocks walk down them (`TileEmitter.crowded`).
 
 NONTEMPORAL_MIN_BYTES: int | None = None
 """Out footprints from this size on may be written with non-temporal stores; None:
-the host's last-level cache (`teir_dialect.host`), read from the machine.
+the host's `streamed_bytes`, half its last-level cache (`teir_dialect.host`, read
+from the machine).
 
 Streaming stores skip the read-for-ownership of each written line, and lines
 of out never sit in (and get evicted from) the cache sets that the rows of a
 tile share when they are a power of two apart: the 64^4 abcd->dcba permutation
 went from ~10 to ~20 GB/s on one thread on a Zen 5 host (FP32; FP64 ~10 to
 ~24). They also leave nothing in cache for a consumer, so they are kept for
-outputs larger than the last-level cache, which would not stay in it anyway.
+outputs that would take much of the last-level cache: from half of it (16 MiB
+on that host) `ab->ba` 2048^2 FP32 ran twice as fast streamed as with ordinary
+stores; from a quarter, 2048^2 FP16 (8 MiB) ran up to 1.3x slower, and from 1 MiB
+1024^2 twice as slow (README, Benchmarks).
 """
 
 COLUMNS_OUTER_ROWS = 32
@@ -832,7 +836,7 @@ def _narrow(k: int, packed: int) -> bool:
 def _large_output(config: ConfigOp) -> bool:
     """Whether the configuration's out footprint reaches `NONTEMPORAL_MIN_BYTES`."""
     touched = footprint(config)["out"]
-    least = host().l3 if NONTEMPORAL_MIN_BYTES is None else NONTEMPORAL_MIN_BYTES
+    least = host().streamed_bytes if NONTEMPORAL_MIN_BYTES is None else NONTEMPORAL_MIN_BYTES
     return touched is not None and touched.stop - touched.start >= least
 
 
