@@ -112,16 +112,17 @@ stores; from a quarter, 2048^2 FP16 (8 MiB) ran up to 1.3x slower, and from 1 Mi
 1024^2 twice as slow (README, Benchmarks).
 """
 
-COLUMNS_OUTER_ROWS = 32
+COLUMNS_OUTER_ROWS = 64
 """Streamed tiles of at most this many rows (one row of in0 each) take their column
 blocks outermost and every row of the tile within one (`TileEmitter.aligned_tile`):
 the lines of a row of out then leave back to back, where the rows of a tile cut by
 `teir_passes.auto_schedule` (`STREAMED_ROW_LINES`) otherwise took a whole walk
-over the columns between them (`ab->ba` 4096^2 FP32, FP64). With more rows that
-order reads too many rows of in0 at once (FP16's 64-row cut of the same case,
-and `ab->ba` 512 x 16384 FP32, 512 rows 64 KiB apart, ran slower; FP32 cut into
-64 rows instead of 32, 2.5-5x slower: README, Benchmarks). Measured on one host
-(Zen 5); where the cliff between 32 and 64 rows lies on others is not known."""
+over the columns between them (`ab->ba` 4096^2 FP32, FP64). 64 takes in the 16-bit
+types' cut (two lines of out are 64 of their rows): `ab->ba` 4096^2 FP16 and BF16
+0.71-0.81x the time with 32, 2048 x 4096 0.47-0.66x, `abcd->dcba` 64^4 0.85-0.90x;
+FP32 and FP64 the same within 3% (both 16-byte offsets, README, Benchmarks). With
+many more rows that order reads too many rows of in0 at once (`ab->ba` 512 x 16384
+FP32, 512 rows 64 KiB apart, ran slower). Measured on one host (Zen 5)."""
 
 NARROW_MAX = 6
 """Transposes with a packed side of 2 to this many elements, fewer than a vector's
