@@ -134,6 +134,20 @@ def test_streaming_stores_translate_with_their_fence(monkeypatch) -> None:
     _same_bytes(config)
 
 
+def test_the_tensors_reach_llvm_as_noalias() -> None:
+    """teir-to-scf marks the kernel's tensors `llvm.noalias` (they do not overlap where
+    it writes, which compile_kernel's kernels check) and the translation passes it on:
+    LLVM then drops its run-time overlap checks."""
+    kernel = compile_kernel(_einsum("ijk,jk->ik", [(8, 9, 10), (9, 10)], np.float32),
+                            keep_ir=True)
+    header = next(line for line in kernel._engine.llvm_ir.splitlines()
+                  if line.startswith("define") and "@kernel(" in line)
+    assert header.count("ptr noalias") == 3, header
+    with pytest.raises(ValueError, match="overlaps"):
+        a = np.zeros((8, 9, 10), np.float32)
+        kernel(a, np.zeros((9, 10), np.float32), a.reshape(-1)[:80].reshape(8, 10))
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_compiled_kernels_match_numpy(threads: int) -> None:
     """compile_kernel runs the translation: a parallel BRGEMM at 1 and 2 threads."""

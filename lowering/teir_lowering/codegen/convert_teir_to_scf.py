@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, scf
-from xdsl.dialects.builtin import IndexType, NoneAttr
+from xdsl.dialects import arith, builtin, func, scf
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, NoneAttr, UnitAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -524,7 +524,35 @@ class LowerConfig(RewritePattern):
         for new_op in ops:
             new_op.detach()
         ops = emitter.prologue.take(chunk=False) + ops
+        _mark_noalias(op)
         rewriter.replace(op, ops, [])
+
+
+NOALIAS = "llvm.noalias"
+"""The argument attribute (as MLIR's LLVM dialect spells it) by which teir-to-scf
+tells LLVM that a tensor does not overlap the others where the kernel writes."""
+
+
+def _mark_noalias(config: ConfigOp) -> None:
+    """Marks the function arguments that are `config`'s tensors `NOALIAS`: TEIR's
+    tensors do not overlap where a kernel writes (`compile_kernel`'s kernels refuse
+    an out that overlaps an input), so LLVM may drop its run-time overlap checks
+    and the stores that a later one overwrites (`ijk,jk->ik` 64^3 FP32 21 -> 12 us,
+    `abc->acb` 2896 x 3 x 4 FP16 7.3 -> 4.2 us: README, Benchmarks)."""
+    function = config.parent_op()
+    while function is not None and not isinstance(function, func.FuncOp):
+        function = function.parent_op()
+    if function is None:
+        return
+    args = function.body.block.args
+    tensors = {value for value in config.tensors if value in args}
+    if not tensors:
+        return
+    old = function.arg_attrs.data if function.arg_attrs is not None else (
+        (DictionaryAttr({}),) * len(args))
+    function.arg_attrs = ArrayAttr([
+        DictionaryAttr({**entry.data, NOALIAS: UnitAttr()}) if arg in tensors else entry
+        for arg, entry in zip(args, old)])
 
 
 @dataclass(frozen=True)

@@ -211,10 +211,13 @@ class _Function:
         function = self.function
         block = function.body.block
         arguments = []
+        attributes = function.arg_attrs.data if function.arg_attrs is not None else ()
         for index, arg in enumerate(block.args):
             name = f"%a{index}"
             self.names[arg] = name
-            arguments.append(f"{llvm_type(arg.type)} {name}")
+            # (teir-to-scf marks the tensors: they do not overlap where a kernel writes)
+            marked = index < len(attributes) and "llvm.noalias" in attributes[index].data
+            arguments.append(f"{llvm_type(arg.type)}{' noalias' if marked else ''} {name}")
         self.emit(block.ops)
         group = " #0" if self.module.attributes else ""
         header = f'define void @"{function.sym_name.data}"({", ".join(arguments)}){group} {{'

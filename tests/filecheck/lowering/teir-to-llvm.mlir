@@ -24,6 +24,6 @@ func.func @gemm_relu(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf3
   func.return
 }
 
-// CHECK:       define void @"gemm_relu"(ptr %{{.*}}, ptr %{{.*}}, ptr %{{.*}})
+// CHECK:       define void @"gemm_relu"(ptr noalias %{{.*}}, ptr noalias %{{.*}}, ptr noalias %{{.*}})
 // CHECK:         %[[NEG:.*]] = fcmp olt <8 x float> %[[ACC:[^,]*]], <float {{.*}}>
 // CHECK-NEXT:    select <8 x i1> %[[NEG]], <8 x float> <float {{.*}}>, <8 x float> %[[ACC]]

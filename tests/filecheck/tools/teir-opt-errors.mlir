@@ -143,7 +143,7 @@
 // HALFWAY: teir-opt: error: -t llvm prints LLVM IR from the llvm dialect, but the module still holds arith.
 // HALFWAY-SAME: lower it first with -p teir-to-llvm
 // RUN: teir-opt %s -p teir-to-llvm -t llvm | filecheck %s --check-prefix=LLVMIR
-// LLVMIR: define void @"perm"(ptr %".1", ptr %".2")
+// LLVMIR: define void @"perm"(ptr noalias %".1", ptr noalias %".2")
 
 func.func @perm(%in0: memref<?xf32>, %out: memref<?xf32>) {
   teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
