@@ -9,7 +9,8 @@ element type addressed by element. Primitives become loops over their role
 axes (M..., N..., K..., outermost first) around a scalar body; a Contraction
 whose K axes all have stride 0 on `out` keeps its accumulator in a register
 across the K loops. Zero/Copy/ReLU tiles that are contiguous or transposing
-become vector code instead (teir_lowering.codegen.tile_primitives).
+become vector code instead (teir_lowering.codegen.tile_primitives). The
+function's tensor arguments are marked `llvm.noalias` (`_mark_noalias`).
 
 A Contraction whose `kernel` attribute (`#teir.kernel`, written by
 teir-match-gemm) says GEMM or BRGEMM (any layout) becomes a register-blocked
