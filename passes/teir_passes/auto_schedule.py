@@ -19,10 +19,9 @@ that changed something are recorded on the configuration as the attribute
    them join their K role, element-wise loops become tiles (the lifting
    passes of teir-optimize); a transposing Copy/ReLU tile whose out takes
    half the last-level cache or more (its out is streamed past the caches:
-   `Host.streamed_bytes`) gets the loops
-   around it in in0's memory order, and its rows cut into blocks of two lines
-   of out when the rows it loads lie a multiple of 4 KiB apart
-   (`schedule_transposes`);
+   `Host.streamed_bytes`) gets the loops around it in in0's memory order, and
+   its rows cut into blocks of two lines of out when the rows it loads lie a
+   multiple of 4 KiB apart (`schedule_transposes`);
 4. with more than one thread, no parallel loop yet and enough work to pay
    for a fork/join (`fork_pays`: the time the threads save at the host's
    per-core rate against a fork/join's cost for that team size), the outermost loops
@@ -316,8 +315,7 @@ class _Scheduler:
     def schedule_transposes(self) -> None:
         """Transposing Copy/ReLU tiles (unit strides on in0 and out on different axes)
         whose out takes much of the host's last-level cache (`Host.streamed_bytes`):
-        their out is written with
-        streaming stores (whole lines that skip the cache,
+        their out is written with streaming stores (whole lines that skip the cache,
         `teir_lowering.codegen.tile_primitives`), so what the schedule around them
         can still help is the reads.
 

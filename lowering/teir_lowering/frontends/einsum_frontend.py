@@ -72,10 +72,16 @@ def _layout(array: np.ndarray) -> tuple:
     return (array.shape, array.strides, array.dtype.str)
 
 
-def output_shape(subscripts: str, operands: Sequence[np.ndarray]) -> tuple[int, ...]:
+def _parsed(subscripts: str) -> tuple[list[str], str]:
+    """The input terms and the output term of `subscripts` (explicit `->`, spaces
+    dropped)."""
     inputs, _, output = subscripts.replace(" ", "").partition("->")
-    extents = {i: n for term, op in zip(inputs.split(","), operands)
-               for i, n in zip(term, np.shape(op))}
+    return inputs.split(","), output
+
+
+def output_shape(subscripts: str, operands: Sequence[np.ndarray]) -> tuple[int, ...]:
+    terms, output = _parsed(subscripts)
+    extents = {i: n for term, op in zip(terms, operands) for i, n in zip(term, np.shape(op))}
     return tuple(extents.get(i, 0) for i in output)
 
 
@@ -187,8 +193,7 @@ def _gemv_record(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarra
     `ij,j->i`, `ji,j->i`, `bij,bj->bi`; or both, a dot product: `i,i->`,
     `ij,ij->i`) as the GEMM it is, with an extent-1 index for each free dimension
     a side lacks (`with_unit_role`), when the GEMM microkernel takes it; else None."""
-    inputs, output = subscripts.replace(" ", "").split("->")
-    terms = inputs.split(",")
+    terms, output = _parsed(subscripts)
     own = [[i for i in t if i in output and i not in other]
            for t, other in zip(terms, reversed(terms))]
     reduced = [i for i in terms[0] if i in terms[1] and i not in output]
@@ -231,8 +236,7 @@ def _element_wise_nest(record: dict, subscripts: str, operands: Sequence[np.ndar
     where the record's own order sums one element at a time at a stride. Each
     out element is summed in the same order. None for other layouts, for ReLU
     and for 16-bit types (whose sums are rounded once, in the Contraction)."""
-    inputs, output = subscripts.replace(" ", "").split("->")
-    terms = inputs.split(",")
+    terms, output = _parsed(subscripts)
     batch, _, _, reduced = _groups(subscripts)
     arrays = [*operands, out]
     unit = [i for i in batch if all(_walks(i, term, a) for term, a in zip((*terms, output),
@@ -257,8 +261,7 @@ def _batch_outer_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.n
     contiguous memory (`ij,ij->j` FP16: one strided sum per column before, 7x
     the time). None for other layouts, when the copies get no microkernel, or
     under `BATCH_OUTER_MIN` elements."""
-    inputs, output = subscripts.replace(" ", "").split("->")
-    terms = inputs.split(",")
+    terms, output = _parsed(subscripts)
     batch = _groups(subscripts)[0]
     if max(a.size for a in operands) < BATCH_OUTER_MIN or not any(
             all(_walks(i, term, a) for term, a in zip(terms, operands)) for i in batch):
@@ -295,8 +298,7 @@ def _product_then_transpose(subscripts: str, operands: Sequence[np.ndarray],
     None for other layouts (an operand that walks out's last index at unit
     stride, as in the outer product `ij,jk->ijk`, lets the loops in out's order
     run along memory), or under `TRANSPOSED_PRODUCT_MIN` elements."""
-    inputs, output = subscripts.replace(" ", "").split("->")
-    terms = inputs.split(",")
+    terms, output = _parsed(subscripts)
     if _groups(subscripts)[3] or not out.flags.c_contiguous:
         return None
     term, array = max(zip(terms, operands), key=lambda pair: pair[1].size)
@@ -309,7 +311,7 @@ def _product_then_transpose(subscripts: str, operands: Sequence[np.ndarray],
                                      for t, a in zip(terms, operands)):
         return None  # (out's last index along memory in an operand: `ij,jk->ijk`)
     order = "".join(sorted(output, key=lambda i: memory.index(i) if i in memory else -1))
-    product = f"{inputs}->{order}"
+    product = f"{','.join(terms)}->{order}"
     shape = output_shape(product, operands)
     scratch = _Scratch()
 
@@ -364,8 +366,7 @@ def _spread_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarra
     the plan only when the einsum sums over at least `SPREAD_REDUCTION` elements
     and does `SPREAD_WORK` multiply-adds. None when no index is spread, or the
     work is less."""
-    inputs, output = subscripts.replace(" ", "").split("->")
-    terms = inputs.split(",")
+    terms, output = _parsed(subscripts)
     extents = {i: n for term, a in zip(terms, operands) for i, n in zip(term, a.shape)}
     spread = {i for i in output if extents[i] > 1 and all(
         a.strides[term.index(i)] == 0 for term, a in zip(terms, operands) if i in term)}
@@ -409,7 +410,7 @@ def _short_unit_axis(subscripts: str, operands: Sequence[np.ndarray]) -> bool:
     on the array (`_diagonal_plan`); anything else is copied into its own index
     order first (a narrow transpose), which measured faster (README, Benchmarks:
     slow paths)."""
-    inputs = subscripts.replace(" ", "").split("->")[0].split(",")
+    inputs = _parsed(subscripts)[0]
     batch = _groups(subscripts)[0]
     term, array = max(zip(inputs, operands), key=lambda pair: pair[1].size)
     unit = [(i, n) for i, n, stride in zip(term, array.shape, array.strides)
@@ -441,8 +442,7 @@ def _diagonal_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndar
     A copy of A into its own index order (`_copied_plan`) costs as much as the
     GEMV that follows it. None for other forms, or when the product gets no
     microkernel."""
-    inputs, output = subscripts.replace(" ", "").split("->")
-    terms = inputs.split(",")
+    terms, output = _parsed(subscripts)
     batch, _, _, reduced = _groups(subscripts)
     big = max(range(2), key=lambda n: operands[n].size)
     a, x = operands[big], operands[1 - big]
@@ -504,8 +504,7 @@ def _diagonal_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndar
 
 def _groups(subscripts: str) -> tuple[list[str], list[str], list[str], list[str]]:
     """The batch, row (M), column (N) and reduced (K) indices of a binary einsum."""
-    inputs, output = subscripts.replace(" ", "").split("->")
-    a_term, b_term = inputs.split(",")
+    (a_term, b_term), output = _parsed(subscripts)
     return ([i for i in output if i in a_term and i in b_term],
             [i for i in output if i in a_term and i not in b_term],
             [i for i in output if i in b_term and i not in a_term],
@@ -517,7 +516,7 @@ def _grouped(subscripts: str, operands: Sequence[np.ndarray]) -> bool:
     extent > 1. The microkernel takes one axis per role: such a dimension is one
     axis only where the layouts let teir-auto-schedule fuse its indices, else the
     kernel's tile is a slice of it (see `_direct_gemm`)."""
-    inputs = subscripts.replace(" ", "").split("->")[0].split(",")
+    inputs = _parsed(subscripts)[0]
     extents = {i: n for term, op in zip(inputs, operands) for i, n in zip(term, op.shape)}
     _, rows, columns, reduced = _groups(subscripts)
     return any(sum(extents[i] > 1 for i in group) > 1 for group in (rows, columns, reduced))
@@ -583,8 +582,7 @@ def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.nd
     [M, K] x [K, N] order would only change which dimension is unit-stride,
     which the microkernels take as it is (`dca,bd->cab`: a copy of all of A
     before the same GEMM)."""
-    inputs, output = subscripts.replace(" ", "").split("->")
-    a_term, b_term = inputs.split(",")
+    (a_term, b_term), output = _parsed(subscripts)
     batch, rows, columns, reduced = _groups(subscripts)
     if not rows or not columns or not reduced:
         return None
@@ -688,8 +686,7 @@ def _copied_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarra
     give a microkernel: one operand if that is enough, else every strided one;
     a strided out gets the result through a copy. None when no copy gives a
     microkernel (the loop nest on the views then)."""
-    inputs, output = subscripts.replace(" ", "").split("->")
-    terms = inputs.split(",")
+    terms, output = _parsed(subscripts)
     strided = [n for n, a in enumerate(operands) if not a.flags.c_contiguous]
     direct_out = out.flags.c_contiguous
     target = out if direct_out else np.empty(out.shape, out.dtype)
