@@ -345,10 +345,11 @@ def test_more_than_two_operands_run_as_a_tree(optimize) -> None:
 
 
 def test_more_than_two_operands_reach_the_tree_hook_as_promised(monkeypatch) -> None:
-    """The hook `einsum_tree.contract` gets what its interface promises: one ASCII
-    letter per dimension, no letter twice in a term, no ellipsis, non-negative
-    strides, arrays of the data type; numpy stands in for the tree here to check
-    that the views it gets (diagonals, broadcasts, flipped axes) mean the same."""
+    """The hook `einsum_tree.plan_for` (and its plan's `run`) gets what its
+    interface promises: one ASCII letter per dimension, no letter twice in a
+    term, no ellipsis, non-negative strides, arrays of the data type; numpy
+    stands in for the tree here to check that the views it gets (diagonals,
+    broadcasts, flipped axes) mean the same."""
     import sys
     import types
 
@@ -356,19 +357,24 @@ def test_more_than_two_operands_reach_the_tree_hook_as_promised(monkeypatch) -> 
 
     calls = []
 
-    def contract(inputs, output, operands, *, out, path, data_type, threads):
+    def plan_for(inputs, output, examples, *, path, data_type):
         calls.append((inputs, output, path, data_type))
-        for term, operand in zip(inputs, operands):
-            assert term.isascii() and term.isalpha() or term == ""
-            assert len(set(term)) == len(term) == operand.ndim
-            assert all(s >= 0 for s in operand.strides)
-            assert operand.dtype == out.dtype
-        assert all(s >= 0 for s in out.strides)
-        np.einsum(f"{','.join(inputs)}->{output}", *operands, out=out)
-        return out
+
+        def run(operands, out, run_type, threads):
+            assert run_type == data_type
+            for term, operand, example in zip(inputs, operands, examples):
+                assert term.isascii() and term.isalpha() or term == ""
+                assert len(set(term)) == len(term) == operand.ndim
+                assert all(s >= 0 for s in operand.strides)
+                assert operand.dtype == out.dtype
+                assert (operand.shape, operand.strides) == (example.shape, example.strides)
+            assert all(s >= 0 for s in out.strides)
+            np.einsum(f"{','.join(inputs)}->{output}", *operands, out=out)
+
+        return types.SimpleNamespace(run=run)
 
     monkeypatch.setitem(sys.modules, "teir_lowering.frontends.einsum_tree",
-                        types.SimpleNamespace(contract=contract))
+                        types.SimpleNamespace(plan_for=plan_for))
     monkeypatch.setattr(einsum_semantics, "_PLANS", {})
     x = RNG.standard_normal((2, 4, 4))
     cases = [

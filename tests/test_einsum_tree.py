@@ -148,6 +148,43 @@ def test_plan_is_cached_per_layout(monkeypatch):
     assert made == ["il", "il"]
 
 
+def test_a_plan_runs_its_steps_kernels_again(monkeypatch):
+    """A plan's steps look their kernels up on the first call into an out of
+    some layout (per bf16_products mode too) and run them directly on later
+    calls: new values, a new workspace, the same answer as numpy."""
+    import ml_dtypes
+
+    from teir_lowering.frontends import einsum_frontend
+
+    looked_up: list[str] = []
+    lookup = einsum_frontend.kernel_plan
+    monkeypatch.setattr(einsum_frontend, "kernel_plan",
+                        lambda *args: looked_up.append(args[0]) or lookup(*args))
+    inputs, output = CHAIN
+    path = [(0, 1), (0, 3), (0, 2), (0, 1)]
+    operands = _operands(inputs, CHAIN_EXTENTS)
+    contract(inputs, output, operands, path=path)
+    assert len(looked_up) == 4
+    for _ in range(2):
+        operands = _operands(inputs, CHAIN_EXTENTS)
+        plan = plan_for(inputs, output, operands, path=path)
+        plan._free.clear()  # a fresh workspace
+        np.testing.assert_allclose(contract(inputs, output, operands, path=path),
+                                   _expected(inputs, output, operands), rtol=1e-10)
+    assert len(looked_up) == 4
+    # Another out layout: its own kernels (the last step writes out).
+    for out in (np.empty((2, 5)).T, np.empty((5, 4))[:, ::2]):
+        contract(inputs, output, operands, path=path, out=out)
+        np.testing.assert_allclose(out, _expected(inputs, output, operands), rtol=1e-10)
+    assert len(looked_up) == 12
+    # Plans made under another bf16_products mode are apart.
+    halves = [op.astype(ml_dtypes.bfloat16) for op in operands]
+    contract(inputs, output, halves, path=path)
+    with einsum_frontend.bf16_products("sequential"):
+        contract(inputs, output, halves, path=path)
+    assert len(looked_up) == 20
+
+
 @pytest.mark.parametrize("inputs, output, extents", [
     (["ai", "bj", "ck", "ijk"], "abc", {"a": 9, "b": 8, "c": 7, "i": 4, "j": 5, "k": 6}),
     (["ij", "jk", "kl", "lm"], "im", {"i": 9, "j": 8, "k": 7, "l": 6, "m": 5}),

@@ -61,6 +61,11 @@ def bf16_products(value: str | None) -> Iterator[None]:
         _PRODUCTS.reset(token)
 
 
+def products() -> str | None:
+    """The `bf16_products` mode that plans made now carry."""
+    return _PRODUCTS.get()
+
+
 def _config(subscripts: str, *operands: np.ndarray, out: np.ndarray, dtype: str | None,
             relu: bool) -> dict:
     """`einsum_config` with this call's `bf16_products`."""
@@ -114,6 +119,13 @@ def einsum(subscripts: str, *operands: np.ndarray, out: np.ndarray | None = None
 
 
 Plan = Callable[[Sequence[np.ndarray], np.ndarray, "int | None"], None]
+
+
+def kernel_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
+                dtype: str | None) -> Plan:
+    """What `einsum(subscripts, *operands, out=out, dtype=dtype)` runs, to call
+    again on plain arrays of the same layouts (a tree's steps)."""
+    return _cached_plan(subscripts, operands, out, False, dtype, None)
 
 
 def _cached_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,

@@ -556,9 +556,10 @@ def _tree_plan(inputs: list[str], output: str, arrays: Sequence[np.ndarray],
                target: np.ndarray | None, extents: dict[str, int], compute: np.dtype,
                teir: str, optimize: object, relu: bool, threads: int | None,
                fresh: Callable[[], np.ndarray]) -> Run:
-    """More than two operands: views as for two, then `einsum_tree.contract`."""
+    """More than two operands: views as for two, then the plan of `einsum_tree.contract`
+    for them (`plan_for`, run on each call's views)."""
     from teir_lowering.frontends.einsum_frontend import einsum as kernel_einsum
-    from teir_lowering.frontends.einsum_tree import contract
+    from teir_lowering.frontends.einsum_tree import plan_for
     views, result, copied, direct = _layouts(inputs, output, arrays, target, extents,
                                              compute)
     letters = "".join(dict.fromkeys("".join(v.letters for v in views)))
@@ -574,18 +575,19 @@ def _tree_plan(inputs: list[str], output: str, arrays: Sequence[np.ndarray],
     # pairwise anyway, so it follows opt_einsum's default path rather than the
     # order of the operands.
     path = None if optimize is False else optimize
+    # (the arrays' checks are this function's: the tree's plan is run directly)
+    tree = plan_for(terms, letters_out, [p(a) for p, a in zip(prepare, arrays)],
+                    path=path, data_type=teir)
 
     def run(given: Sequence[np.ndarray], out: np.ndarray | None, count: int | None):
         operands = [p(a) for p, a in zip(prepare, given)]
         result = out if direct else fresh()
         where = place(result)  # pyright: ignore[reportArgumentType]
         if not relu:
-            contract(terms, letters_out, operands, out=where, path=path,
-                     data_type=teir, threads=count)
+            tree.run(operands, where, teir, count)
         else:  # ReLU as a Copy kernel's (which reads and writes separate buffers)
             product = np.empty(result.shape, compute)
-            contract(terms, letters_out, operands, out=product, path=path,
-                     data_type=teir, threads=count)
+            tree.run(operands, product, teir, count)
             kernel_einsum(f"{letters_out}->{letters_out}", product, out=where, relu=True,
                           threads=count, dtype=teir)
         if out is not None and not direct:

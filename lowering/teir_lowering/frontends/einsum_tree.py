@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from teir_dialect.arrays import plain_array
 from teir_dialect.records import TeirError
 
 __all__ = ["Plan", "contract", "plan_for", "tensordot"]
@@ -79,6 +80,9 @@ class Plan:
     ones: list[np.ndarray]
     _free: list[list[np.ndarray]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    # each step's kernel plan, per out's layout, data type and bf16_products: a
+    # call after the first runs the kernels without einsum's per-call checks and lookups
+    _kernels: dict[tuple, list] = field(default_factory=dict)
 
     def describe(self) -> str:
         """The steps as one line each (for benchmarks and error messages)."""
@@ -86,19 +90,27 @@ class Plan:
 
     def run(self, operands: Sequence[np.ndarray], out: np.ndarray, data_type: str | None,
             threads: int | None) -> None:
-        from teir_lowering.frontends.einsum_frontend import einsum
+        from teir_lowering.frontends.einsum_frontend import kernel_plan, products
 
+        key = (out.shape, out.strides, data_type, products())
+        kernels = self._kernels.get(key)  # one dict read: atomic
         with self._lock:
             workspace = self._free.pop() if self._free else None
         if workspace is None:
             workspace = [_allocate(n) for n in self.slot_bytes]
         try:
-            for step in self.steps:
+            made = []
+            for index, step in enumerate(self.steps):
                 arrays = [self._array(ref, operands, workspace, out, None)
                           for ref in step.inputs]
                 target = self._array(step.output, operands, workspace, out, step.shape)
-                einsum(step.subscripts, *arrays, out=target, threads=threads,
-                       dtype=data_type)
+                if kernels is None:
+                    made.append(kernel_plan(step.subscripts, arrays, target, data_type))
+                    made[-1](arrays, target, threads)
+                else:
+                    kernels[index](arrays, target, threads)
+            if kernels is None:
+                self._kernels[key] = made
         finally:
             with self._lock:
                 self._free.append(workspace)
@@ -148,6 +160,8 @@ def contract(inputs: Sequence[str], output: str, operands: Sequence[np.ndarray],
     if not operands:
         raise TeirError("einsum: no operands given")
     dtype = _common_dtype(operands)
+    operands = [plain_array(op, f"einsum: operand {index}")
+                for index, op in enumerate(operands)]
     extents = _extents(inputs, output, operands)
     shape = tuple(extents[x] for x in output)
     if out is None:
@@ -163,7 +177,7 @@ def contract(inputs: Sequence[str], output: str, operands: Sequence[np.ndarray],
         out[...] = 0  # a sum over nothing (or an empty result)
         return out
     plan = plan_for(inputs, output, operands, path=path, data_type=data_type)
-    plan.run(operands, out, data_type, threads)
+    plan.run(operands, plain_array(out, "einsum: out"), data_type, threads)
     return out
 
 
