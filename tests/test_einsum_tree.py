@@ -156,6 +156,7 @@ def test_a_plan_runs_its_steps_kernels_again(monkeypatch):
 
     from teir_lowering.frontends import einsum_frontend
 
+    monkeypatch.setattr(einsum_tree, "_PLANS", {})  # plans of this test's own
     looked_up: list[str] = []
     lookup = einsum_frontend.kernel_plan
     monkeypatch.setattr(einsum_frontend, "kernel_plan",
