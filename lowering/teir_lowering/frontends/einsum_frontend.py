@@ -122,10 +122,10 @@ Plan = Callable[[Sequence[np.ndarray], np.ndarray, "int | None"], None]
 
 
 def kernel_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
-                dtype: str | None) -> Plan:
-    """What `einsum(subscripts, *operands, out=out, dtype=dtype)` runs, to call
-    again on plain arrays of the same layouts (a tree's steps)."""
-    return _cached_plan(subscripts, operands, out, False, dtype, None)
+                dtype: str | None, threads: int | None) -> Plan:
+    """What `einsum(subscripts, *operands, out=out, dtype=dtype, threads=threads)`
+    runs, to call again on plain arrays of the same layouts (a tree's steps)."""
+    return _cached_plan(subscripts, operands, out, False, dtype, threads)
 
 
 def _cached_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,

@@ -105,7 +105,8 @@ class Plan:
                           for ref in step.inputs]
                 target = self._array(step.output, operands, workspace, out, step.shape)
                 if kernels is None:
-                    made.append(kernel_plan(step.subscripts, arrays, target, data_type))
+                    made.append(kernel_plan(step.subscripts, arrays, target, data_type,
+                                            threads))
                     made[-1](arrays, target, threads)
                 else:
                     kernels[index](arrays, target, threads)
