@@ -804,3 +804,60 @@ def test_16_bit_relu_decides_on_the_bits(dtype: str, subscripts: str,
     if dtype == "float16":
         record = einsum_config(subscripts, values, out=got, relu=True)
         assert "half" not in compile_kernel(record, keep_ir=True).stages["llvm"]
+
+
+@pytest.mark.parametrize("record, marked", [
+    (transpose_record(37, 35, "FP64"), True),
+    (transpose_record(140, 20, "FP32", kind="ReLU", out_row=1024, outer=2), True),  # staged
+    (transpose_record(40, 3, "FP32"), False),  # scalar loops only
+])
+def test_the_emitters_vector_loops_are_kept_from_llvms_unroller(record: dict[str, Any],
+                                                                 marked: bool) -> None:
+    """The tile emitter's loops over its own unrolled vector code carry `UNROLLED`, and
+    the translation gives each its `llvm.loop.unroll.disable` node; scalar loops
+    (and the schedule's) are left to LLVM, whose unrolling speeds them."""
+    from xdsl.dialects import scf
+
+    from teir_dialect import teir_context
+    from teir_dialect.records import load_module
+    from teir_lowering.lane import UNROLLED
+    from teir_lowering.runtime.kernel import lower_to_scf, translate
+
+    module = load_module(record)
+    ctx = teir_context()
+    lower_to_scf(module, ctx)
+    loops = [op for op in module.walk() if isinstance(op, scf.ForOp)]
+    unrolled = [loop for loop in loops if UNROLLED in loop.attributes]
+    assert bool(unrolled) is marked
+    for loop in loops:
+        vectors = any(isinstance(op, (vector.LoadOp, vector.StoreOp)) for op in loop.body.walk())
+        assert vectors or loop not in unrolled
+    text, _ = translate(module, ctx)
+    assert text.count("!llvm.loop !") == len(unrolled)
+    assert ('!1 = !{!"llvm.loop.unroll.disable"}' in text) is marked
+    _check(record, "vector" if marked else "scf.for")
+
+
+def test_only_loops_over_vector_code_are_marked_unrolled() -> None:
+    """`for_loop(..., unrolled=True)` marks a loop whose body loads or stores vectors
+    (here one level down), not one of scalar code, nor any loop by default."""
+    from xdsl.dialects import memref, scf
+    from xdsl.dialects.builtin import MemRefType
+
+    from teir_lowering.codegen.emit import for_loop, load, store
+    from teir_lowering.lane import UNROLLED
+
+    block = Block(arg_types=[MemRefType(f32, [64])])
+    builder = Builder(InsertPoint.at_end(block))
+    memory = block.args[0]
+
+    def vectors(b: Builder, i: SSAValue, _: list[SSAValue]) -> None:
+        for_loop(b, 0, 2, 1, lambda bb, j, _: store(bb, load(bb, memory, i, 4), memory, j))
+
+    def scalars(b: Builder, i: SSAValue, _: list[SSAValue]) -> None:
+        b.insert(memref.StoreOp.get(b.insert(memref.LoadOp.get(memory, [i])).res, memory, [i]))
+
+    for body, unrolled in ((vectors, True), (scalars, True), (vectors, False)):
+        for_loop(builder, 0, 8, 4, body, unrolled=unrolled)
+    outer = [op for op in block.ops if isinstance(op, scf.ForOp)]
+    assert [UNROLLED in loop.attributes for loop in outer] == [True, False, False]

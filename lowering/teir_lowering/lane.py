@@ -217,6 +217,12 @@ class LaneDotBF16PairsOp(IRDLOperation):
 PAIR_LANES = (4, 8, 16)
 """f32 lanes of the `vdpbf16ps` forms (xmm, ymm, zmm)."""
 
+UNROLLED = "teir_lane.unrolled"
+"""A unit attribute on an scf.for whose body is vector code that the emitter unrolled
+itself (register transposes, runs of vectors): the translation to LLVM IR asks
+LLVM's loop unroller to leave it (`llvm.loop.unroll.disable`), which would only
+grow the code and its compile time (README, Compile time)."""
+
 
 # xDSL's llvmlite translation matches `case llvm.FCmpOp()` / `case llvm.SelectOp()` and
 # reads the same fields (predicate, lhs, rhs, cond, res), which build vector

@@ -70,7 +70,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from teir_lowering.lane import lane_cmpf, lane_select
+from teir_lowering.lane import UNROLLED, lane_cmpf, lane_select
 
 # -- addressing -----------------------------------------------------------------------
 
@@ -113,11 +113,14 @@ LoopBody = Callable[[Builder, SSAValue, list[SSAValue]], Sequence[SSAValue] | No
 
 
 def for_loop(builder: Builder, lower: int | SSAValue, upper: int | SSAValue, step: int | SSAValue,
-             body: LoopBody, carried: Sequence[SSAValue] = ()) -> list[SSAValue]:
+             body: LoopBody, carried: Sequence[SSAValue] = (), *,
+             unrolled: bool = False) -> list[SSAValue]:
     """scf.for lower..upper by step carrying `carried`; returns the loop's results.
 
     A loop with constant bounds and no iteration is not emitted (its results are
-    `carried`, as scf.for's would be).
+    `carried`, as scf.for's would be). `unrolled`: the caller unrolled its vector
+    code itself, so a loop whose body holds vector loads or stores is marked
+    `UNROLLED` (LLVM then leaves it as it is).
     """
     if isinstance(lower, int) and isinstance(upper, int) and upper <= lower:
         return list(carried)
@@ -127,7 +130,10 @@ def for_loop(builder: Builder, lower: int | SSAValue, upper: int | SSAValue, ste
     inner.insert(scf.YieldOp(*(results or ())))
     bounds = [value if isinstance(value, SSAValue) else index(builder, value)
               for value in (lower, upper, step)]
-    return list(builder.insert(scf.ForOp(*bounds, carried, block)).results)
+    loop = builder.insert(scf.ForOp(*bounds, carried, block))
+    if unrolled and any(isinstance(op, (vector.LoadOp, vector.StoreOp)) for op in block.walk()):
+        loop.attributes[UNROLLED] = UnitAttr()
+    return list(loop.results)
 
 
 def multiple_below(builder: Builder, count: SSAValue | int, step: int) -> SSAValue | int:

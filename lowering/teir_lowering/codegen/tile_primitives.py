@@ -71,6 +71,7 @@ from teir_dialect.dialect import ConfigOp, PrimitiveOp
 from teir_dialect.host import CACHE_LINE, SET_SPAN, host
 from teir_dialect.vocabulary import OperationKind
 from teir_lowering.codegen.emit import (
+    LoopBody,
     Tile,
     add,
     constant,
@@ -86,6 +87,13 @@ from teir_lowering.codegen.emit import (
     value_type,
 )
 from teir_lowering.codegen.gemm_plan import MIN_LANES
+
+
+def _loop(builder: Builder, lower: int | SSAValue, upper: int | SSAValue,
+          step: int | SSAValue, body: LoopBody) -> list[SSAValue]:
+    """`for_loop`, its vector code unrolled here already (`UNROLLED`)."""
+    return for_loop(builder, lower, upper, step, body, unrolled=True)
+
 
 CROWDED_SETS = 4
 """The fewest L1 sets the `lanes` stores of one transposed block may fall in before
@@ -206,7 +214,7 @@ class TileEmitter:
             self.outer_loops(b, rest, add(b, source, iv, axis.source),
                              add(b, out, iv, axis.out), body)
 
-        for_loop(builder, 0, axis.size, 1, step)
+        _loop(builder, 0, axis.size, 1, step)
 
     def apply(self, builder: Builder, value: SSAValue) -> SSAValue:
         """The primitive's value for a loaded (vector or scalar) `value`."""
@@ -319,7 +327,7 @@ class TileEmitter:
         the host's lanes, then single blocks of half as many down to 16 bytes;
         returns where they end (scalars after)."""
         done = size // self.lanes * self.lanes
-        for_loop(builder, 0, done, self.lanes,
+        _loop(builder, 0, done, self.lanes,
                  lambda b, start, _: block(b, start, self.lanes))
         lanes = self.lanes // 2
         while lanes >= self.min_lanes:
@@ -427,13 +435,13 @@ class TileEmitter:
                 leave back to back."""
                 if edge is not None:
                     if_then(cb, nonzero, lambda eb: edge(eb, c0, count))
-                for_loop(cb, peel, middle, line, lambda lb, r0, _: self.line_block(
+                _loop(cb, peel, middle, line, lambda lb, r0, _: self.line_block(
                     lb, rows, columns, source, out, r0, c0, count))
 
             def rows_outer(rb: Builder, walk: ColumnWalk) -> None:
                 if edge is not None:
                     if_then(rb, nonzero, lambda eb: walk(eb, edge))
-                for_loop(rb, peel, middle, line, lambda lb, r0, _: walk(
+                _loop(rb, peel, middle, line, lambda lb, r0, _: walk(
                     lb, lambda cb, c0, count: self.line_block(
                         cb, rows, columns, source, out, r0, c0, count)))
 
@@ -457,7 +465,7 @@ class TileEmitter:
         few_rows = nr <= COLUMNS_OUTER_ROWS
 
         def whole_blocks(b: Builder, block: BlockBody) -> None:
-            for_loop(b, 0, columns_full, lanes, lambda cb, c0, _: block(cb, c0, lanes))
+            _loop(b, 0, columns_full, lanes, lambda cb, c0, _: block(cb, c0, lanes))
 
         def ordinary(b: Builder) -> None:
             streaming(b, [(whole_blocks, True)], few_rows)
@@ -527,7 +535,7 @@ class TileEmitter:
 
         def stage(b: Builder, r0: SSAValue, c0: SSAValue) -> None:
             src = add(b, add(b, source, r0, rows.source), c0)
-            for_loop(b, 0, run, lanes, lambda rb, r, _: for_loop(
+            _loop(b, 0, run, lanes, lambda rb, r, _: _loop(
                 rb, 0, count, lanes, lambda cb, c, _: self.block(
                     cb, stage_rows, stage_columns, src, zero, r, c, lanes, buffer)))
             dst = add(b, add(b, out, c0, columns.out), r0)
@@ -539,9 +547,9 @@ class TileEmitter:
                     store(rb, load(rb, buffer, add(rb, at, k), lanes), self.out,
                           add(rb, to, k))
 
-            for_loop(b, 0, count, 1, row)
+            _loop(b, 0, count, 1, row)
 
-        for_loop(builder, 0, rows_end, run, lambda rb, r0, _: for_loop(
+        _loop(builder, 0, rows_end, run, lambda rb, r0, _: _loop(
             rb, 0, columns_end, count, lambda cb, c0, _: stage(cb, r0, c0)))
         self.region(builder, rows, columns, source, out, (0, rows_end),
                     (columns_end, columns.size), lanes)
@@ -633,7 +641,7 @@ class TileEmitter:
         zero = index(builder, 0)
         return [
             (lambda b, block: pieces(b, block, zero, head, line // 2), False),
-            (lambda b, block: for_loop(b, head, end, lanes,
+            (lambda b, block: _loop(b, head, end, lanes,
                                        lambda bb, c0, _: block(bb, c0, lanes)), True),
             (lambda b, block: pieces(b, block, end, rest, lanes // 2), False),
         ]
@@ -665,7 +673,7 @@ class TileEmitter:
 
         def starts(b: Builder, lo: int, full: int, back: bool, hi: int,
                    body: Callable[[Builder, SSAValue], None]) -> None:
-            for_loop(b, lo, full, lanes, lambda bb, start, _: body(bb, start))
+            _loop(b, lo, full, lanes, lambda bb, start, _: body(bb, start))
             if back:
                 body(b, index(b, hi - lanes))
 
@@ -768,9 +776,9 @@ class TileEmitter:
             def row(rb: Builder, r: SSAValue, _: list[SSAValue]) -> None:
                 self.element_op(rb, add(rb, src_c, r, rows.source), add(rb, dst_c, r), 1)
 
-            for_loop(cb, *row_range, 1, row)
+            _loop(cb, *row_range, 1, row)
 
-        for_loop(builder, *column_range, 1, column)
+        _loop(builder, *column_range, 1, column)
 
 
 # -- the teir-to-scf hook -----------------------------------------------------------

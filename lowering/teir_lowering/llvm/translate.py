@@ -49,7 +49,13 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
-from teir_lowering.lane import PREDICATES, LaneCmpfOp, LaneDotBF16PairsOp, LaneSelectOp
+from teir_lowering.lane import (
+    PREDICATES,
+    UNROLLED,
+    LaneCmpfOp,
+    LaneDotBF16PairsOp,
+    LaneSelectOp,
+)
 
 SFENCE = "llvm.x86.sse.sfence"
 
@@ -493,7 +499,8 @@ def _for(f: _Function, op: Operation) -> None:
     following = f.fresh()
     f.lines.append(f"  {following} = add i64 {f.names[iv]}, {f.ref(op.step)}")
     latch = f.block
-    f.lines.append(f"  br label %{header}")
+    f.lines.append(f"  br label %{header}" + (f", !llvm.loop {f.module.no_unroll()}"
+                                              if UNROLLED in op.attributes else ""))
     f.lines[slot] = "\n".join(
         f"  {f.names[value]} = phi {llvm_type(value.type)} [{f.ref(start)}, %{entry}], "
         f"[{again}, %{latch}]"
@@ -560,9 +567,19 @@ class _Module:
     def __init__(self, attributes: Mapping[str, str]) -> None:
         self.declarations: dict[str, None] = {}
         self.attributes = attributes
+        self.metadata: list[str] = ["!0 = !{i32 1}"]  # !nontemporal's
 
     def declare(self, line: str) -> None:
         self.declarations.setdefault(line, None)
+
+    def no_unroll(self) -> str:
+        """A loop's own `!llvm.loop` node (distinct, as LLVM wants one per loop)
+        saying `llvm.loop.unroll.disable`."""
+        if len(self.metadata) == 1:
+            self.metadata.append('!1 = !{!"llvm.loop.unroll.disable"}')
+        node = f"!{len(self.metadata)}"
+        self.metadata.append(f"{node} = distinct !{{{node}, !1}}")
+        return node
 
 
 def translate_to_llvm_ir(module: ModuleOp, attributes: Mapping[str, str] | None = None,
@@ -588,7 +605,7 @@ def translate_to_llvm_ir(module: ModuleOp, attributes: Mapping[str, str] | None 
         definitions.append(_Function(out, op).translate())
     pairs = " ".join(f'"{key}"="{value}"' for key, value in out.attributes.items())
     groups = [f"attributes #0 = {{ {pairs} }}"] if pairs else []
-    return "\n".join([*definitions, *out.declarations, *groups, "!0 = !{i32 1}", ""])
+    return "\n".join([*definitions, *out.declarations, *groups, *out.metadata, ""])
 
 
 @dataclass(frozen=True)

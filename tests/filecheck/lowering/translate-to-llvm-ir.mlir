@@ -170,3 +170,36 @@ func.func @pairs(%m: memref<?xf32>, %p: memref<?xi32>) {
 // CHECK:         call <16 x float> @"llvm.x86.avx512bf16.dpbf16ps.512"(<16 x float> %[[D]], <16 x i32> %[[A]], <16 x i32> %[[A]])
 // CHECK:       declare <16 x float> @"llvm.x86.avx512bf16.dpbf16ps.512"(<16 x float>, <16 x i32>, <16 x i32>)
 // CHECK-NOT:   declare
+
+// -----
+
+// Loops marked `teir_lane.unrolled` (the tile emitter's own unrolled vector code)
+// ask LLVM's unroller to leave them: each its own distinct !llvm.loop node on
+// the back edge; an unmarked loop has none.
+
+func.func @unrolled(%a: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  scf.for %i = %c0 to %n step %c8 {
+    %x = vector.load %a[%i] : memref<?xf32>, vector<8xf32>
+    vector.store %x, %a[%i] : memref<?xf32>, vector<8xf32>
+  } {teir_lane.unrolled}
+  scf.for %i = %c0 to %n step %c8 {
+    %x = vector.load %a[%i] : memref<?xf32>, vector<8xf32>
+    vector.store %x, %a[%i] : memref<?xf32>, vector<8xf32>
+  } {teir_lane.unrolled}
+  scf.for %i = %c0 to %n step %c8 {
+    %x = memref.load %a[%i] : memref<?xf32>
+    memref.store %x, %a[%i] : memref<?xf32>
+  }
+  func.return
+}
+
+// CHECK-LABEL: define void @"unrolled"(ptr %a0, i64 %a1) {
+// CHECK:         br label %[[HEAD1:b[0-9]+]], !llvm.loop ![[LOOP1:[0-9]+]]
+// CHECK:         br label %[[HEAD2:b[0-9]+]], !llvm.loop ![[LOOP2:[0-9]+]]
+// CHECK:         br label %{{b[0-9]+}}{{$}}
+// CHECK:       !0 = !{i32 1}
+// CHECK-NEXT:  ![[OFF:1]] = !{!"llvm.loop.unroll.disable"}
+// CHECK-NEXT:  ![[LOOP1]] = distinct !{![[LOOP1]], ![[OFF]]}
+// CHECK-NEXT:  ![[LOOP2]] = distinct !{![[LOOP2]], ![[OFF]]}
