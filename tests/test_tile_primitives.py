@@ -810,12 +810,14 @@ def test_16_bit_relu_decides_on_the_bits(dtype: str, subscripts: str,
     (transpose_record(37, 35, "FP64"), True),
     (transpose_record(140, 20, "FP32", kind="ReLU", out_row=1024, outer=2), True),  # staged
     (transpose_record(40, 3, "FP32"), False),  # scalar loops only
+    (contiguous_record("Copy", 347), False),  # a run's loop of single vectors
 ])
 def test_the_emitters_vector_loops_are_kept_from_llvms_unroller(record: dict[str, Any],
                                                                  marked: bool) -> None:
-    """The tile emitter's loops over its own unrolled vector code carry `UNROLLED`, and
-    the translation gives each its `llvm.loop.unroll.disable` node; scalar loops
-    (and the schedule's) are left to LLVM, whose unrolling speeds them."""
+    """The tile emitter's loops over its own unrolled vector code (transposes) carry
+    `UNROLLED`, and the translation gives each its `llvm.loop.unroll.disable`
+    node; scalar loops, the schedule's and a contiguous run's loop of single
+    vectors are left to LLVM, whose unrolling speeds them."""
     from xdsl.dialects import scf
 
     from teir_dialect import teir_context
@@ -835,7 +837,7 @@ def test_the_emitters_vector_loops_are_kept_from_llvms_unroller(record: dict[str
     text, _ = translate(module, ctx)
     assert text.count("!llvm.loop !") == len(unrolled)
     assert ('!1 = !{!"llvm.loop.unroll.disable"}' in text) is marked
-    _check(record, "vector" if marked else "scf.for")
+    _check(record, "scf.for")
 
 
 def test_only_loops_over_vector_code_are_marked_unrolled() -> None:
