@@ -35,7 +35,8 @@ compares a widened copy, exact), so they are exact for every type.
 
 bf16 appears here only in loads, stores, bitcasts, shuffles and constants,
 never in float arithmetic: the LLVM pipeline types it as i16
-(`teir-bf16-as-i16`), since LLVM's bfloat is missing from llvmlite.
+(`teir-bf16-as-i16`; the direct translation writes it so), since LLVM's
+bfloat is missing from llvmlite.
 
 Everything here is scf level: no module of the LLVM conversions is imported.
 """

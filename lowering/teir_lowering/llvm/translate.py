@@ -14,8 +14,11 @@ the same program. The pipeline stays what `teir-opt` shows and what the lit
 tests check; `tests/test_translate.py` holds the two to the same results.
 
 Input: func.func ops of scf/arith/math/memref/vector/teir_lane after
-`teir-outline-parallel` and `teir-bf16-as-i16`, memrefs one-dimensional
-without layout (the kernels' tensors and scratch buffers). An op outside that
+`teir-outline-parallel`, memrefs one-dimensional without layout (the kernels'
+tensors and scratch buffers). bf16 values are written as i16, their constants
+as their bits: what `teir-bf16-as-i16` makes of them in the pass pipeline,
+without its rewriting of every op that holds one (the kernels only move bf16
+values, which `check_bf16_moves_only` checks first). An op outside that
 set raises `TranslationError` naming it. Launchers (`__teir_launch_*`) stay
 declarations here; `teir_lowering.runtime.jit` links their definitions
 (teir-gomp-launch) in.
@@ -49,6 +52,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
+from teir_dialect.vocabulary import DataType
 from teir_lowering.lane import (
     PREDICATES,
     UNROLLED,
@@ -56,6 +60,7 @@ from teir_lowering.lane import (
     LaneDotBF16PairsOp,
     LaneSelectOp,
 )
+from teir_lowering.llvm.bf16 import half_bits
 
 SFENCE = "llvm.x86.sse.sfence"
 
@@ -77,7 +82,7 @@ def llvm_type(typ: Attribute) -> str:
     if isinstance(typ, Float16Type):
         return "half"
     if isinstance(typ, BFloat16Type):
-        return "bfloat"
+        return "i16"  # bits the kernels only move (as teir-bf16-as-i16 types them)
     if isinstance(typ, MemRefType):
         return "ptr"
     if isinstance(typ, VectorType) and typ.get_num_dims() == 1:
@@ -89,9 +94,8 @@ def _float_literal(value: float, typ: Attribute) -> str:
     """LLVM's exact hexadecimal spelling of a float constant of `typ`."""
     if isinstance(typ, Float16Type):
         return f"0xH{struct.unpack('<H', struct.pack('<e', value))[0]:04X}"
-    if isinstance(typ, BFloat16Type):
-        bits = struct.unpack("<I", struct.pack("<f", value))[0]
-        return f"0xR{bits >> 16:04X}"
+    if isinstance(typ, BFloat16Type):  # an i16 (llvm_type): its bits, nearest even
+        return str(half_bits([value], DataType.BF16)[0])
     if isinstance(typ, Float32Type):  # as a double holding the float's value exactly
         value = struct.unpack("<f", struct.pack("<f", value))[0]
     return f"0x{struct.unpack('<Q', struct.pack('<d', value))[0]:016X}"
@@ -610,9 +614,9 @@ def translate_to_llvm_ir(module: ModuleOp, attributes: Mapping[str, str] | None 
 
 @dataclass(frozen=True)
 class LLVMIRTarget(Target):
-    """`-t teir-llvm-ir`: an scf-level module (after teir-outline-parallel and
-    teir-bf16-as-i16) as the LLVM IR `compile_kernel` hands LLVM, without the host's
-    function attributes and the linked launchers."""
+    """`-t teir-llvm-ir`: an scf-level module (after teir-outline-parallel) as the LLVM
+    IR `compile_kernel` hands LLVM, without the host's function attributes and the
+    linked launchers."""
 
     name: ClassVar[str] = "teir-llvm-ir"
 

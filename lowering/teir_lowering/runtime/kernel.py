@@ -106,14 +106,14 @@ def translate(module: ModuleOp, ctx: Context) -> tuple[str, tuple[str, ...]]:
     from xdsl.backend.llvm.convert import convert_module
 
     from teir_lowering.codegen.parallel import launchers
-    from teir_lowering.llvm.bf16 import BF16AsI16Pass
+    from teir_lowering.llvm.bf16 import check_bf16_moves_only
     from teir_lowering.llvm.f16_moves import F16MovesAsI16Pass
     from teir_lowering.llvm.translate import translate_to_llvm_ir
     from teir_lowering.runtime.jit import function_attributes
 
-    if _holds(module, BFloat16Type):
-        with stage("teir-bf16-as-i16", module):
-            BF16AsI16Pass().apply(ctx, module)
+    if _holds(module, BFloat16Type):  # the translation writes them as i16
+        with stage("bf16 moves only", module):
+            check_bf16_moves_only(module)
     if _holds(module, Float16Type):
         with stage("teir-f16-moves-as-i16", module):
             F16MovesAsI16Pass().apply(ctx, module)

@@ -203,3 +203,30 @@ func.func @unrolled(%a: memref<?xf32>, %n: index) {
 // CHECK-NEXT:  ![[OFF:1]] = !{!"llvm.loop.unroll.disable"}
 // CHECK-NEXT:  ![[LOOP1]] = distinct !{![[LOOP1]], ![[OFF]]}
 // CHECK-NEXT:  ![[LOOP2]] = distinct !{![[LOOP2]], ![[OFF]]}
+
+// -----
+
+// bf16 values are written as i16 (the kernels only move them; teir-bf16-as-i16
+// types them so in the pass pipeline): loads, stores, selects, bitcasts from and
+// to i16 (a no-op LLVM drops), constants as their bits rounded to nearest even.
+
+func.func @halves(%m: memref<?xbf16>, %c: i1) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : bf16
+  %third = arith.constant dense<0.333333343> : vector<8xbf16>
+  %x = memref.load %m[%c0] : memref<?xbf16>
+  %s = arith.select %c, %x, %one : bf16
+  %i = arith.bitcast %s : bf16 to i16
+  %b = arith.bitcast %i : i16 to bf16
+  memref.store %b, %m[%c0] : memref<?xbf16>
+  vector.store %third, %m[%c0] : memref<?xbf16>, vector<8xbf16>
+  func.return
+}
+
+// CHECK-LABEL: define void @"halves"(ptr %a0, i1 %a1) {
+// CHECK:         %[[X:v[0-9]+]] = load i16, ptr %{{v[0-9]+}}, align 2
+// CHECK-NEXT:    %[[S:v[0-9]+]] = select i1 %a1, i16 %[[X]], i16 16256
+// CHECK-NEXT:    %[[I:v[0-9]+]] = bitcast i16 %[[S]] to i16
+// CHECK-NEXT:    %[[B:v[0-9]+]] = bitcast i16 %[[I]] to i16
+// CHECK:         store i16 %[[B]], ptr %{{v[0-9]+}}, align 2
+// CHECK:         store <8 x i16> <i16 16043, i16 16043, i16 16043, i16 16043, i16 16043, i16 16043, i16 16043, i16 16043>
