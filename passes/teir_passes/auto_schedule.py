@@ -424,7 +424,12 @@ class _Scheduler:
         if batch * k <= 2 * k_target or k_move_problem(prim) is not None:
             return None
         if kernel.kind_name == KernelKind.BRGEMM and k < k_target:
-            return max(1, k_target // k)
+            # Each block of the batch reads and writes the call's whole C again: one
+            # beyond half the L2 then streams from the L3 per block, which cost more
+            # than B's panel leaving the L1 (the spec's BRGEMM in FP64, C 1 MiB:
+            # README, Benchmarks)
+            c_bytes = kernel.get("m") * kernel.get("n") * prim.element_width
+            return None if c_bytes > self.host.l2 // 2 else max(1, k_target // k)
         return k_target if kernel.kind_name == KernelKind.GEMM else None
 
     def m_target(self, prim: PrimitiveOp, k_block: int) -> int:
