@@ -148,7 +148,13 @@ def test_a_small_contraction_written_parallel_runs_on_one_thread(machine: str) -
 
 @pytest.mark.parametrize("machine", ["avx2", "avx512"])
 def test_a_large_contraction_written_parallel_keeps_its_parallel_loops(machine: str) -> None:
-    assert _parallel_extents(_flat_contraction(32, 64, 32, 64, 8, 64), machine, 2) == [32, 32]
+    """p continues the BRGEMM's N axis q, so it goes into the call (fuse-axes on a
+    role axis); r stays the loop the threads share."""
+    scheduled = _schedule(_flat_contraction(32, 64, 32, 64, 8, 64), machine, 2)
+    assert [n["axis"] for n in scheduled["schedule"]["iterations"]
+            if n["policy"] == "parallel"] == ["r"]
+    assert {"id": "pq", "extent": 2048} in [
+        {"id": a["id"], "extent": a["extent"]} for a in scheduled["axes"]]
 
 
 def test_one_fork_pays_from_the_work_the_host_does_in_a_fork_join() -> None:
@@ -276,3 +282,29 @@ def test_a_gemv_on_a_transposed_matrix_streams_its_columns(machine: str) -> None
     assert {"op": "split", "axis": "j", "factor": 8} in steps
     assert not any(s.get("axis") == "i" for s in steps)
     assert not any(s.get("axis") == "j" for s in script(np.empty((964, 472), np.float32)))
+
+
+@pytest.mark.parametrize("dtype", ["FP32", "FP64"])
+@pytest.mark.parametrize("extents", [(5, 7, 3, 20, 3, 9), (32, 16, 4, 16, 2, 8)])
+def test_a_flat_records_loop_over_the_n_axis_runs_inside_the_calls(
+        extents: tuple[int, ...], dtype: str) -> None:
+    """The written-parallel p continues the BRGEMM's N axis q (fuse-axes on a role
+    axis): the scheduled kernel computes what numpy does, at 1 and 2 threads."""
+    from teir_lowering.runtime.kernel import compile_kernel
+
+    p, q, r, s, t, u = extents
+    record = {**_flat_contraction(*extents), "data_type": dtype}
+    scheduled = _schedule(record, "avx512", 2)
+    assert "pq" in {axis["id"] for axis in scheduled["axes"]}
+    assert "p" not in {n["axis"] for n in scheduled["schedule"]["iterations"]}
+    kind = np.float32 if dtype == "FP32" else np.float64
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((t, r, u, s)).astype(kind)
+    b = rng.standard_normal((p, q, t, u)).astype(kind)
+    expected = np.einsum("trus,pqtu->pqrs", a, b)
+    kernel = compile_kernel(record)
+    for threads in (1, 2):
+        out = np.full((p, q, r, s), np.nan, kind)
+        kernel(a, b, out, threads=threads)
+        np.testing.assert_allclose(out, expected, rtol=1e-5 if dtype == "FP32" else 1e-12,
+                                   atol=1e-5 if dtype == "FP32" else 1e-12)

@@ -277,6 +277,45 @@ class _Scheduler:
                     changed = True
                     break
 
+    def fuse_into_roles(self) -> None:
+        """A loop that continues an M or N role axis of the GEMM below it (a flat
+        record's parallel p over the BRGEMM's N axis q in `trus,pqtu->pqrs`) goes
+        into that axis (teir-fuse-axes on a role axis): one call over both, as the
+        einsum front end's records have it, whose calls keep a panel over every
+        column; `run.py`'s record of the spec contraction in FP64 ran 114-117
+        GFLOP/s with the loop, 127-129 fused (README, Benchmarks). The loop
+        threads would share is then chosen among the others."""
+        tried: set[tuple[str, str]] = set()
+        changed = True
+        while changed:
+            changed = False
+            for node in self.config.schedule.walk_nodes():
+                if not isinstance(node, IterOp):
+                    continue
+                prims = self._primitives_below(node)
+                gemms = [p for p in prims if p.kind is OperationKind.CONTRACTION
+                         and p.matched_kernel().is_gemm]
+                if not gemms:
+                    continue
+                iterated = {n.axis_id for n in self.config.schedule.walk_nodes()
+                            if isinstance(n, IterOp)}
+                roles = [a.axis_id for role in (Role.M, Role.N)
+                         for a in gemms[0].role_axes(role) if a.axis_id not in iterated]
+                for inner in roles:
+                    pair = (node.axis_id, inner)
+                    if pair in tried:
+                        continue
+                    tried.add(pair)
+                    if (not self.contiguous(*pair) or self.keeps_y_widened(*pair)
+                            or not all(inner in {a.axis_id for a in p.all_role_axes}
+                                       for p in prims)):
+                        continue
+                    if self.nest_step({"op": "fuse-axes", "outer": pair[0], "inner": inner}):
+                        changed = True
+                        break
+                if changed:
+                    break
+
     def keeps_y_widened(self, outer: str, inner: str) -> bool:
         """Whether two loops over free indices of an FP16 Contraction's broadcast
         operand Y stay apart: Y fused over both would be too large for the
@@ -597,6 +636,8 @@ class _Scheduler:
             self.fuse_contiguous()
         for name in LIFT:
             self.step({"op": name})
+        if self.knobs.fuse:
+            self.fuse_into_roles()
         self.schedule_transposes()
         self.parallelize()
         self.tile_contractions()

@@ -83,3 +83,113 @@ func.func @not_nested(%in0: memref<?xf32>, %out: memref<?xf32>) {
   func.return
 }
 // CHECK: teir-fuse-axes: no iteration node over 'a' has a node over 'b' as its only child
+
+// -----
+
+// b may be a role axis no node iterates: the node over a goes into the calls,
+// the fused axis ab taking b's place in the roles of the primitives below.
+
+func.func @into_role(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [12, 24] offsets [4, 0]
+    teir.axis b extent 3 strides [4, 8] offsets [0, 8]
+    teir.axis c extent 5 strides [24, 48] offsets [0, 0]
+    teir.primitive z Zero {M = [b], N = []} {data_type = "FP32"}
+    teir.primitive p Copy {M = [b], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter a over a parallel {
+        teir.iter c over c {
+          teir.invoke zero -> z
+          teir.invoke x -> p
+        }
+      }
+    }
+  }
+  func.return
+}
+// CHECK-LABEL: func.func @into_role
+// CHECK:         teir.axis ab extent 6 strides [4, 8] offsets [4, 8]
+// CHECK-NEXT:    teir.axis c extent 5
+// CHECK-NEXT:    teir.primitive z Zero {M = [ab], N = []}
+// CHECK-NEXT:    teir.primitive p Copy {M = [ab], N = []}
+// CHECK:         teir.schedule {
+// CHECK-NEXT:      teir.iter c over c {
+// CHECK-NEXT:        teir.invoke zero -> z
+// CHECK-NEXT:        teir.invoke x -> p
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+
+// -----
+
+func.func @into_role_not_everywhere_below(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [12, 24] offsets [0, 0]
+    teir.axis b extent 3 strides [4, 8] offsets [0, 0]
+    teir.axis c extent 3 strides [4, 8] offsets [0, 0]
+    teir.primitive p Copy {M = [b], N = []} {data_type = "FP32"}
+    teir.primitive q Copy {M = [c], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter a over a {
+        teir.invoke x -> p
+        teir.invoke y -> q
+      }
+    }
+  }
+  func.return
+}
+// CHECK: teir-fuse-axes: 'y' below 'a' invokes 'q', which has no role axis 'b'
+
+// -----
+
+func.func @into_role_invoked_elsewhere(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [12, 24] offsets [0, 0]
+    teir.axis b extent 3 strides [4, 8] offsets [0, 0]
+    teir.primitive p Copy {M = [b], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter a over a {
+        teir.invoke x -> p
+      }
+      teir.invoke y -> p
+    }
+  }
+  func.return
+}
+// CHECK: teir-fuse-axes: 'y' invokes a primitive over 'b' outside the nodes over 'a'
+
+// -----
+
+func.func @into_role_guarded(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [12, 24] offsets [0, 0]
+    teir.axis b extent 3 strides [4, 8] offsets [0, 0]
+    teir.axis c extent 2 strides [0, 0] offsets [0, 0]
+    teir.primitive p Copy {M = [b], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter c over c {
+        teir.iter a over a [first(c)] {
+          teir.invoke x -> p
+        }
+      }
+    }
+  }
+  func.return
+}
+// CHECK: teir-fuse-axes: iteration node 'a' has a guard (first(c))
+
+// -----
+
+func.func @into_role_not_contiguous(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [16, 24] offsets [0, 0]
+    teir.axis b extent 3 strides [4, 8] offsets [0, 0]
+    teir.primitive p Copy {M = [b], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter a over a {
+        teir.invoke x -> p
+      }
+    }
+  }
+  func.return
+}
+// CHECK: teir-fuse-axes: axes 'a' and 'b' are not contiguous on in0: stride 16 of 'a' is not extent 3 x stride 4 of 'b'
