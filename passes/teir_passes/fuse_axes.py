@@ -80,13 +80,7 @@ def fuse_axes(config: ConfigOp, outer: str, inner: str, fused: str | None = None
                 f"a guard below '{below.node_id}' names '{outer}' or '{inner}', which the "
                 "fused axis cannot express",
             )
-    taken = taken_ids(config)
-    if fused is None:
-        fused = fresh_id(f"{outer}{inner}", taken.axes)
-    elif fused in taken.axes:
-        raise TransformError(pass_name, f"fused axis id '{fused}' is already an axis")
-    add_axis(config, b, fused, a.size * b.size, b.stride_values,
-             [x + y for x, y in zip(a.offset_values, b.offset_values)])
+    fused = _fused_axis(config, a, b, fused, pass_name)
     for top, below in pairs:
         policy = Policy.PARALLEL if top.parallel and below.parallel else Policy.SEQUENTIAL
         children = below.children
@@ -101,6 +95,19 @@ def fuse_axes(config: ConfigOp, outer: str, inner: str, fused: str | None = None
         top.erase()
     drop_unused_axes(config)
     check_still_valid(config, pass_name, f"fusing '{outer}' and '{inner}'")
+    return fused
+
+
+def _fused_axis(config: ConfigOp, a: AxisOp, b: AxisOp, fused: str | None,
+                pass_name: str) -> str:
+    """Adds the axis over (a, b): b's strides, both offsets; returns its id."""
+    taken = taken_ids(config)
+    if fused is None:
+        fused = fresh_id(f"{a.axis_id}{b.axis_id}", taken.axes)
+    elif fused in taken.axes:
+        raise TransformError(pass_name, f"fused axis id '{fused}' is already an axis")
+    add_axis(config, b, fused, a.size * b.size, b.stride_values,
+             [x + y for x, y in zip(a.offset_values, b.offset_values)])
     return fused
 
 
@@ -150,13 +157,7 @@ def _absorb(config: ConfigOp, outer: str, inner: str, fused: str | None,
             pass_name, f"'{elsewhere[0]}' invokes a primitive over '{inner}' outside "
                        f"the nodes over '{outer}'")
     _check_contiguous(config, a, b, pass_name)
-    taken = taken_ids(config)
-    if fused is None:
-        fused = fresh_id(f"{outer}{inner}", taken.axes)
-    elif fused in taken.axes:
-        raise TransformError(pass_name, f"fused axis id '{fused}' is already an axis")
-    add_axis(config, b, fused, a.size * b.size, b.stride_values,
-             [x + y for x, y in zip(a.offset_values, b.offset_values)])
+    fused = _fused_axis(config, a, b, fused, pass_name)
     for prim in config.primitives:
         if prim.primitive_id in users:
             prim.properties["roles"] = DictionaryAttr({
