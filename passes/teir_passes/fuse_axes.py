@@ -3,23 +3,23 @@
 Legal when the node over `a` has the node over `b` as its only child and, on
 every tensor, stride(a) = extent(b) * stride(b): then index i = extent(b) *
 index(a) + index(b) of a fused axis with b's strides and the two offsets
-added addresses exactly what (a, b) did, in the same order.
-
-`b` may also be a role axis that no node iterates: every primitive invoked
-below the nodes over `a` has `b` among its role axes, and no primitive with `b`
-is invoked elsewhere. The fused axis then takes `b`'s place in those roles and
-the nodes over `a` go (their children take their place): each call covers what
-the loop's calls did, one after the other (a flat record's parallel `p` over
-a BRGEMM's N axis `q` in `trus,pqtu->pqrs`: one call per r over all of p and
-q, as the einsum front end builds it). The loops below `a` then run outside
-its range, so the bodies at different indices of `a` must write disjoint out
-bytes (`legality.sink_problem`). Used to flatten
+added addresses exactly what (a, b) did, in the same order. Used to flatten
 contiguous dimensions before choosing tiles. Neither node may have a guard,
 and no guard below may name `a` or `b` alone (their first/last are not the
 fused axis's). The fused axis is new (`fused`, by default `ab`); `a` and `b`
 stay defined while something else uses them. Every such pair of nodes in the
 module is fused; the fused node keeps the outer node's id and is parallel
 only when both were.
+
+`b` may also be a role axis that no node iterates: every primitive invoked
+below the nodes over `a` has `b` among its role axes (not `a`: the verifier's
+axis-reuse rule), and no primitive with `b` is invoked elsewhere. The fused axis then takes `b`'s place
+in those roles and the nodes over `a` go (their children take their place):
+each call covers what the loop's calls did, one after the other (a flat
+record's parallel `p` over a BRGEMM's N axis `q` in `trus,pqtu->pqrs`: one
+call per r over all of p and q, as the einsum front end builds it). The loops
+below `a` then run outside its range, so the bodies at different indices of
+`a` must write disjoint out bytes (`legality.sink_problem`).
 """
 
 from __future__ import annotations
@@ -182,7 +182,8 @@ def _absorb(config: ConfigOp, outer: str, inner: str, fused: str | None,
 
 @dataclass(frozen=True)
 class FuseAxesPass(ModulePass):
-    """Merges a loop with the contiguous loop nested directly inside it."""
+    """Merges a loop with the contiguous loop nested directly inside it, or with the
+    role axis it continues."""
 
     name = NAME
 

@@ -193,3 +193,24 @@ func.func @into_role_not_contiguous(%in0: memref<?xf32>, %out: memref<?xf32>) {
   func.return
 }
 // CHECK: teir-fuse-axes: axes 'a' and 'b' are not contiguous on in0: stride 16 of 'a' is not extent 3 x stride 4 of 'b'
+
+
+// -----
+
+func.func @into_role_overlapping(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [12, 24] offsets [0, 0]
+    teir.axis b extent 3 strides [4, 8] offsets [0, 0]
+    teir.axis c extent 5 strides [0, 8] offsets [0, 0]
+    teir.primitive p Copy {M = [b], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter a over a {
+        teir.iter c over c {
+          teir.invoke x -> p
+        }
+      }
+    }
+  }
+  func.return
+}
+// CHECK: teir-fuse-axes: 'a' cannot run inside the calls: 'x' and 'x' write common out bytes at different indices of the loops a, c, so moving those loops would change which write comes last
