@@ -15,12 +15,13 @@ Conversions run one dialect at a time, in the style of MLIR's dialect conversion
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects import llvm, ptr
+from xdsl.dialects import func, llvm, ptr
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
     IndexType,
     MemRefType,
+    ModuleOp,
     UnrealizedConversionCastOp,
     VectorType,
     i64,
@@ -122,6 +123,17 @@ def convert_block_arguments(block: Block, rewriter: PatternRewriter) -> None:
         rewriter.replace_uses_with_if(
             new_arg, cast_op.results[0], lambda use, cast=cast_op: use.operation is not cast
         )
+
+
+def takes_memory_of(module: ModuleOp, kind: type[Attribute]) -> bool:
+    """Whether a function of `module` takes memory of `kind` elements: the code
+    generators make 16-bit float values only from such memory, the tensors a
+    kernel's functions take."""
+    return any(
+        isinstance(op, func.FuncOp) and any(
+            isinstance(typ, MemRefType) and isinstance(typ.element_type, kind)
+            for typ in op.function_type.inputs)
+        for op in module.ops)
 
 
 _SAME = Attribute.__new__(Attribute)

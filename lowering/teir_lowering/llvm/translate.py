@@ -18,7 +18,8 @@ Input: func.func ops of scf/arith/math/memref/vector/teir_lane after
 tensors and scratch buffers). bf16 values are written as i16, their constants
 as their bits: what `teir-bf16-as-i16` makes of them in the pass pipeline,
 without its rewriting of every op that holds one (the kernels only move bf16
-values, which `check_bf16_moves_only` checks first). An op outside that
+values, which `check_bf16_moves_only` checks first when a function takes bf16
+memory). An op outside that
 set raises `TranslationError` naming it. Launchers (`__teir_launch_*`) stay
 declarations here; `teir_lowering.runtime.jit` links their definitions
 (teir-gomp-launch) in.
@@ -60,7 +61,8 @@ from teir_lowering.lane import (
     LaneDotBF16PairsOp,
     LaneSelectOp,
 )
-from teir_lowering.llvm.bf16 import half_bits
+from teir_lowering.llvm.bf16 import check_bf16_moves_only, half_bits
+from teir_lowering.llvm.common import takes_memory_of
 
 SFENCE = "llvm.x86.sse.sfence"
 
@@ -591,6 +593,8 @@ def translate_to_llvm_ir(module: ModuleOp, attributes: Mapping[str, str] | None 
     """The LLVM IR of the scf-level `module` (see the module doc); `attributes` are
     the string attributes of every definition (`#0`), e.g. {"prefer-vector-width":
     "512"}."""
+    if takes_memory_of(module, BFloat16Type):  # written as i16: they may only move
+        check_bf16_moves_only(module)
     out = _Module(attributes or {})
     definitions: list[str] = []
     for op in module.ops:

@@ -38,7 +38,7 @@ import numpy as np
 from llvmlite import ir
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, MemRefType, ModuleOp
+from xdsl.dialects.builtin import Float16Type, ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -106,15 +106,12 @@ def translate(module: ModuleOp, ctx: Context) -> tuple[str, tuple[str, ...]]:
     from xdsl.backend.llvm.convert import convert_module
 
     from teir_lowering.codegen.parallel import launchers
-    from teir_lowering.llvm.bf16 import check_bf16_moves_only
+    from teir_lowering.llvm.common import takes_memory_of
     from teir_lowering.llvm.f16_moves import F16MovesAsI16Pass
     from teir_lowering.llvm.translate import translate_to_llvm_ir
     from teir_lowering.runtime.jit import function_attributes
 
-    if _holds(module, BFloat16Type):  # the translation writes them as i16
-        with stage("bf16 moves only", module):
-            check_bf16_moves_only(module)
-    if _holds(module, Float16Type):
+    if takes_memory_of(module, Float16Type):
         with stage("teir-f16-moves-as-i16", module):
             F16MovesAsI16Pass().apply(ctx, module)
     with stage("translate to LLVM IR"):
@@ -123,17 +120,6 @@ def translate(module: ModuleOp, ctx: Context) -> tuple[str, tuple[str, ...]]:
         linked = () if parallel is None else (str(convert_module(
             parallel, fallback_target_triple="")),)
     return text, linked
-
-
-def _holds(module: ModuleOp, kind: type) -> bool:
-    """Whether a kernel's module has values of the 16-bit float type `kind`: the code
-    generators make them only from memory of that type, the tensors its functions
-    take."""
-    return any(
-        isinstance(op, func.FuncOp) and any(
-            isinstance(typ, MemRefType) and isinstance(typ.element_type, kind)
-            for typ in op.function_type.inputs)
-        for op in module.ops)
 
 
 def lower_to_llvm(module: ModuleOp, ctx: Context) -> None:

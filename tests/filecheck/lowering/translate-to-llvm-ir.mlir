@@ -1,5 +1,6 @@
 // RUN: teir-opt %s --split-input-file -t teir-llvm-ir | filecheck %s
 // RUN: not teir-opt %S/Inputs/not-translated.mlir -t teir-llvm-ir 2>&1 | filecheck %s --check-prefix=ERR
+// RUN: not teir-opt %S/Inputs/bf16-arithmetic.mlir -t teir-llvm-ir 2>&1 | filecheck %s --check-prefix=BF16
 
 // The scf level straight to LLVM IR (what compile_kernel compiles): a loop with
 // a carried value is a header of phis testing iv < ub, the body, the increment,
@@ -230,3 +231,5 @@ func.func @halves(%m: memref<?xbf16>, %c: i1) {
 // CHECK-NEXT:    %[[B:v[0-9]+]] = bitcast i16 %[[I]] to i16
 // CHECK:         store i16 %[[B]], ptr %{{v[0-9]+}}, align 2
 // CHECK:         store <8 x i16> <i16 16043, i16 16043, i16 16043, i16 16043, i16 16043, i16 16043, i16 16043, i16 16043>
+
+// BF16: teir-opt: error: teir-bf16-as-i16: arith.addf computes on bf16 values; widen them to f32 first
