@@ -55,6 +55,7 @@ schedule it produces computes what the configuration did.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from math import isqrt, prod
 
@@ -282,39 +283,34 @@ class _Scheduler:
         record's parallel p over the BRGEMM's N axis q in `trus,pqtu->pqrs`) goes
         into that axis (teir-fuse-axes on a role axis): one call over both, as the
         einsum front end's records have it, whose calls keep a panel over every
-        column; `run.py`'s record of the spec contraction in FP64 ran 114-117
-        GFLOP/s with the loop, 127-129 fused (README, Benchmarks). The loop
-        threads would share is then chosen among the others."""
+        column (README, Auto-scheduler). The loop threads would share is then
+        chosen among the others."""
         tried: set[tuple[str, str]] = set()
-        changed = True
-        while changed:
-            changed = False
-            for node in self.config.schedule.walk_nodes():
-                if not isinstance(node, IterOp):
-                    continue
-                prims = self._primitives_below(node)
-                gemms = [p for p in prims if p.kind is OperationKind.CONTRACTION
-                         and p.matched_kernel().is_gemm]
-                if not gemms:
-                    continue
-                iterated = {n.axis_id for n in self.config.schedule.walk_nodes()
-                            if isinstance(n, IterOp)}
-                roles = [a.axis_id for role in (Role.M, Role.N)
-                         for a in gemms[0].role_axes(role) if a.axis_id not in iterated]
-                for inner in roles:
-                    pair = (node.axis_id, inner)
-                    if pair in tried:
+        while (pair := next(self._role_continuations(tried), None)) is not None:
+            self.nest_step({"op": "fuse-axes", "outer": pair[0], "inner": pair[1]})
+
+    def _role_continuations(self, tried: set[tuple[str, str]]) -> Iterator[tuple[str, str]]:
+        """(loop axis, role axis) pairs not in `tried` (added as they are given) that
+        `fuse_into_roles` may fuse: the loop continues an M or N role axis, which no
+        node iterates, of the GEMM below it, and every primitive below has it."""
+        nodes = [n for n in self.config.schedule.walk_nodes() if isinstance(n, IterOp)]
+        iterated = {n.axis_id for n in nodes}
+        for node in nodes:
+            prims = self._primitives_below(node)
+            gemms = [p for p in prims if p.kind is OperationKind.CONTRACTION
+                     and p.matched_kernel().is_gemm]
+            if not gemms:
+                continue
+            for role in (Role.M, Role.N):
+                for axis in gemms[0].role_axes(role):
+                    pair = (node.axis_id, axis.axis_id)
+                    if axis.axis_id in iterated or pair in tried:
                         continue
                     tried.add(pair)
-                    if (not self.contiguous(*pair) or self.keeps_y_widened(*pair)
-                            or not all(inner in {a.axis_id for a in p.all_role_axes}
-                                       for p in prims)):
-                        continue
-                    if self.nest_step({"op": "fuse-axes", "outer": pair[0], "inner": inner}):
-                        changed = True
-                        break
-                if changed:
-                    break
+                    if (self.contiguous(*pair) and not self.keeps_y_widened(*pair)
+                            and all(axis.axis_id in {a.axis_id for a in p.all_role_axes}
+                                    for p in prims)):
+                        yield pair
 
     def keeps_y_widened(self, outer: str, inner: str) -> bool:
         """Whether two loops over free indices of an FP16 Contraction's broadcast

@@ -779,9 +779,9 @@ class TileEmitter:
             def row(rb: Builder, r: SSAValue, _: list[SSAValue]) -> None:
                 self.element_op(rb, add(rb, src_c, r, rows.source), add(rb, dst_c, r), 1)
 
-            _loop(cb, *row_range, 1, row)
+            for_loop(cb, *row_range, 1, row)
 
-        _loop(builder, *column_range, 1, column)
+        for_loop(builder, *column_range, 1, column)
 
 
 # -- the teir-to-scf hook -----------------------------------------------------------
