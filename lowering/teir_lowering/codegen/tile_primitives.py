@@ -44,9 +44,7 @@ are written does not matter, as in teir-to-scf's `order_for_out`):
   For large outputs, and for crowded tiles whose rows of out are short, the
   blocks store whole cache lines with non-temporal stores
   (`TileEmitter.aligned_tile`, `NONTEMPORAL_MIN_BYTES`,
-  `TileEmitter.crowded_beyond_l1`); a streamed tile whose out rows start on a
-  line walks its columns along in0's lines (`TileEmitter.column_walk`), a
-  streamed tile of few rows stores the lines of each row of out back to back
+  `TileEmitter.crowded_beyond_l1`), a streamed tile of few rows stores the lines of each row of out back to back
   (`COLUMNS_OUTER_ROWS`), and `einsum` allocates results of a MiB or more on a
   line (`teir_dialect.arrays.result_array`).
 
@@ -139,14 +137,6 @@ permutes per vector (`select_lanes`), against the L x L blocks' log2(L) shuffles
 vectors of only k lanes or fewer. `ab->ba` with a side of 3 to 8 elements, FP32 and FP64 on one Zen 5 host
 (README, Benchmarks): narrow faster up to 6, mixed at 7, slower at 8."""
 
-LONG_WALK_BYTES = 8 * 1024
-"""A walk along in0's lines (`TileEmitter.column_walk`) with in0 off a line takes
-its column blocks outermost (`COLUMNS_OUTER_ROWS`) only from this many bytes of
-out lines per row of the tile on (a line per column): `abcd->dcba` 64^4 (64
-columns, 4 KiB) ran slower that way, 64 x 64 x 32 x 128 (8 KiB) and wider ones
-faster (README, Benchmarks)."""
-
-
 STAGE_RUN_BYTES = 512
 """The bytes of each row of out a staged tile writes in one go (`TileEmitter.staged`):
 eight lines back to back. Stores to 16 rows 4 KiB apart, a line to each in turn,
@@ -168,7 +158,7 @@ BlockBody = Callable[[Builder, SSAValue, int], None]
 contiguous run (`TileEmitter.vector_blocks`), of a narrow transpose's long side."""
 
 ColumnWalk = Callable[[Builder, BlockBody], None]
-"""Emits the blocks that cover a streamed tile's columns."""
+"""Emits the blocks that cover a crowded tile's columns (`TileEmitter.column_walk`)."""
 
 
 @dataclass(frozen=True)
@@ -348,8 +338,9 @@ class TileEmitter:
             self.nontemporal
             and CACHE_LINE % (self.lanes * self.width) == 0
             and row_bytes % CACHE_LINE == 0
+            # rows of out of whole lines (one line each, as the 32-row tiles of a
+            # 16-bit `abcd->dcba` 32^4, streams too: README, Benchmarks)
             and rows.size % line == 0
-            and rows.size >= 2 * line
             # Enough whole lines per row of out whatever its alignment, or rows of out
             # 4 KiB apart, which put the rows of a block in one L1 set: ordinary
             # stores of a block then evict each other's lines.
@@ -371,19 +362,19 @@ class TileEmitter:
         line are stored back to back (a line written in two halves apart ran
         at half the speed on the AVX2 host: the write-combining buffer is
         flushed half full). As the rows are a multiple of E, the rows left,
-        [0, peel) and the last E - peel, make one more block: its 16-byte pieces are stored
-        back to back (non-temporally too), so that each partial line leaves the
-        core in one go; ordinary stores there would bring lines in whose sets
-        the tile's other rows keep evicting (rows of a tile are often a power
-        of two apart). Other starts take ordinary stores. When out's rows start on
-        a line (no peel) and in0's on 16 bytes, the columns follow in0's lines
-        (`column_walk`); with a peel that walk measured slower than whole blocks
-        (`abcd->dcba` 64^4, both arrays at numpy's 16-byte offset: README,
-        Benchmarks), so it is not taken there. The blocks go a row of lines at a
-        time along the columns, or, in tiles of at most `COLUMNS_OUTER_ROWS`
-        rows, a column block at a time down every row (`LONG_WALK_BYTES` for a
-        walk whose in0 starts off a line). The streaming stores are fenced once,
-        when the function returns (teir-fence-nontemporal-stores).
+        [0, peel) and the last E - peel, make one more block, the edge block:
+        its 16-byte pieces are stored back to back (non-temporally too), so
+        that each partial line leaves the core in one go; ordinary stores there
+        would bring lines in whose sets the tile's other rows keep evicting
+        (rows of a tile are often a power of two apart). Where out's rows start
+        on a line, the peel is a whole line, through the edge block too: whole
+        line blocks from row 0 measured slower, as did walking the columns
+        along in0's lines (`abcd->dcba` 64^4, `ab->ba` 4096^2: README,
+        Benchmarks). Other starts take ordinary stores. The blocks go a
+        row of lines at a time along the columns, or, in tiles of at most
+        `COLUMNS_OUTER_ROWS` rows, a column block at a time down every row. The
+        streaming stores are fenced once, when the function returns
+        (teir-fence-nontemporal-stores).
         """
         lanes, width, nr = self.lanes, self.width, rows.size
         line = CACHE_LINE // width  # rows of the tile per line of out
@@ -391,116 +382,62 @@ class TileEmitter:
         misalignment = self.misalignment(builder, self.out, out)
         granule = builder.insert(arith.RemUIOp(misalignment, index(builder, 16))).result
         aligned = builder.insert(arith.CmpiOp(granule, index(builder, 0), "eq")).result
+        columns_full = columns.size // lanes * lanes
 
-        def streaming(b: Builder, parts: Sequence[tuple[ColumnWalk, bool]],
-                      columns_outer: bool, peeled: bool = True) -> None:
-            peel = self.up_to_line(b, misalignment)
-
-            def is_head(bb: Builder, lane: int) -> SSAValue:
-                return bb.insert(arith.CmpiOp(index(bb, lane), peel, "ult")).result
+        def streaming(b: Builder) -> None:
+            lead = b.insert(arith.SubiOp(index(b, CACHE_LINE), misalignment)).result
+            peel = b.insert(arith.DivUIOp(lead, index(b, width))).result  # 1 to E rows
 
             def row_of(bb: Builder, lane: int) -> SSAValue:
                 """The tile row in lane `lane` of the edge block: lane, or lane + nr - line."""
+                head = bb.insert(arith.CmpiOp(index(bb, lane), peel, "ult")).result
                 return bb.insert(arith.SelectOp(
-                    is_head(bb, lane), index(bb, lane), index(bb, lane + nr - line)
-                )).result
+                    head, index(bb, lane), index(bb, lane + nr - line))).result
 
-            def edge_block(bb: Builder) -> BlockBody:
-                source_rows = [add(bb, source, row_of(bb, k), rows.source)
-                               for k in range(line)]
-                out_pieces = [add(bb, out, row_of(bb, q)) for q in range(0, line, piece)]
+            source_rows = [add(b, source, row_of(b, k), rows.source) for k in range(line)]
+            out_pieces = [add(b, out, row_of(b, q)) for q in range(0, line, piece)]
 
-                def block(cb: Builder, c0: SSAValue, count: int) -> None:
-                    parts = [self.transposed(cb, [add(cb, row, c0) for row in
-                                                  source_rows[h:h + count]], count)
-                             for h in range(0, line, count)]
-                    for column in range(count):
-                        at = add(cb, c0, column)
-                        for q, base in zip(range(0, line, piece), out_pieces):
-                            value = parts[q // count][column]
-                            within = q % count
-                            part = value if count == piece else cb.insert(vector.ShuffleOp(
-                                value, value,
-                                DenseArrayBase.from_list(i64, list(range(within, within + piece))),
-                                result_type=VectorType(self.element, [piece]))).result
-                            store(cb, part, self.out, add(cb, base, at, columns.out),
-                                  nontemporal=True)
-
-                return block
+            def edge(cb: Builder, c0: SSAValue, count: int) -> None:
+                parts = [self.transposed(cb, [add(cb, row, c0) for row in
+                                              source_rows[h:h + count]], count)
+                         for h in range(0, line, count)]
+                for column in range(count):
+                    at = add(cb, c0, column)
+                    for q, base in zip(range(0, line, piece), out_pieces):
+                        value = parts[q // count][column]
+                        within = q % count
+                        part = value if count == piece else cb.insert(vector.ShuffleOp(
+                            value, value,
+                            DenseArrayBase.from_list(i64, list(range(within, within + piece))),
+                            result_type=VectorType(self.element, [piece]))).result
+                        store(cb, part, self.out, add(cb, base, at, columns.out),
+                              nontemporal=True)
 
             after_peel = b.insert(arith.SubiOp(index(b, nr), peel)).result
             middle = b.insert(arith.AddiOp(peel, multiple_below(b, after_peel, line))).result
-            edge = edge_block(b) if peeled else None
-            nonzero = b.insert(arith.CmpiOp(peel, index(b, 0), "ne")).result
 
-            def column_block(cb: Builder, c0: SSAValue, count: int) -> None:
+            def lines(lb: Builder, c0: SSAValue, count: int) -> None:
                 """Every row of the tile at columns c0..: the lines of one row of out
                 leave back to back."""
-                if edge is not None:
-                    if_then(cb, nonzero, lambda eb: edge(eb, c0, count))
-                _loop(cb, peel, middle, line, lambda lb, r0, _: self.line_block(
-                    lb, rows, columns, source, out, r0, c0, count))
+                edge(lb, c0, count)
+                _loop(lb, peel, middle, line, lambda rb, r0, _: self.line_block(
+                    rb, rows, columns, source, out, r0, c0, count))
 
-            def rows_outer(rb: Builder, walk: ColumnWalk) -> None:
-                if edge is not None:
-                    if_then(rb, nonzero, lambda eb: walk(eb, edge))
-                _loop(rb, peel, middle, line, lambda lb, r0, _: walk(
-                    lb, lambda cb, c0, count: self.line_block(
+            def whole_blocks(wb: Builder, block: BlockBody) -> None:
+                _loop(wb, 0, columns_full, lanes, lambda cb, c0, _: block(cb, c0, lanes))
+
+            if nr <= COLUMNS_OUTER_ROWS:
+                whole_blocks(b, lines)
+            else:
+                whole_blocks(b, edge)
+                _loop(b, peel, middle, line, lambda rb, r0, _: whole_blocks(
+                    rb, lambda cb, c0, count: self.line_block(
                         cb, rows, columns, source, out, r0, c0, count)))
-
-            def whole_walk(wb: Builder, block: BlockBody) -> None:
-                for walk, _ in parts:
-                    walk(wb, block)
-
-            if not columns_outer:
-                rows_outer(b, whole_walk)
-                return
-            # the edge block goes with the whole blocks; a walk's narrower pieces come
-            # only where out's rows start on a line (no edge block)
-            assert edge is None or all(whole for _, whole in parts)
-            for walk, whole in parts:
-                if whole:
-                    walk(b, column_block)
-                else:
-                    rows_outer(b, walk)
-
-        columns_full = columns.size // lanes * lanes
-        few_rows = nr <= COLUMNS_OUTER_ROWS
-
-        def whole_blocks(b: Builder, block: BlockBody) -> None:
-            _loop(b, 0, columns_full, lanes, lambda cb, c0, _: block(cb, c0, lanes))
-
-        def ordinary(b: Builder) -> None:
-            streaming(b, [(whole_blocks, True)], few_rows)
             self.region(b, rows, columns, source, out, (0, nr), (columns_full, columns.size),
                         lanes)
 
-        def unaligned(b: Builder) -> None:
-            self.whole_region(b, rows, columns, source, out)
-
-        if not self.walks_source_lines(rows, columns):
-            if_then(builder, aligned, ordinary, unaligned)
-            return
-
-        def source_lines(b: Builder) -> None:
-            start = self.misalignment(b, self.source, source)
-            within = b.insert(arith.RemUIOp(start, index(b, 16))).result
-            offsets = b.insert(arith.OrIOp(within, misalignment)).result
-            lined = b.insert(arith.CmpiOp(offsets, index(b, 0), "eq")).result
-
-            def walk_lines(bb: Builder) -> None:
-                parts = self.column_walk(columns.size, start, bb)
-                if not few_rows or columns.size * CACHE_LINE >= LONG_WALK_BYTES:
-                    streaming(bb, parts, few_rows, peeled=False)
-                    return
-                on_line = bb.insert(arith.CmpiOp(start, index(bb, 0), "eq")).result
-                if_then(bb, on_line,
-                        lambda cb: streaming(cb, parts, True, peeled=False),
-                        lambda cb: streaming(cb, parts, False, peeled=False))
-
-            if_then(b, lined, walk_lines, ordinary)
-
-        if_then(builder, aligned, source_lines, unaligned)
+        if_then(builder, aligned, streaming,
+                lambda b: self.whole_region(b, rows, columns, source, out))
 
     def stages(self, rows: TileAxis, columns: TileAxis) -> bool:
         """Whether the tile goes through a staging buffer (`staged`): the stores of a
@@ -576,7 +513,7 @@ class TileEmitter:
                         (0, rows.size), (0, count), count)
 
         def walk(b: Builder) -> None:
-            for part, _ in self.column_walk(columns.size, start, b):
+            for part in self.column_walk(columns.size, start, b):
                 part(b, piece)
 
         if_then(builder, lined, walk,
@@ -597,25 +534,22 @@ class TileEmitter:
         return builder.insert(arith.DivUIOp(lead, index(builder, self.width))).result
 
     def walks_source_lines(self, rows: TileAxis, columns: TileAxis) -> bool:
-        """Whether a streamed tile may walk its columns along the source's lines
-        (`column_walk`): every row of the source has the first one's alignment, and
+        """Whether a crowded tile may walk its columns along the source's lines
+        (`crowded_walk`): every row of the source has the first one's alignment, and
         the columns are whole 16-byte pieces, a block and a line at least."""
         line = CACHE_LINE // self.width
         return (self.source is not None and rows.source * self.width % CACHE_LINE == 0
                 and columns.size % self.min_lanes == 0
                 and columns.size >= self.lanes + line)
 
-    def column_walk(self, size: int, start: SSAValue,
-                    builder: Builder) -> list[tuple[ColumnWalk, bool]]:
+    def column_walk(self, size: int, start: SSAValue, builder: Builder) -> list[ColumnWalk]:
         """The blocks over `size` columns whose first one sits `start` bytes (a
-        multiple of 16) into a line of the source, as three walks, each with
-        whether its blocks are whole: narrower blocks up to the next line
-        boundary, whole blocks from there (each vector a line or part of one),
-        narrower blocks for the rest. A vector across two lines reads each
-        twice over a walk, and the rows of a tile, often a power of two apart,
-        share a few L1 sets that evict the line between the two reads
-        (`abcd->dcba` 64^4, out on a line, in0 at numpy's 16-byte offset: README,
-        Benchmarks)."""
+        multiple of 16) into a line of the source, as three walks: narrower
+        blocks up to the next line boundary, whole blocks from there (each
+        vector a line or part of one), narrower blocks for the rest. A vector
+        across two lines reads each twice over a walk, and the rows of a tile,
+        often a power of two apart, share a few L1 sets that evict the line
+        between the two reads (`crowded_walk`)."""
         lanes = self.lanes
         line = CACHE_LINE // self.width
         head = self.up_to_line(builder, start)
@@ -643,10 +577,9 @@ class TileEmitter:
         rest = builder.insert(arith.SubiOp(index(builder, size), end)).result
         zero = index(builder, 0)
         return [
-            (lambda b, block: pieces(b, block, zero, head, line // 2), False),
-            (lambda b, block: _loop(b, head, end, lanes,
-                                       lambda bb, c0, _: block(bb, c0, lanes)), True),
-            (lambda b, block: pieces(b, block, end, rest, lanes // 2), False),
+            lambda b, block: pieces(b, block, zero, head, line // 2),
+            lambda b, block: _loop(b, head, end, lanes, lambda bb, c0, _: block(bb, c0, lanes)),
+            lambda b, block: pieces(b, block, end, rest, lanes // 2),
         ]
 
     def whole_region(self, builder: Builder, rows: TileAxis, columns: TileAxis,
