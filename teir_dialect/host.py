@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
+from math import gcd
 from pathlib import Path
 
 _SIZE = re.compile(r"^\s*(\d+)\s*([KMG]?)", re.IGNORECASE)
@@ -40,6 +41,31 @@ CACHE_LINE = 64
 SET_SPAN = 4096
 """Bytes between addresses that share an L1 data cache set on x86 (its size over its
 ways: a 4 KiB page, as the L1 is indexed by the page offset)."""
+
+CROWDED_SETS = 4
+"""The fewest L1 sets that lines a fixed stride apart may fall in before a transposing
+tile's rows count as crowded (`crowds`): the lowering then walks its blocks down
+the rows of out, or buffers it, and `teir-auto-schedule` widens it
+(`teir_lowering.codegen.tile_primitives`)."""
+
+
+BUFFERED_SETS = 1
+"""The most L1 sets that the rows of in0 and the rows of out of a transposing tile may
+each fall in for the tile to be widened by `teir-auto-schedule` and go through
+buffers in the lowering (`teir_lowering.codegen.tile_primitives`,
+`TileEmitter.buffered`): with one, `abcd->dcba` 33 x 32 x 32 x 33 ran 4-5x faster
+that way; with two, 33 x 16 x 32 x 33 1.3x faster but HPTT's `abcdef->fedcba`
+26 x 4 x 12 x 12 x 12 x 90 1.4x slower; with four, 33 x 8 x 32 x 33 slower."""
+
+
+def l1_sets(stride_bytes: int) -> int:
+    """The L1 sets that lines `stride_bytes` apart fall in."""
+    return SET_SPAN // gcd(SET_SPAN, stride_bytes)
+
+
+def crowds(stride_bytes: int, sets: int = CROWDED_SETS) -> bool:
+    """Whether rows `stride_bytes` apart fall in at most `sets` L1 sets."""
+    return l1_sets(stride_bytes) <= sets
 
 
 SCRATCH_BYTES = 256 << 10

@@ -28,8 +28,10 @@ from strategies import random_arrays
 from teir_dialect.host import host
 from teir_dialect.interpreter import run_reference
 from teir_dialect.vocabulary import OperationKind
+from teir_lowering import einsum
 from teir_lowering.codegen import tile_primitives
 from teir_lowering.codegen.emit import select_lanes, transpose_network
+from teir_lowering.frontends import einsum_frontend
 from teir_lowering.runtime import kernel as kernel_module
 from teir_lowering.runtime.kernel import compile_kernel
 
@@ -509,6 +511,92 @@ def test_transposes_whose_stores_crowd_an_l1_set_go_through_a_buffer(
 def test_staged_relu_keeps_zero_signs_and_nans() -> None:
     record = transpose_record(140, 20, "FP32", kind="ReLU", out_row=1024, outer=2)
     _check(record, "memref.alloca", special=True)
+
+
+def buffered_record(rows: int, columns: int, run: int, dtype: str, kind: str = "Copy",
+                    *, in_bytes: int = 4096, out_bytes: int = 4096) -> dict[str, Any]:
+    """A transposing tile widened by an axis k that continues its rows of out (as
+    `teir-widen-tile` makes them): in0 [r][k][c], out [c][k][r], the rows of in0 (r)
+    and of out (c) `in_bytes` / `out_bytes` apart, under a parallel node t."""
+    w = WIDTH[dtype]
+    ld = columns + 3  # in0's rows of k padded apart
+    assert run * ld * w <= in_bytes and run * rows * w <= out_bytes
+    axes = [
+        _axis("r", rows, [in_bytes, w]),
+        _axis("c", columns, [w, out_bytes]),
+        _axis("k", run, [ld * w, rows * w]),
+        _axis("t", 2, [rows * in_bytes, columns * out_bytes]),
+    ]
+    return _record(["in0", "out"], axes, kind, {"M": ["c"], "N": ["k", "r"]},
+                   [("t", "parallel")], dtype)
+
+
+@pytest.mark.parametrize("rows, columns, run, dtype, kind", [
+    (33, 33, 4, "FP32", "Copy"),    # 132-byte rows of out, four tiles a chunk
+    (33, 20, 5, "FP32", "ReLU"),    # chunks of 3 and 2 tiles when 4 fit
+    (31, 17, 3, "FP64", "Copy"),
+    (48, 40, 8, "FP16", "Copy"),
+    (9, 7, 6, "FP32", "Copy"),      # a side under a vector: narrower blocks, scalars
+])
+def test_crowded_tiles_widened_by_a_run_go_through_buffers(
+        vector_bytes: int, rows: int, columns: int, run: int, dtype: str, kind: str) -> None:
+    """A tile whose rows of in0 and of out both crowd one L1 set and whose rows of out
+    are short, with an axis continuing them (`TileEmitter.buffered`): through two
+    buffers in the L1, every byte the reference's at 1 and 2 threads."""
+    record = buffered_record(rows, columns, run, dtype, kind, out_bytes=8192)
+    kernel = _check(record, "memref.alloca", special=kind == "ReLU")
+    assert kernel.stages["scf"].count("memref.alloca") == 2
+
+
+@pytest.mark.parametrize("in_bytes, out_bytes, rows, buffered", [
+    (4096, 4096, 33, True),
+    (2048, 4096, 33, False),    # two sets: the walk down out's rows
+    (4096, 2048, 33, False),
+    (4160, 4096, 33, False),    # the rows of in0 spread over the sets
+    (4096, 4160, 33, False),    # the rows of out
+    (4096, 4096, 32, False),    # rows of out of whole lines: streamed
+    (8192, 8192, 130, False),   # rows of out of 520 bytes: staged
+])
+def test_which_widened_tiles_are_buffered(in_bytes: int, out_bytes: int, rows: int,
+                                          buffered: bool) -> None:
+    record = buffered_record(rows, 20, 2, "FP32", in_bytes=in_bytes, out_bytes=out_bytes)
+    kernel = _check(record, "vector.shuffle")
+    assert (kernel.stages["scf"].count("memref.alloca") == 2) == buffered
+
+
+def test_widened_bf16_tiles_move_bits() -> None:
+    """BF16 tiles are moves: the buffered path keeps every bit (NaN payloads too)."""
+    record = buffered_record(33, 24, 4, "FP32", in_bytes=8192, out_bytes=16384)
+    record["primitives"][0]["metadata"]["data_type"] = "BF16"  # strides halved below
+    for axis in record["axes"]:
+        axis["strides"] = [s // 2 for s in axis["strides"]]
+    kernel = compile_kernel(record, keep_ir=True)
+    assert kernel.stages["scf"].count("memref.alloca") == 2
+    arrays = random_arrays(record, np.random.default_rng(2), fill=SENTINEL)
+    arrays[0].view(np.uint16)[::7] = 0x7FC1  # a quiet NaN with a payload
+    expected = [a.copy() for a in arrays]
+    run_reference(record, expected)
+    kernel(*arrays, threads=2)
+    np.testing.assert_array_equal(arrays[1].view(np.uint16), expected[1].view(np.uint16))
+
+
+@pytest.mark.parametrize("shape, dtype", [
+    ((33, 16, 64, 33), np.float32),   # b in blocks of 4
+    ((33, 12, 512, 33), np.float16),  # blocks of 8 and a remainder of 4
+    ((33, 8, 64, 33), np.float64),
+])
+def test_einsum_permutations_of_crowded_tiles_are_widened(shape: tuple[int, ...],
+                                                          dtype: type) -> None:
+    """`abcd->dcba` whose tiles' rows of in0 and of out lie a multiple of 4 KiB apart
+    and are short: the schedule widens the tiles by b (teir-widen-tile), and
+    `einsum` gives numpy's transpose at 1 and 2 threads."""
+    x = np.random.default_rng(4).standard_normal(shape).astype(dtype)
+    record = einsum_frontend._config("abcd->dcba", x, out=np.empty(shape[::-1], dtype),
+                                     dtype=None, relu=False)
+    assert "widen-tile" in compile_kernel(record, keep_ir=True).stages["optimized"]
+    for threads in (1, 2):
+        np.testing.assert_array_equal(einsum("abcd->dcba", x, threads=threads),
+                                      x.transpose(3, 2, 1, 0))
 
 
 @pytest.mark.parametrize("out_bytes, in_bytes, rows, staged", [

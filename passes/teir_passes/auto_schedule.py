@@ -66,11 +66,20 @@ from xdsl.passes import ModulePass
 
 from teir_dialect.analysis import footprint, work
 from teir_dialect.dialect import AxisOp, ConfigOp, InvokeOp, IterOp, PrimitiveOp
-from teir_dialect.host import CACHE_LINE, SET_SPAN, Host, host, widened_bytes
+from teir_dialect.host import (
+    BUFFERED_SETS,
+    CACHE_LINE,
+    SET_SPAN,
+    Host,
+    crowds,
+    host,
+    widened_bytes,
+)
+from teir_dialect.ids import fresh_id
 from teir_dialect.vocabulary import DataType, KernelKind, OperationKind, Role
 from teir_passes.legality import k_move_problem
 from teir_passes.lift_elementwise import exclusive_loops
-from teir_passes.schedule_edit import Rewriting, TransformError, names_axis
+from teir_passes.schedule_edit import Rewriting, TransformError, names_axis, taken_ids
 from teir_passes.script import make_step
 
 FORK_JOIN_CYCLES = 40_000
@@ -90,6 +99,13 @@ STREAMED_ROW_LINES = 2
 """Lines of out per row of a transposing tile cut for `_Scheduler.schedule_transposes`:
 the fewest whose rows `teir_lowering.codegen.tile_primitives` streams when they are
 4 KiB apart (a line for the block, and one across a row's start off a line)."""
+
+WIDEN_ROW_BYTES = 512
+"""Rows of out of a crowded transposing tile shorter than this (and not whole lines)
+get the tile widened by the loop that continues them (`_Scheduler.widen_transposes`),
+a block of that loop's indices long enough for this many bytes per row of out: the
+lowering's buffered tile then writes runs of that length (`abcd->dcba` 33 x 32 x 32
+x 33 FP32: blocks of 4 tiles; a C loop ran slower with 8)."""
 
 FLOPS_PER_LANE_CYCLE = 4
 """Flops per vector lane and cycle of one core: two FMA pipes, 2 flops each."""
@@ -346,6 +362,47 @@ class _Scheduler:
         return second.size * wide <= budget < first.size * second.size * wide
 
     # -- 3. transposing tiles ---------------------------------------------------------
+
+    def widen_transposes(self) -> None:
+        """Transposing Copy/ReLU tiles whose rows of in0 and of out both lie a multiple
+        of `SET_SPAN` apart (`teir_dialect.host.BUFFERED_SETS`: a block's loads
+        and its stores each in one L1 set) and whose rows of out are shorter
+        than `WIDEN_ROW_BYTES` and not whole lines (those stream, `abcd->dcba`
+        32^4): the sequential loop directly around the tile that continues its
+        rows of out is split into blocks of enough indices for `WIDEN_ROW_BYTES`
+        per row, and the blocks' loop goes into the tile (`teir-widen-tile`),
+        which the lowering runs through buffers in the L1 (`abcd->dcba` 33 x 32 x
+        32 x 33: README, Benchmarks). The loop over the blocks stays for threads."""
+        for invoke in [n for n in self.config.schedule.walk_nodes() if isinstance(n, InvokeOp)]:
+            prim = invoke.primitive_op()
+            loop = invoke.parent_op()
+            if (not _transposing_tile(prim) or len(prim.all_role_axes) != 2
+                    or not isinstance(loop, IterOp) or loop.only_child is not invoke
+                    or loop.parallel or loop.guard is not None):
+                continue
+            width = prim.element_width
+            (row,) = [a for a in prim.all_role_axes if a.stride_on("out") == width]
+            (column,) = [a for a in prim.all_role_axes if a.stride_on("in0") == width]
+            row_bytes = row.size * width
+            if (not crowds(row.stride_on("in0"), BUFFERED_SETS)
+                    or not crowds(column.stride_on("out"), BUFFERED_SETS)
+                    or row_bytes >= WIDEN_ROW_BYTES or row_bytes % CACHE_LINE == 0
+                    or loop.axis_op().stride_on("out") != row_bytes):
+                continue
+            axis = loop.axis_op()
+            block = -(-WIDEN_ROW_BYTES // row_bytes)
+            if axis.size <= block:
+                self.nest_step({"op": "widen-tile", "axis": axis.axis_id})
+                continue
+            taken = taken_ids(self.config).axes
+            inner = fresh_id(f"{axis.axis_id}_in", taken)
+            remainder = fresh_id(f"{axis.axis_id}_rem", taken | {inner})
+            if not self.nest_step({"op": "split", "axis": axis.axis_id, "factor": block,
+                                   "inner": inner}):
+                continue
+            self.nest_step({"op": "widen-tile", "axis": inner})
+            if axis.size % block:
+                self.nest_step({"op": "widen-tile", "axis": remainder})
 
     def schedule_transposes(self) -> None:
         """Transposing Copy/ReLU tiles (unit strides on in0 and out on different axes)
@@ -634,6 +691,7 @@ class _Scheduler:
             self.step({"op": name})
         if self.knobs.fuse:
             self.fuse_into_roles()
+        self.widen_transposes()
         self.schedule_transposes()
         self.parallelize()
         self.tile_contractions()

@@ -31,6 +31,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "teir-tile": lazy_pass("teir_passes.tile", "TilePass"),
     "teir-reorder": lazy_pass("teir_passes.reorder", "ReorderPass"),
     "teir-fuse-axes": lazy_pass("teir_passes.fuse_axes", "FuseAxesPass"),
+    "teir-widen-tile": lazy_pass("teir_passes.widen_tile", "WidenTilePass"),
     "teir-parallelize": lazy_pass("teir_passes.parallelize", "ParallelizePass"),
     "teir-sequentialize": lazy_pass("teir_passes.parallelize", "SequentializePass"),
     "teir-fold-guarded-reduction": lazy_pass(

@@ -8,7 +8,7 @@ options, e.g.
      {"op": "parallelize", "axis": "p"}]
 
 `op` is a transformation's short name (split, tile, reorder, fuse-axes,
-parallelize, sequentialize, lift-elementwise, fold-guarded-reduction) or the
+parallelize, sequentialize, lift-elementwise, widen-tile, fold-guarded-reduction) or the
 name of any teir pass (`teir-lift-gemm`, ...). A step is that pass's spec
 (`teir-split{axis=k factor=64}`), which xDSL parses and type-checks as for
 `-p`; lists may be given as JSON lists or as "a,b" strings. This is
@@ -41,7 +41,7 @@ NAME = "teir-apply-schedule"
 
 SHORT_NAMES = (
     "split", "tile", "reorder", "fuse-axes", "parallelize", "sequentialize",
-    "lift-elementwise", "fold-guarded-reduction",
+    "lift-elementwise", "widen-tile", "fold-guarded-reduction",
 )
 
 

@@ -57,7 +57,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from math import gcd
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, vector
@@ -66,7 +65,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from teir_dialect.analysis import disjoint_windows, footprint
 from teir_dialect.dialect import ConfigOp, PrimitiveOp
-from teir_dialect.host import CACHE_LINE, SET_SPAN, host
+from teir_dialect.host import BUFFERED_SETS, CACHE_LINE, SET_SPAN, crowds, host, l1_sets
 from teir_dialect.vocabulary import OperationKind
 from teir_lowering.codegen.emit import (
     LoopBody,
@@ -92,11 +91,6 @@ def _loop(builder: Builder, lower: int | SSAValue, upper: int | SSAValue,
     """`for_loop`, its vector code unrolled here already (`UNROLLED`)."""
     return for_loop(builder, lower, upper, step, body, unrolled=True)
 
-
-CROWDED_SETS = 4
-"""The fewest L1 sets the `lanes` stores of one transposed block may fall in before
-`TileEmitter.region` walks the blocks down the rows of out instead of along them
-(`TileEmitter.crowded`)."""
 
 CROWDED_WALK_BYTES = 1024
 """Rows of out at least this long spread a crowded tile's stores over enough L1
@@ -148,6 +142,10 @@ slower staged."""
 STAGE_PAD_BYTES = 64
 """The padding after each row of the staging buffer, a line, so that the rows, a power
 of two long, do not share the L1 sets that the blocks' stores then crowd."""
+
+BUFFER_BYTES = 20 * 1024
+"""The most bytes of each of a buffered tile's two buffers (`TileEmitter.buffered`):
+both within the L1 with room for the lines read and written."""
 
 STAGE_BYTES = 40 * 1024
 """The most bytes of a staging buffer: within the L1 with room for the lines read.
@@ -255,6 +253,12 @@ class TileEmitter:
             else:
                 self.whole_region(b, rows, columns, src, dst)
 
+        run = self.buffered_run(outer, rows, columns)
+        if run is not None:
+            rest = [axis for axis in outer if axis is not run]
+            self.outer_loops(builder, rest, source, out, lambda b, src, dst: self.buffered(
+                b, rows, columns, run, src, dst))
+            return
         self.outer_loops(builder, outer, source, out, tile)
 
     # -- narrow transposes ---------------------------------------------------------
@@ -632,9 +636,87 @@ class TileEmitter:
             self.region(builder, rows, columns, source, out, (r_full, r_hi), (c_lo, c_hi),
                         lanes // 2)
 
+    def buffered_run(self, outer: Sequence[TileAxis], rows: TileAxis,
+                     columns: TileAxis) -> TileAxis | None:
+        """The axis of the tile that continues its rows of out (`rows.size` apart on
+        out), when the tile goes through buffers (`buffered`): the rows of in0 and
+        of out each fall in one L1 set (`BUFFERED_SETS`), and the rows of
+        out are too short to stage (`stages`) and not streamed (`streams`: whole
+        lines, which measured faster streamed, `abcd->dcba` 32^4); None otherwise
+        (`teir-auto-schedule` widens such tiles by that axis)."""
+        if (self.source is None or self.streams(rows, columns)
+                or not crowds(rows.source * self.width, BUFFERED_SETS)
+                or not crowds(columns.out * self.width, BUFFERED_SETS)
+                or rows.size * self.width >= STAGE_RUN_BYTES
+                or self.chunk(rows, columns, 1) < 1):
+            return None
+        return next((axis for axis in outer if axis.out == rows.size), None)
+
+    def pitch(self, size: int) -> int:
+        """The pitch of a buffer's rows of `size` elements: whole 16-byte pieces, and
+        one more where they would make whole lines, so that the rows a block
+        reads or writes fall in other L1 sets."""
+        pitch = -(-size // self.min_lanes) * self.min_lanes
+        return pitch + self.min_lanes if pitch * self.width % CACHE_LINE == 0 else pitch
+
+    def chunk(self, rows: TileAxis, columns: TileAxis, most: int) -> int:
+        """The most tiles (up to `most`) whose buffers hold `BUFFER_BYTES` each."""
+        fits = [k for k in range(1, most + 1)
+                if k * rows.size * self.pitch(columns.size) * self.width <= BUFFER_BYTES
+                and columns.size * self.pitch(k * rows.size) * self.width <= BUFFER_BYTES]
+        return max(fits, default=0)
+
+    def buffered(self, builder: Builder, rows: TileAxis, columns: TileAxis, run: TileAxis,
+                 source: SSAValue, out: SSAValue) -> None:
+        """The tiles along `run` (each a rows x columns transpose, the rows of out of one
+        continuing those of the one before) through two buffers in the L1, `chunk`
+        tiles at a time: the rows of in0 of every tile copied into one (each row's
+        lines read once; consecutive reads from different tiles, whose rows lie
+        apart), transposed from it into the other, whose rows, `chunk` tiles'
+        rows of out long, are copied to out (each row's lines written back to
+        back). Rows of in0 and of out a power of two apart put a block's loads
+        and its stores in one L1 set, where they evicted each other before the
+        next block used the rest of their lines (`abcd->dcba` 33 x 32 x 32 x 33:
+        README, Benchmarks)."""
+        fit = self.chunk(rows, columns, run.size)
+        count = -(-run.size // -(-run.size // fit))  # chunks of equal size, the last shorter
+        pitch_in = self.pitch(columns.size)
+        pitch_out = self.pitch(count * rows.size)
+        into = builder.insert(memref.AllocaOp.get(
+            self.element, 64, [count * rows.size * pitch_in])).memref
+        outof = builder.insert(memref.AllocaOp.get(
+            self.element, 64, [columns.size * pitch_out])).memref
+        zero = index(builder, 0)
+        loads = TileEmitter(OperationKind.COPY, self.element, self.width, self.source, into)
+        transposes = TileEmitter(self.kind, self.element, self.width, into, outof)
+        stores = TileEmitter(OperationKind.COPY, self.element, self.width, outof, self.out)
+        buffer_rows = TileAxis(rows.size, pitch_in, 1)
+        buffer_columns = TileAxis(columns.size, 1, pitch_out)
+
+        def chunk(b: Builder, first: int | SSAValue, tiles: int) -> None:
+            src = add(b, source, first, run.source)
+            dst = add(b, out, first, run.out)
+            loads.emit_contiguous(b, [TileAxis(rows.size, rows.source, pitch_in),
+                                      TileAxis(tiles, run.source, rows.size * pitch_in)],
+                                  columns.size, src, zero)
+
+            def transpose(tb: Builder, k: SSAValue, _: list[SSAValue]) -> None:
+                transposes.whole_region(tb, buffer_rows, buffer_columns,
+                                        add(tb, zero, k, rows.size * pitch_in),
+                                        add(tb, zero, k, rows.size))
+
+            for_loop(b, 0, tiles, 1, transpose)
+            stores.emit_contiguous(b, [TileAxis(columns.size, pitch_out, columns.out)],
+                                   tiles * rows.size, zero, dst)
+
+        whole = run.size // count * count
+        for_loop(builder, 0, whole, count, lambda b, first, _: chunk(b, first, count))
+        if whole < run.size:
+            chunk(builder, whole, run.size - whole)
+
     def crowded(self, columns: TileAxis) -> bool:
         """Whether the stores of one block (rows of out `columns.out` apart) fall in at
-        most `CROWDED_SETS` L1 sets. Blocks walk along in0's rows by default (the
+        most `CROWDED_SETS` L1 sets (`teir_dialect.host.crowds`). Blocks walk along in0's rows by default (the
         next block loads the next lines of the same rows of in0 and stores other
         rows of out), and rows of out a power of two apart then put the stores of
         the whole walk in those few sets, where every store evicts a line written
@@ -643,11 +725,11 @@ class TileEmitter:
         of out instead: the next block stores the next lines of the same rows of
         out, and its loads, crowded in turn when in0's rows alias, cost less (a
         load evicts a clean line)."""
-        return self.sets(columns.out) <= CROWDED_SETS
+        return crowds(columns.out * self.width)
 
     def sets(self, stride: int) -> int:
         """The L1 sets that lines `stride` elements apart fall in."""
-        return SET_SPAN // gcd(SET_SPAN, stride * self.width)
+        return l1_sets(stride * self.width)
 
     def crowded_beyond_l1(self, rows: TileAxis, columns: TileAxis) -> bool:
         """Whether a tile whose stores are `crowded` takes non-temporal stores below

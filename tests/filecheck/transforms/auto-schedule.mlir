@@ -15,6 +15,7 @@
 // RUN: env TEIR_HOST=avx2-small teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=SMALL
 // RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=UNIT
 // RUN: env TEIR_HOST=avx512 teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=BRSPLIT
+// RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=WIDEN
 
 // The scalar §10.7.5 nest: p and q are contiguous on in1 and out, so they fuse;
 // the GEMM-shaped loops lift, the t loop folds into a BRGEMM. The script the
@@ -434,3 +435,70 @@ func.func @column_sums(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?x
 // UNIT-NEXT:      teir.iter loop_j over j {
 // UNIT-NEXT:        teir.invoke mac -> c
 // UNIT-NOT:     reorder
+
+// A transposing tile whose rows of in0 (a) and of out (d) lie 132 KiB apart, all
+// in one L1 set, with rows of out of 132 bytes (not whole lines): the loop over b,
+// which continues the rows of out, is cut into blocks of 4 (528 bytes a row) and
+// the blocks, and the remainder's 2, go into the tile (teir-widen-tile), which
+// the lowering runs through buffers in the L1. With rows of out of whole lines
+// (a of 32) the tile streams and keeps its loops.
+func.func @crowded_permutation(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis d extent 33 strides [4, 135168] offsets [0, 0]
+    teir.axis c extent 4 strides [132, 1320] offsets [0, 0]
+    teir.axis b extent 10 strides [528, 132] offsets [0, 0]
+    teir.axis a extent 33 strides [135168, 4] offsets [0, 0]
+    teir.primitive copy_scalar Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter d over d {
+        teir.iter c over c {
+          teir.iter b over b {
+            teir.iter a over a {
+              teir.invoke copy -> copy_scalar
+            }
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+// WIDEN-LABEL: func.func @crowded_permutation
+// WIDEN:       teir.axis b extent 2 strides [2112, 528]
+// WIDEN-NEXT:  teir.axis b_in extent 4 strides [528, 132]
+// WIDEN-NEXT:  teir.axis b_rem extent 2 strides [528, 132] offsets [4224, 1056]
+// WIDEN:       teir.primitive copy_d_b_rem_a Copy {M = [d], N = [b_rem, a]}
+// WIDEN-NEXT:  teir.primitive copy_d_b_in_a Copy {M = [d], N = [b_in, a]}
+// WIDEN:       teir.iter c over c {
+// WIDEN-NEXT:    teir.iter b over b {
+// WIDEN-NEXT:      teir.invoke copy -> copy_d_b_in_a
+// WIDEN-NEXT:    }
+// WIDEN-NEXT:    teir.invoke copy_rem -> copy_d_b_rem_a
+// WIDEN-NEXT:  }
+// WIDEN:       \22op\22: \22widen-tile\22, \22axis\22: \22b_in\22}, {\22op\22: \22widen-tile\22, \22axis\22: \22b_rem\22}
+
+func.func @streamed_rows(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis d extent 33 strides [4, 131072] offsets [0, 0]
+    teir.axis c extent 4 strides [132, 1024] offsets [0, 0]
+    teir.axis b extent 8 strides [528, 128] offsets [0, 0]
+    teir.axis a extent 32 strides [131072, 4] offsets [0, 0]
+    teir.primitive copy_scalar Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter d over d {
+        teir.iter c over c {
+          teir.iter b over b {
+            teir.iter a over a {
+              teir.invoke copy -> copy_scalar
+            }
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+// WIDEN-LABEL: func.func @streamed_rows
+// WIDEN:       teir.primitive copy_da Copy {M = [d], N = [a]}
+// WIDEN-NOT:   widen-tile
+// WIDEN:       func.return
