@@ -43,19 +43,17 @@ SET_SPAN = 4096
 ways: a 4 KiB page, as the L1 is indexed by the page offset)."""
 
 CROWDED_SETS = 4
-"""The fewest L1 sets that lines a fixed stride apart may fall in before a transposing
-tile's rows count as crowded (`crowds`): the lowering then walks its blocks down
-the rows of out, or buffers it, and `teir-auto-schedule` widens it
-(`teir_lowering.codegen.tile_primitives`)."""
+"""The fewest L1 sets that the stores of one transposed block may fall in before the
+lowering walks the blocks down the rows of out instead of along them (`crowds`,
+`teir_lowering.codegen.tile_primitives`, `TileEmitter.crowded`)."""
 
-
-BUFFERED_SETS = 1
+BUFFERED_SETS = 2
 """The most L1 sets that the rows of in0 and the rows of out of a transposing tile may
-each fall in for the tile to be widened by `teir-auto-schedule` and go through
-buffers in the lowering (`teir_lowering.codegen.tile_primitives`,
-`TileEmitter.buffered`): with one, `abcd->dcba` 33 x 32 x 32 x 33 ran 4-5x faster
-that way; with two, 33 x 16 x 32 x 33 1.3x faster but HPTT's `abcdef->fedcba`
-26 x 4 x 12 x 12 x 12 x 90 1.4x slower; with four, 33 x 8 x 32 x 33 slower."""
+each fall in for it to go through buffers (`buffers_transpose`)."""
+
+BUFFERED_SIDE_BYTES = 256
+"""The longest rows of in0 and of out (bytes) of a tile that goes through buffers
+(`buffers_transpose`)."""
 
 
 def l1_sets(stride_bytes: int) -> int:
@@ -63,9 +61,9 @@ def l1_sets(stride_bytes: int) -> int:
     return SET_SPAN // gcd(SET_SPAN, stride_bytes)
 
 
-def crowds(stride_bytes: int, sets: int = CROWDED_SETS) -> bool:
-    """Whether rows `stride_bytes` apart fall in at most `sets` L1 sets."""
-    return l1_sets(stride_bytes) <= sets
+def crowds(stride_bytes: int) -> bool:
+    """Whether rows `stride_bytes` apart fall in at most `CROWDED_SETS` L1 sets."""
+    return l1_sets(stride_bytes) <= CROWDED_SETS
 
 
 SCRATCH_BYTES = 256 << 10
@@ -248,3 +246,18 @@ def native_host() -> Host:
     return Host(cpu_model(), vector_bytes, registers, features,
                 caches["l1"], caches["l2"], caches.get("l3", caches["l2"]), cores,
                 "hypervisor" in (_cpuinfo("flags") or "").split())
+
+
+def buffers_transpose(in_rows: int, out_rows: int, row_bytes: int, column_bytes: int) -> bool:
+    """Whether a transposing tile whose rows of in0 lie `in_rows` bytes apart and hold
+    `column_bytes`, and whose rows of out lie `out_rows` apart and hold `row_bytes`,
+    goes through buffers in the L1 (`teir_lowering.codegen.tile_primitives`,
+    `TileEmitter.buffered`; `teir-auto-schedule` widens it): both kinds of rows in at
+    most `BUFFERED_SETS` L1 sets and at most `BUFFERED_SIDE_BYTES` long, the rows of
+    out not whole lines (those stream). `abcd->dcba` 33 x 32 x 32 x 33 (one set) ran
+    4-5x faster that way in FP32, in FP16 (two sets) 2.8x, 33 x 16 x 32 x 33 FP32 (two)
+    1.3x; HPTT's `abcdef->fedcba` 26 x 4 x 12 x 12 x 12 x 90 (two sets, rows of in0
+    of 360 bytes) ran 1.4x slower, 33 x 8 x 32 x 33 (four sets) slower too."""
+    return (l1_sets(in_rows) <= BUFFERED_SETS and l1_sets(out_rows) <= BUFFERED_SETS
+            and row_bytes <= BUFFERED_SIDE_BYTES and column_bytes <= BUFFERED_SIDE_BYTES
+            and row_bytes % CACHE_LINE != 0)

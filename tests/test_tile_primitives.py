@@ -548,18 +548,20 @@ def test_crowded_tiles_widened_by_a_run_go_through_buffers(
     assert kernel.stages["scf"].count("memref.alloca") == 2
 
 
-@pytest.mark.parametrize("in_bytes, out_bytes, rows, buffered", [
-    (4096, 4096, 33, True),
-    (2048, 4096, 33, False),    # two sets: the walk down out's rows
-    (4096, 2048, 33, False),
-    (4160, 4096, 33, False),    # the rows of in0 spread over the sets
-    (4096, 4160, 33, False),    # the rows of out
-    (4096, 4096, 32, False),    # rows of out of whole lines: streamed
-    (8192, 8192, 130, False),   # rows of out of 520 bytes: staged
+@pytest.mark.parametrize("in_bytes, out_bytes, rows, columns, buffered", [
+    (4096, 4096, 33, 20, True),
+    (2048, 4096, 33, 20, True),     # two sets and one
+    (1024, 4096, 33, 20, False),    # four sets: the walk down out's rows
+    (4160, 4096, 33, 20, False),    # the rows of in0 spread over the sets
+    (4096, 4160, 33, 20, False),    # the rows of out
+    (4096, 4096, 32, 20, False),    # rows of out of whole lines: streamed
+    (4096, 4096, 65, 20, False),    # rows of out of 260 bytes
+    (4096, 4096, 33, 65, False),    # rows of in0 of 260 bytes
 ])
 def test_which_widened_tiles_are_buffered(in_bytes: int, out_bytes: int, rows: int,
-                                          buffered: bool) -> None:
-    record = buffered_record(rows, 20, 2, "FP32", in_bytes=in_bytes, out_bytes=out_bytes)
+                                          columns: int, buffered: bool) -> None:
+    record = buffered_record(rows, columns, 2, "FP32", in_bytes=in_bytes,
+                             out_bytes=out_bytes)
     kernel = _check(record, "vector.shuffle")
     assert (kernel.stages["scf"].count("memref.alloca") == 2) == buffered
 
@@ -581,13 +583,13 @@ def test_widened_bf16_tiles_move_bits() -> None:
 
 
 @pytest.mark.parametrize("shape, dtype", [
-    ((33, 16, 64, 33), np.float32),   # b in blocks of 4
-    ((33, 12, 512, 33), np.float16),  # blocks of 8 and a remainder of 4
-    ((33, 8, 64, 33), np.float64),
+    ((33, 16, 32, 33), np.float32),   # b in blocks of 4
+    ((33, 12, 256, 33), np.float16),  # blocks of 8 and a remainder of 4
+    ((31, 8, 64, 31), np.float64),
 ])
 def test_einsum_permutations_of_crowded_tiles_are_widened(shape: tuple[int, ...],
                                                           dtype: type) -> None:
-    """`abcd->dcba` whose tiles' rows of in0 and of out lie a multiple of 4 KiB apart
+    """`abcd->dcba` whose tiles' rows of in0 and of out lie a multiple of 2 KiB apart
     and are short: the schedule widens the tiles by b (teir-widen-tile), and
     `einsum` gives numpy's transpose at 1 and 2 threads."""
     x = np.random.default_rng(4).standard_normal(shape).astype(dtype)

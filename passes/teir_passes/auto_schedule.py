@@ -67,11 +67,10 @@ from xdsl.passes import ModulePass
 from teir_dialect.analysis import footprint, work
 from teir_dialect.dialect import AxisOp, ConfigOp, InvokeOp, IterOp, PrimitiveOp
 from teir_dialect.host import (
-    BUFFERED_SETS,
     CACHE_LINE,
     SET_SPAN,
     Host,
-    crowds,
+    buffers_transpose,
     host,
     widened_bytes,
 )
@@ -101,10 +100,9 @@ the fewest whose rows `teir_lowering.codegen.tile_primitives` streams when they 
 4 KiB apart (a line for the block, and one across a row's start off a line)."""
 
 WIDEN_ROW_BYTES = 512
-"""Rows of out of a crowded transposing tile shorter than this (and not whole lines)
-get the tile widened by the loop that continues them (`_Scheduler.widen_transposes`),
-a block of that loop's indices long enough for this many bytes per row of out: the
-lowering's buffered tile then writes runs of that length (`abcd->dcba` 33 x 32 x 32
+"""A tile that goes through buffers is widened by a block of the loop that continues its
+rows of out (`_Scheduler.widen_transposes`) long enough for this many bytes per row
+of out: the lowering's buffered tile then writes runs of that length (`abcd->dcba` 33 x 32 x 32
 x 33 FP32: blocks of 4 tiles; a C loop ran slower with 8)."""
 
 FLOPS_PER_LANE_CYCLE = 4
@@ -364,15 +362,14 @@ class _Scheduler:
     # -- 3. transposing tiles ---------------------------------------------------------
 
     def widen_transposes(self) -> None:
-        """Transposing Copy/ReLU tiles whose rows of in0 and of out both lie a multiple
-        of `SET_SPAN` apart (`teir_dialect.host.BUFFERED_SETS`: a block's loads
-        and its stores each in one L1 set) and whose rows of out are shorter
-        than `WIDEN_ROW_BYTES` and not whole lines (those stream, `abcd->dcba`
-        32^4): the sequential loop directly around the tile that continues its
+        """Transposing Copy/ReLU tiles that the lowering runs through buffers in the L1
+        (`teir_dialect.host.buffers_transpose`: rows of in0 and of out short and
+        in one or two L1 sets, where a block's loads and its stores evict each
+        other): the sequential loop directly around the tile that continues its
         rows of out is split into blocks of enough indices for `WIDEN_ROW_BYTES`
-        per row, and the blocks' loop goes into the tile (`teir-widen-tile`),
-        which the lowering runs through buffers in the L1 (`abcd->dcba` 33 x 32 x
-        32 x 33: README, Benchmarks). The loop over the blocks stays for threads."""
+        per row, and the blocks' loop goes into the tile (`teir-widen-tile`), so
+        that the buffers take a run of tiles at a time. The loop over the blocks
+        stays for threads."""
         for invoke in [n for n in self.config.schedule.walk_nodes() if isinstance(n, InvokeOp)]:
             prim = invoke.primitive_op()
             loop = invoke.parent_op()
@@ -384,9 +381,8 @@ class _Scheduler:
             (row,) = [a for a in prim.all_role_axes if a.stride_on("out") == width]
             (column,) = [a for a in prim.all_role_axes if a.stride_on("in0") == width]
             row_bytes = row.size * width
-            if (not crowds(row.stride_on("in0"), BUFFERED_SETS)
-                    or not crowds(column.stride_on("out"), BUFFERED_SETS)
-                    or row_bytes >= WIDEN_ROW_BYTES or row_bytes % CACHE_LINE == 0
+            if (not buffers_transpose(row.stride_on("in0"), column.stride_on("out"),
+                                      row_bytes, column.size * width)
                     or loop.axis_op().stride_on("out") != row_bytes):
                 continue
             axis = loop.axis_op()

@@ -65,7 +65,14 @@ from xdsl.ir import Attribute, SSAValue
 
 from teir_dialect.analysis import disjoint_windows, footprint
 from teir_dialect.dialect import ConfigOp, PrimitiveOp
-from teir_dialect.host import BUFFERED_SETS, CACHE_LINE, SET_SPAN, crowds, host, l1_sets
+from teir_dialect.host import (
+    CACHE_LINE,
+    SET_SPAN,
+    buffers_transpose,
+    crowds,
+    host,
+    l1_sets,
+)
 from teir_dialect.vocabulary import OperationKind
 from teir_lowering.codegen.emit import (
     LoopBody,
@@ -639,16 +646,13 @@ class TileEmitter:
     def buffered_run(self, outer: Sequence[TileAxis], rows: TileAxis,
                      columns: TileAxis) -> TileAxis | None:
         """The axis of the tile that continues its rows of out (`rows.size` apart on
-        out), when the tile goes through buffers (`buffered`): the rows of in0 and
-        of out each fall in one L1 set (`BUFFERED_SETS`), and the rows of
-        out are too short to stage (`stages`) and not streamed (`streams`: whole
-        lines, which measured faster streamed, `abcd->dcba` 32^4); None otherwise
-        (`teir-auto-schedule` widens such tiles by that axis)."""
-        if (self.source is None or self.streams(rows, columns)
-                or not crowds(rows.source * self.width, BUFFERED_SETS)
-                or not crowds(columns.out * self.width, BUFFERED_SETS)
-                or rows.size * self.width >= STAGE_RUN_BYTES
-                or self.chunk(rows, columns, 1) < 1):
+        out), when the tile goes through buffers (`buffered`, as
+        `teir_dialect.host.buffers_transpose` says; `teir-auto-schedule` widens
+        such tiles by that axis); None otherwise."""
+        w = self.width
+        if (self.source is None or self.chunk(rows, columns, 1) < 1
+                or not buffers_transpose(rows.source * w, columns.out * w, rows.size * w,
+                                         columns.size * w)):
             return None
         return next((axis for axis in outer if axis.out == rows.size), None)
 
@@ -716,9 +720,9 @@ class TileEmitter:
 
     def crowded(self, columns: TileAxis) -> bool:
         """Whether the stores of one block (rows of out `columns.out` apart) fall in at
-        most `CROWDED_SETS` L1 sets (`teir_dialect.host.crowds`). Blocks walk along in0's rows by default (the
-        next block loads the next lines of the same rows of in0 and stores other
-        rows of out), and rows of out a power of two apart then put the stores of
+        most `CROWDED_SETS` L1 sets (`teir_dialect.host.crowds`). Blocks walk along
+        in0's rows by default (the next block loads the next lines of the same rows
+        of in0 and stores other rows of out), and rows of out a power of two apart then put the stores of
         the whole walk in those few sets, where every store evicts a line written
         just before and its read for ownership misses the L2 too (README,
         Benchmarks: `ab->ba` 512^2 against 520^2). Such tiles walk down the rows
