@@ -48,8 +48,8 @@ lowering walks the blocks down the rows of out instead of along them (`crowds`,
 `teir_lowering.codegen.tile_primitives`, `TileEmitter.crowded`)."""
 
 BUFFERED_SETS = 2
-"""The most L1 sets that the rows of in0 and the rows of out of a transposing tile may
-each fall in for it to go through buffers (`buffers_transpose`)."""
+"""The most L1 sets that the rows of out of a transposing tile may fall in for it to go
+through buffers (`buffers_transpose`)."""
 
 BUFFERED_SIDE_BYTES = 256
 """The longest rows of in0 and of out (bytes) of a tile that goes through buffers
@@ -248,16 +248,19 @@ def native_host() -> Host:
                 "hypervisor" in (_cpuinfo("flags") or "").split())
 
 
-def buffers_transpose(in_rows: int, out_rows: int, row_bytes: int, column_bytes: int) -> bool:
-    """Whether a transposing tile whose rows of in0 lie `in_rows` bytes apart and hold
-    `column_bytes`, and whose rows of out lie `out_rows` apart and hold `row_bytes`,
-    goes through buffers in the L1 (`teir_lowering.codegen.tile_primitives`,
-    `TileEmitter.buffered`; `teir-auto-schedule` widens it): both kinds of rows in at
-    most `BUFFERED_SETS` L1 sets and at most `BUFFERED_SIDE_BYTES` long, the rows of
-    out not whole lines (those stream). `abcd->dcba` 33 x 32 x 32 x 33 (one set) ran
-    4-5x faster that way in FP32, in FP16 (two sets) 2.8x, 33 x 16 x 32 x 33 FP32 (two)
-    1.3x; HPTT's `abcdef->fedcba` 26 x 4 x 12 x 12 x 12 x 90 (two sets, rows of in0
-    of 360 bytes) ran 1.4x slower, 33 x 8 x 32 x 33 (four sets) slower too."""
-    return (l1_sets(in_rows) <= BUFFERED_SETS and l1_sets(out_rows) <= BUFFERED_SETS
-            and row_bytes <= BUFFERED_SIDE_BYTES and column_bytes <= BUFFERED_SIDE_BYTES
+def buffers_transpose(out_rows: int, row_bytes: int, column_bytes: int) -> bool:
+    """Whether a transposing tile whose rows of out lie `out_rows` bytes apart and hold
+    `row_bytes`, and whose rows of in0 hold `column_bytes`, goes through buffers in
+    the L1 (`teir_lowering.codegen.tile_primitives`, `TileEmitter.buffered`;
+    `teir-auto-schedule` widens it): its rows of out at most `BUFFERED_SIDE_BYTES`
+    long and not whole lines (those stream), in one L1 set, or in two when the rows
+    of in0 are at most `BUFFERED_SIDE_BYTES` long too. The stores of a block then
+    evict the lines that the next tiles write again (README, Benchmarks:
+    `abcd->dcba` 33 x 32 x 32 x 33 4-5x faster in FP32, 2.8x in FP16; `abcd->dbac`
+    16 x 64 x 24 x 48 3x, `abcd->dacb` 48 x 4 x 8 x 65 FP64 4x; HPTT's
+    `abcdef->fedcba` 26 x 4 x 12 x 12 x 12 x 90, two sets and rows of in0 of 360
+    bytes, 1.4x slower, and 33 x 8 x 32 x 33, rows of out in four sets, slower)."""
+    sets = l1_sets(out_rows)
+    return (sets <= BUFFERED_SETS and row_bytes <= BUFFERED_SIDE_BYTES
+            and (sets == 1 or column_bytes <= BUFFERED_SIDE_BYTES)
             and row_bytes % CACHE_LINE != 0)

@@ -540,8 +540,8 @@ def buffered_record(rows: int, columns: int, run: int, dtype: str, kind: str = "
 ])
 def test_crowded_tiles_widened_by_a_run_go_through_buffers(
         vector_bytes: int, rows: int, columns: int, run: int, dtype: str, kind: str) -> None:
-    """A tile whose rows of in0 and of out both crowd one L1 set and whose rows of out
-    are short, with an axis continuing them (`TileEmitter.buffered`): through two
+    """A tile whose rows of out crowd one L1 set (those of in0 too) and whose rows are
+    short, with an axis continuing its rows of out (`TileEmitter.buffered`): through two
     buffers in the L1, every byte the reference's at 1 and 2 threads."""
     record = buffered_record(rows, columns, run, dtype, kind, out_bytes=8192)
     kernel = _check(record, "memref.alloca", special=kind == "ReLU")
@@ -551,12 +551,13 @@ def test_crowded_tiles_widened_by_a_run_go_through_buffers(
 @pytest.mark.parametrize("in_bytes, out_bytes, rows, columns, buffered", [
     (4096, 4096, 33, 20, True),
     (2048, 4096, 33, 20, True),     # two sets and one
-    (1024, 4096, 33, 20, False),    # four sets: the walk down out's rows
-    (4160, 4096, 33, 20, False),    # the rows of in0 spread over the sets
+    (4096, 1024, 33, 20, False),    # four sets: the walk down out's rows
+    (4160, 4096, 33, 20, True),     # the rows of in0 spread over the sets
     (4096, 4160, 33, 20, False),    # the rows of out
     (4096, 4096, 32, 20, False),    # rows of out of whole lines: streamed
     (4096, 4096, 65, 20, False),    # rows of out of 260 bytes
-    (4096, 4096, 33, 65, False),    # rows of in0 of 260 bytes
+    (4096, 4096, 33, 65, True),     # rows of in0 of 260 bytes, rows of out in one set
+    (4096, 2048, 33, 65, False),    # and in two
 ])
 def test_which_widened_tiles_are_buffered(in_bytes: int, out_bytes: int, rows: int,
                                           columns: int, buffered: bool) -> None:
@@ -582,23 +583,26 @@ def test_widened_bf16_tiles_move_bits() -> None:
     np.testing.assert_array_equal(arrays[1].view(np.uint16), expected[1].view(np.uint16))
 
 
-@pytest.mark.parametrize("shape, dtype", [
-    ((33, 16, 32, 33), np.float32),   # b in blocks of 4
-    ((33, 12, 256, 33), np.float16),  # blocks of 8 and a remainder of 4
-    ((31, 8, 64, 31), np.float64),
+@pytest.mark.parametrize("subscripts, shape, dtype", [
+    ("abcd->dcba", (33, 16, 32, 33), np.float32),   # b in blocks of 4
+    ("abcd->dcba", (33, 12, 256, 33), np.float16),  # blocks of 8 and a remainder of 4
+    ("abcd->dcba", (31, 8, 64, 31), np.float64),
+    ("abcd->dbac", (16, 64, 24, 48), ml_dtypes.bfloat16),  # the rows of in0 spread
+    ("abcd->dacb", (48, 4, 8, 65), np.float64),  # rows of out of 32 bytes, in0's of 520
 ])
-def test_einsum_permutations_of_crowded_tiles_are_widened(shape: tuple[int, ...],
-                                                          dtype: type) -> None:
-    """`abcd->dcba` whose tiles' rows of in0 and of out lie a multiple of 2 KiB apart
-    and are short: the schedule widens the tiles by b (teir-widen-tile), and
+def test_einsum_permutations_of_crowded_tiles_are_widened(
+        subscripts: str, shape: tuple[int, ...], dtype: type) -> None:
+    """Permutations whose tiles' rows of out lie a multiple of 2 KiB apart and whose
+    rows are short: the schedule widens the tiles by b (teir-widen-tile), and
     `einsum` gives numpy's transpose at 1 and 2 threads."""
     x = np.random.default_rng(4).standard_normal(shape).astype(dtype)
-    record = einsum_frontend._config("abcd->dcba", x, out=np.empty(shape[::-1], dtype),
-                                     dtype=None, relu=False)
+    order = [subscripts.index(c) for c in subscripts.split("->")[1]]
+    out = np.empty([shape[i] for i in order], dtype)
+    record = einsum_frontend._config(subscripts, x, out=out, dtype=None, relu=False)
     assert "widen-tile" in compile_kernel(record, keep_ir=True).stages["optimized"]
     for threads in (1, 2):
-        np.testing.assert_array_equal(einsum("abcd->dcba", x, threads=threads),
-                                      x.transpose(3, 2, 1, 0))
+        np.testing.assert_array_equal(einsum(subscripts, x, threads=threads),
+                                      x.transpose(order))
 
 
 @pytest.mark.parametrize("out_bytes, in_bytes, rows, staged", [

@@ -363,9 +363,9 @@ class _Scheduler:
 
     def widen_transposes(self) -> None:
         """Transposing Copy/ReLU tiles that the lowering runs through buffers in the L1
-        (`teir_dialect.host.buffers_transpose`: rows of in0 and of out short and
-        in one or two L1 sets, where a block's loads and its stores evict each
-        other): the sequential loop directly around the tile that continues its
+        (`teir_dialect.host.buffers_transpose`: short rows, those of out in one or
+        two L1 sets, where a block's stores evict the lines the next tiles
+        write): the sequential loop directly around the tile that continues its
         rows of out is split into blocks of enough indices for `WIDEN_ROW_BYTES`
         per row, and the blocks' loop goes into the tile (`teir-widen-tile`), so
         that the buffers take a run of tiles at a time. The loop over the blocks
@@ -381,8 +381,7 @@ class _Scheduler:
             (row,) = [a for a in prim.all_role_axes if a.stride_on("out") == width]
             (column,) = [a for a in prim.all_role_axes if a.stride_on("in0") == width]
             row_bytes = row.size * width
-            if (not buffers_transpose(row.stride_on("in0"), column.stride_on("out"),
-                                      row_bytes, column.size * width)
+            if (not buffers_transpose(column.stride_on("out"), row_bytes, column.size * width)
                     or loop.axis_op().stride_on("out") != row_bytes):
                 continue
             axis = loop.axis_op()

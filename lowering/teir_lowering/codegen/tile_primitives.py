@@ -651,8 +651,7 @@ class TileEmitter:
         such tiles by that axis); None otherwise."""
         w = self.width
         if (self.source is None or self.chunk(rows, columns, 1) < 1
-                or not buffers_transpose(rows.source * w, columns.out * w, rows.size * w,
-                                         columns.size * w)):
+                or not buffers_transpose(columns.out * w, rows.size * w, columns.size * w)):
             return None
         return next((axis for axis in outer if axis.out == rows.size), None)
 
@@ -678,10 +677,10 @@ class TileEmitter:
         lines read once; consecutive reads from different tiles, whose rows lie
         apart), transposed from it into the other, whose rows, `chunk` tiles'
         rows of out long, are copied to out (each row's lines written back to
-        back). Rows of in0 and of out a power of two apart put a block's loads
-        and its stores in one L1 set, where they evicted each other before the
-        next block used the rest of their lines (`abcd->dcba` 33 x 32 x 32 x 33:
-        README, Benchmarks)."""
+        back). Rows of out a power of two apart put a block's stores in one L1
+        set (its loads too when the rows of in0 are), where they evicted the
+        lines that the next tiles wrote again (`abcd->dcba` 33 x 32 x 32 x 33,
+        `abcd->dbac` 16 x 64 x 24 x 48: README, Benchmarks)."""
         fit = self.chunk(rows, columns, run.size)
         count = -(-run.size // -(-run.size // fit))  # chunks of equal size, the last shorter
         pitch_in = self.pitch(columns.size)
