@@ -378,6 +378,7 @@ def step_strategy(record: dict) -> st.SearchStrategy[dict]:
         axis.map(lambda a: {"op": "parallelize", "axis": a}),
         axis.map(lambda a: {"op": "sequentialize", "axis": a}),
         st.just({"op": "lift-elementwise"}),
+        axis.map(lambda a: {"op": "widen-tile", "axis": a}),
         st.just({"op": "fold-guarded-reduction"}),
         st.sampled_from([{"op": "teir-lift-gemm"}, {"op": "teir-lift-brgemm"},
                          {"op": "teir-canonicalize-guards"}, {"op": "teir-auto-schedule"}]),
