@@ -24,11 +24,11 @@ from __future__ import annotations
 import os
 import platform
 import re
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
-from math import gcd
 from pathlib import Path
 
 _SIZE = re.compile(r"^\s*(\d+)\s*([KMG]?)", re.IGNORECASE)
@@ -56,9 +56,19 @@ BUFFERED_SIDE_BYTES = 256
 (`buffers_transpose`)."""
 
 
+BLOCK_ROWS = 16
+"""The rows of a transposed block that `l1_sets` places."""
+
+
 def l1_sets(stride_bytes: int) -> int:
-    """The L1 sets that lines `stride_bytes` apart fall in."""
-    return SET_SPAN // gcd(SET_SPAN, stride_bytes)
+    """How many L1 sets `BLOCK_ROWS` rows `stride_bytes` apart (the first on a line)
+    spread over: the rows over those that the fullest set takes. A power of two
+    apart they share few sets evenly (4 KiB: one; 1 KiB: four); just off one they
+    crowd one set all the same (8190 bytes: every row a line earlier in its page
+    than the one before, 15 of 16 in one set: one)."""
+    counts = Counter(k * abs(stride_bytes) // CACHE_LINE % (SET_SPAN // CACHE_LINE)
+                     for k in range(BLOCK_ROWS))
+    return BLOCK_ROWS // max(counts.values())
 
 
 def crowds(stride_bytes: int) -> bool:

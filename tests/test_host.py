@@ -11,7 +11,15 @@ import pytest
 
 from conftest import SPEC_EXAMPLES, load
 from teir_dialect import from_json, to_json
-from teir_dialect.host import PINNED_HOSTS, host, native_host, pinned, pinned_host
+from teir_dialect.host import (
+    PINNED_HOSTS,
+    buffers_transpose,
+    host,
+    l1_sets,
+    native_host,
+    pinned,
+    pinned_host,
+)
 
 
 def test_pinned_replaces_the_description_inside_the_block() -> None:
@@ -71,3 +79,28 @@ def test_a_pinned_schedule_is_the_same_in_every_process(name: str) -> None:
     result = subprocess.run([sys.executable, "-c", script, path], capture_output=True,
                             text=True, env={**os.environ, "TEIR_HOST": name}, check=True)
     assert json.loads(result.stdout) == _auto_scheduled(name)
+
+
+@pytest.mark.parametrize("stride, sets", [
+    (4096, 1), (135168, 1), (2048, 2), (6144, 2), (1024, 4), (512, 8), (256, 16),
+    (0, 1),
+    (8190, 1), (8194, 1),   # just off a power of two: the rows crowd one set all the same
+    (4160, 16), (8448, 16),  # a line or more off: every row in a set of its own
+])
+def test_l1_sets_counts_how_a_block_spreads(stride: int, sets: int) -> None:
+    assert l1_sets(stride) == sets
+    assert l1_sets(-stride) == sets
+
+
+@pytest.mark.parametrize("out_rows, row_bytes, column_bytes, buffered", [
+    (135168, 132, 132, True),
+    (135168, 32, 520, True),     # one set: long rows of in0 too
+    (67584, 132, 132, True),     # two sets, short rows of in0
+    (67584, 104, 360, False),    # two sets, rows of in0 of 360 bytes
+    (33792, 132, 132, False),    # four sets
+    (135168, 128, 132, False),   # rows of out of whole lines: streamed
+    (135168, 260, 132, False),   # rows of out too long
+])
+def test_which_transposes_go_through_buffers(out_rows: int, row_bytes: int,
+                                             column_bytes: int, buffered: bool) -> None:
+    assert buffers_transpose(out_rows, row_bytes, column_bytes) is buffered

@@ -613,6 +613,7 @@ def test_einsum_permutations_of_crowded_tiles_are_widened(
     (1024, 1024, 512, False),   # four sets
     (4096, 160, 120, False),    # rows of out shorter than a run
     (4160, 160, 512, False),    # not crowded
+    (8188, 192, 512, True),     # a line short of 8 KiB: 15 of 16 rows in one set
 ])
 def test_which_transposes_are_staged(out_bytes: int, in_bytes: int, rows: int,
                                      staged: bool) -> None:
