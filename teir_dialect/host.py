@@ -49,12 +49,11 @@ lowering walks the blocks down the rows of out instead of along them (`crowds`,
 
 BUFFERED_SETS = 2
 """The most L1 sets that the rows of out of a transposing tile may fall in for it to go
-through buffers (`buffers_transpose`)."""
+through buffers (`buffers_transpose`: two only with short rows of in0)."""
 
 BUFFERED_SIDE_BYTES = 256
 """The longest rows of in0 and of out (bytes) of a tile that goes through buffers
 (`buffers_transpose`)."""
-
 
 BLOCK_ROWS = 16
 """The rows of a transposed block that `l1_sets` places."""
@@ -266,10 +265,10 @@ def buffers_transpose(out_rows: int, row_bytes: int, column_bytes: int) -> bool:
     long and not whole lines (those stream), in one L1 set, or in two when the rows
     of in0 are at most `BUFFERED_SIDE_BYTES` long too. The stores of a block then
     evict the lines that the next tiles write again (README, Benchmarks:
-    `abcd->dcba` 33 x 32 x 32 x 33 4-5x faster in FP32, 2.8x in FP16; `abcd->dbac`
-    16 x 64 x 24 x 48 3x, `abcd->dacb` 48 x 4 x 8 x 65 FP64 4x; HPTT's
-    `abcdef->fedcba` 26 x 4 x 12 x 12 x 12 x 90, two sets and rows of in0 of 360
-    bytes, 1.4x slower, and 33 x 8 x 32 x 33, rows of out in four sets, slower)."""
+    `abcd->dcba` 33 x 32 x 32 x 33, `abcd->dbac` 16 x 64 x 24 x 48 and `abcd->dacb`
+    48 x 4 x 8 x 65 faster; HPTT's `abcdef->fedcba` 26 x 4 x 12 x 12 x 12 x 90, two
+    sets and rows of in0 of 360 bytes, and `abcd->dcba` 33 x 8 x 32 x 33, rows of
+    out in four sets, slower)."""
     sets = l1_sets(out_rows)
     return (sets <= BUFFERED_SETS and row_bytes <= BUFFERED_SIDE_BYTES
             and (sets == 1 or column_bytes <= BUFFERED_SIDE_BYTES)

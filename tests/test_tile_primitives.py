@@ -605,6 +605,29 @@ def test_einsum_permutations_of_crowded_tiles_are_widened(
                                       x.transpose(order))
 
 
+@pytest.mark.parametrize("subscripts, shape, dtype, tiled", [
+    ("abc->bac", (64, 128, 16), np.float32, ["b", "a"]),
+    ("abcd->bcad", (64, 32, 8, 16), np.float16, ["bc", "a"]),
+    ("abcd->cabd", (32, 32, 64, 8), np.float64, ["c", "ab"]),
+    ("abcd->cabd", (30, 32, 64, 8), ml_dtypes.bfloat16, None),  # in0 rows in four sets
+])
+def test_short_runs_whose_loop_crowds_a_set_are_blocked(
+        subscripts: str, shape: tuple[int, ...], dtype: type, tiled: list[str] | None) -> None:
+    """Copies of short contiguous runs whose innermost loop steps in0 by a stride that
+    crowds one L1 set: that loop and the one above are tiled (`block_short_runs`);
+    `einsum` gives numpy's transpose at 1 and 2 threads."""
+    x = np.random.default_rng(6).standard_normal(shape).astype(dtype)
+    order = [subscripts.index(c) for c in subscripts.split("->")[1]]
+    out = np.empty([shape[i] for i in order], dtype)
+    record = einsum_frontend._config(subscripts, x, out=out, dtype=None, relu=False)
+    optimized = compile_kernel(record, keep_ir=True).stages["optimized"]
+    step = re.search(r"tile\\22, \\22axes\\22: \[([^]]*)\]", optimized)
+    assert (step and step.group(1).replace("\\22", "").split(", ")) == tiled, optimized
+    for threads in (1, 2):
+        np.testing.assert_array_equal(einsum(subscripts, x, threads=threads),
+                                      x.transpose(order))
+
+
 @pytest.mark.parametrize("out_bytes, in_bytes, rows, staged", [
     (4096, 160, 128, True),     # stores in one set: staged whatever the loads
     (8192, 4096, 512, True),

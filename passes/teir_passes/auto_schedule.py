@@ -67,11 +67,13 @@ from xdsl.passes import ModulePass
 from teir_dialect.analysis import footprint, work
 from teir_dialect.dialect import AxisOp, ConfigOp, InvokeOp, IterOp, PrimitiveOp
 from teir_dialect.host import (
+    BUFFERED_SETS,
     CACHE_LINE,
     SET_SPAN,
     Host,
     buffers_transpose,
     host,
+    l1_sets,
     widened_bytes,
 )
 from teir_dialect.ids import fresh_id
@@ -102,8 +104,20 @@ the fewest whose rows `teir_lowering.codegen.tile_primitives` streams when they 
 WIDEN_ROW_BYTES = 512
 """A tile that goes through buffers is widened by a block of the loop that continues its
 rows of out (`_Scheduler.widen_transposes`) long enough for this many bytes per row
-of out: the lowering's buffered tile then writes runs of that length (`abcd->dcba` 33 x 32 x 32
-x 33 FP32: blocks of 4 tiles; a C loop ran slower with 8)."""
+of out: the lowering's buffered tile then writes runs of that length (`abcd->dcba`
+33 x 32 x 32 x 33 FP32: blocks of 4 tiles; a C loop ran slower with 8)."""
+
+SHORT_RUN_BYTES = 256
+"""The longest contiguous run of a Copy/ReLU tile that `_Scheduler.block_short_runs`
+blocks: a run of a few lines, whose partial lines the next runs need again."""
+
+RUN_BLOCK_BYTES = 512
+"""Contiguous bytes per row of a block of short runs (`_Scheduler.block_short_runs`):
+eight lines, as the staged transposes write (`STAGE_RUN_BYTES` in the lowering)."""
+
+RUN_BLOCK_ROWS = 8
+"""Rows of a block of short runs along the crowding loop (`_Scheduler.block_short_runs`):
+fewer than an L1 set's ways, so that a block's lines stay until the block ends."""
 
 FLOPS_PER_LANE_CYCLE = 4
 """Flops per vector lane and cycle of one core: two FMA pipes, 2 flops each."""
@@ -360,6 +374,43 @@ class _Scheduler:
         return second.size * wide <= budget < first.size * second.size * wide
 
     # -- 3. transposing tiles ---------------------------------------------------------
+
+    def block_short_runs(self) -> None:
+        """Copy/ReLU tiles of a contiguous run of at most `SHORT_RUN_BYTES` (unit stride
+        on in0 and on out) whose innermost loop steps one tensor by a stride whose
+        rows crowd one or two L1 sets (`teir_dialect.host.l1_sets`) while the loop
+        above it continues the run on that tensor: each run of that loop reads (or
+        writes) a line or two that the next run of the loop above needs again,
+        evicted in between by the crowd. Both loops are tiled (`teir-tile`), the
+        outer one by enough indices for `RUN_BLOCK_BYTES` of contiguous run, the
+        inner by `RUN_BLOCK_ROWS` (`abc->bac` 64 x 128 x 16, `abcd->cabd` 32 x 32 x
+        64 x 8: README, Benchmarks)."""
+        steps: dict[tuple[str, str], dict] = {}
+        for invoke in [n for n in self.config.schedule.walk_nodes() if isinstance(n, InvokeOp)]:
+            prim = invoke.primitive_op()
+            unary = prim.kind is OperationKind.COPY or (
+                prim.kind is OperationKind.RELU and prim.config.tensor_count == 2)
+            width = prim.element_width
+            runs = [a for a in prim.all_role_axes
+                    if a.stride_on("in0") == width and a.stride_on("out") == width]
+            chain = exclusive_loops(invoke)
+            if (not unary or len(prim.all_role_axes) != 1 or len(runs) != 1
+                    or len(chain) < 2 or any(n.parallel or n.guard is not None
+                                             for n in chain[:2])):
+                continue
+            run_bytes = runs[0].size * width
+            inner, outer = chain[0].axis_op(), chain[1].axis_op()
+            crowded = [t for t in ("in0", "out") if outer.stride_on(t) == run_bytes
+                       and l1_sets(inner.stride_on(t)) <= BUFFERED_SETS]
+            if run_bytes > SHORT_RUN_BYTES or not crowded:
+                continue
+            sizes = [min(outer.size, max(1, RUN_BLOCK_BYTES // run_bytes)),
+                     min(inner.size, RUN_BLOCK_ROWS)]
+            if sizes != [outer.size, inner.size]:
+                steps.setdefault((outer.axis_id, inner.axis_id), {
+                    "op": "tile", "axes": [outer.axis_id, inner.axis_id], "sizes": sizes})
+        for step in steps.values():
+            self.nest_step(step)
 
     def widen_transposes(self) -> None:
         """Transposing Copy/ReLU tiles that the lowering runs through buffers in the L1
@@ -687,6 +738,7 @@ class _Scheduler:
         if self.knobs.fuse:
             self.fuse_into_roles()
         self.widen_transposes()
+        self.block_short_runs()
         self.schedule_transposes()
         self.parallelize()
         self.tile_contractions()

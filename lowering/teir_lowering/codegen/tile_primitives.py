@@ -44,9 +44,14 @@ are written does not matter, as in teir-to-scf's `order_for_out`):
   For large outputs, and for crowded tiles whose rows of out are short, the
   blocks store whole cache lines with non-temporal stores
   (`TileEmitter.aligned_tile`, `NONTEMPORAL_MIN_BYTES`,
-  `TileEmitter.crowded_beyond_l1`), a streamed tile of few rows stores the lines of each row of out back to back
-  (`COLUMNS_OUTER_ROWS`), and `einsum` allocates results of a MiB or more on a
-  line (`teir_dialect.arrays.result_array`).
+  `TileEmitter.crowded_beyond_l1`), a streamed tile of few rows stores the
+  lines of each row of out back to back (`COLUMNS_OUTER_ROWS`), and `einsum`
+  allocates results of a MiB or more on a line
+  (`teir_dialect.arrays.result_array`). Tiles whose short rows of out crowd one
+  or two L1 sets and that an axis widens (`teir-widen-tile`: the tiles of a
+  loop that continues their rows of out) go through two buffers in the L1 a
+  run of tiles at a time (`TileEmitter.buffered`,
+  `teir_dialect.host.buffers_transpose`).
 
 ReLU keeps the reference semantics exactly: `select(x < 0, +0, x)` with an
 ordered compare, so -0.0 and NaN pass unchanged (a max would not). Other role

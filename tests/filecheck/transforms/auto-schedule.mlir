@@ -16,6 +16,7 @@
 // RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=UNIT
 // RUN: env TEIR_HOST=avx512 teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=BRSPLIT
 // RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=WIDEN
+// RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=RUNS
 
 // The scalar §10.7.5 nest: p and q are contiguous on in1 and out, so they fuse;
 // the GEMM-shaped loops lift, the t loop folds into a BRGEMM. The script the
@@ -502,3 +503,56 @@ func.func @streamed_rows(%in0: memref<?xf32>, %out: memref<?xf32>) {
 // WIDEN:       teir.primitive copy_da Copy {M = [d], N = [a]}
 // WIDEN-NOT:   widen-tile
 // WIDEN:       func.return
+
+// abc->bac 64 x 128 x 16 FP32: the tile copies runs of c (64 bytes); the loop
+// over a, innermost, steps in0 by 8 KiB (its rows in one L1 set) and the loop
+// over b above it continues the run on in0: both are tiled, b by 8 (512 bytes
+// of in0 a row) and a by 8 rows. Runs of 512 bytes are left as they are.
+func.func @short_runs(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis b extent 128 strides [64, 4096] offsets [0, 0]
+    teir.axis a extent 64 strides [8192, 64] offsets [0, 0]
+    teir.axis c extent 16 strides [4, 4] offsets [0, 0]
+    teir.primitive copy_scalar Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter b over b {
+        teir.iter a over a {
+          teir.iter c over c {
+            teir.invoke copy -> copy_scalar
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+// RUNS-LABEL: func.func @short_runs
+// RUNS:       teir.primitive copy_c Copy {M = [c], N = []}
+// RUNS:       teir.iter b over b {
+// RUNS-NEXT:    teir.iter a over a {
+// RUNS-NEXT:      teir.iter b_in over b_in {
+// RUNS-NEXT:        teir.iter a_in over a_in {
+// RUNS-NEXT:          teir.invoke copy -> copy_c
+// RUNS:       \22op\22: \22tile\22, \22axes\22: [\22b\22, \22a\22], \22sizes\22: [8, 8]
+
+func.func @long_runs(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis b extent 16 strides [512, 8192] offsets [0, 0]
+    teir.axis a extent 64 strides [8192, 512] offsets [0, 0]
+    teir.axis c extent 128 strides [4, 4] offsets [0, 0]
+    teir.primitive copy_scalar Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter b over b {
+        teir.iter a over a {
+          teir.iter c over c {
+            teir.invoke copy -> copy_scalar
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+// RUNS-LABEL: func.func @long_runs
+// RUNS-NOT:   \22tile\22
+// RUNS:       func.return
