@@ -49,7 +49,8 @@ lowering walks the blocks down the rows of out instead of along them (`crowds`,
 
 BUFFERED_SETS = 2
 """The most L1 sets that the rows of out of a transposing tile may fall in for it to go
-through buffers (`buffers_transpose`: two only with short rows of in0)."""
+through buffers (`buffers_transpose`: two only with short rows of in0, or an out
+that is not large)."""
 
 BUFFERED_SIDE_BYTES = 256
 """The longest rows of in0 and of out (bytes) of a tile that goes through buffers
@@ -257,19 +258,22 @@ def native_host() -> Host:
                 "hypervisor" in (_cpuinfo("flags") or "").split())
 
 
-def buffers_transpose(out_rows: int, row_bytes: int, column_bytes: int) -> bool:
+def buffers_transpose(out_rows: int, row_bytes: int, column_bytes: int,
+                      large_output: bool) -> bool:
     """Whether a transposing tile whose rows of out lie `out_rows` bytes apart and hold
     `row_bytes`, and whose rows of in0 hold `column_bytes`, goes through buffers in
     the L1 (`teir_lowering.codegen.tile_primitives`, `TileEmitter.buffered`;
     `teir-auto-schedule` widens it): its rows of out at most `BUFFERED_SIDE_BYTES`
     long and not whole lines (those stream), in one L1 set, or in two when the rows
-    of in0 are at most `BUFFERED_SIDE_BYTES` long too. The stores of a block then
-    evict the lines that the next tiles write again (README, Benchmarks:
-    `abcd->dcba` 33 x 32 x 32 x 33, `abcd->dbac` 16 x 64 x 24 x 48 and `abcd->dacb`
-    48 x 4 x 8 x 65 faster; HPTT's `abcdef->fedcba` 26 x 4 x 12 x 12 x 12 x 90, two
-    sets and rows of in0 of 360 bytes, and `abcd->dcba` 33 x 8 x 32 x 33, rows of
-    out in four sets, slower)."""
+    of in0 are at most `BUFFERED_SIDE_BYTES` long too or out is not
+    `large_output` (half the last-level cache or more, `Host.streamed_bytes`). The
+    stores of a block then evict the lines that the next tiles write again
+    (README, Benchmarks: `abcd->dcba` 33 x 32 x 32 x 33, `abcd->dbac` 16 x 64 x 24
+    x 48, `abcd->dacb` 48 x 4 x 8 x 65 and 16 x 24 x 4 x 128 faster; HPTT's
+    `abcdef->fedcba` 26 x 4 x 12 x 12 x 12 x 90 at 64 MiB, two sets and rows of in0
+    of 360 bytes, and `abcd->dcba` 33 x 8 x 32 x 33, rows of out in four sets,
+    slower)."""
     sets = l1_sets(out_rows)
     return (sets <= BUFFERED_SETS and row_bytes <= BUFFERED_SIDE_BYTES
-            and (sets == 1 or column_bytes <= BUFFERED_SIDE_BYTES)
-            and row_bytes % CACHE_LINE != 0)
+            and row_bytes % CACHE_LINE != 0
+            and (sets == 1 or column_bytes <= BUFFERED_SIDE_BYTES or not large_output))

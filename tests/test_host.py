@@ -92,15 +92,17 @@ def test_l1_sets_counts_how_a_block_spreads(stride: int, sets: int) -> None:
     assert l1_sets(-stride) == sets
 
 
-@pytest.mark.parametrize("out_rows, row_bytes, column_bytes, buffered", [
-    (135168, 132, 132, True),
-    (135168, 32, 520, True),     # one set: long rows of in0 too
-    (67584, 132, 132, True),     # two sets, short rows of in0
-    (67584, 104, 360, False),    # two sets, rows of in0 of 360 bytes
-    (33792, 132, 132, False),    # four sets
-    (135168, 128, 132, False),   # rows of out of whole lines: streamed
-    (135168, 260, 132, False),   # rows of out too long
+@pytest.mark.parametrize("out_rows, row_bytes, column_bytes, large, buffered", [
+    (135168, 132, 132, True, True),
+    (135168, 32, 520, True, True),     # one set: long rows of in0 too
+    (67584, 132, 132, True, True),     # two sets, short rows of in0
+    (67584, 104, 360, True, False),    # two sets, rows of in0 of 360 bytes, a large out
+    (67584, 104, 360, False, True),    # the same, out in the cache
+    (33792, 132, 132, False, False),   # four sets
+    (135168, 128, 132, False, False),  # rows of out of whole lines: streamed
+    (135168, 260, 132, False, False),  # rows of out too long
 ])
 def test_which_transposes_go_through_buffers(out_rows: int, row_bytes: int,
-                                             column_bytes: int, buffered: bool) -> None:
-    assert buffers_transpose(out_rows, row_bytes, column_bytes) is buffered
+                                             column_bytes: int, large: bool,
+                                             buffered: bool) -> None:
+    assert buffers_transpose(out_rows, row_bytes, column_bytes, large) is buffered

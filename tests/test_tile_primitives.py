@@ -557,7 +557,7 @@ def test_crowded_tiles_widened_by_a_run_go_through_buffers(
     (4096, 4096, 32, 20, False),    # rows of out of whole lines: streamed
     (4096, 4096, 65, 20, False),    # rows of out of 260 bytes
     (4096, 4096, 33, 65, True),     # rows of in0 of 260 bytes, rows of out in one set
-    (4096, 2048, 33, 65, False),    # and in two
+    (4096, 2048, 33, 65, True),     # and in two, out in the cache
 ])
 def test_which_widened_tiles_are_buffered(in_bytes: int, out_bytes: int, rows: int,
                                           columns: int, buffered: bool) -> None:
@@ -565,6 +565,19 @@ def test_which_widened_tiles_are_buffered(in_bytes: int, out_bytes: int, rows: i
                              out_bytes=out_bytes)
     kernel = _check(record, "vector.shuffle")
     assert (kernel.stages["scf"].count("memref.alloca") == 2) == buffered
+
+
+def test_large_outputs_buffer_two_set_tiles_only_with_short_rows_of_in0(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With out counted as large (`NONTEMPORAL_MIN_BYTES` 0), rows of out in two sets
+    and rows of in0 of 260 bytes keep the walk; rows of in0 of 80 bytes buffer."""
+    monkeypatch.setattr(tile_primitives, "NONTEMPORAL_MIN_BYTES", 0)
+    monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
+    monkeypatch.setattr(kernel_module, "_CACHE", {})  # kernels made without the patch
+    for columns, buffered in ((65, False), (20, True)):
+        record = buffered_record(33, columns, 2, "FP32", out_bytes=2048)
+        kernel = _check(record, "vector.shuffle")
+        assert (kernel.stages["scf"].count("memref.alloca") == 2) == buffered
 
 
 def test_widened_bf16_tiles_move_bits() -> None:

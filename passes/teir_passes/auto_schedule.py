@@ -421,6 +421,8 @@ class _Scheduler:
         per row, and the blocks' loop goes into the tile (`teir-widen-tile`), so
         that the buffers take a run of tiles at a time. The loop over the blocks
         stays for threads."""
+        touched = footprint(self.config)["out"]
+        large = touched is not None and touched.stop - touched.start >= self.host.streamed_bytes
         for invoke in [n for n in self.config.schedule.walk_nodes() if isinstance(n, InvokeOp)]:
             prim = invoke.primitive_op()
             loop = invoke.parent_op()
@@ -432,7 +434,8 @@ class _Scheduler:
             (row,) = [a for a in prim.all_role_axes if a.stride_on("out") == width]
             (column,) = [a for a in prim.all_role_axes if a.stride_on("in0") == width]
             row_bytes = row.size * width
-            if (not buffers_transpose(column.stride_on("out"), row_bytes, column.size * width)
+            if (not buffers_transpose(column.stride_on("out"), row_bytes, column.size * width,
+                                      large)
                     or loop.axis_op().stride_on("out") != row_bytes):
                 continue
             axis = loop.axis_op()

@@ -189,6 +189,7 @@ class TileEmitter:
     def __init__(self, kind: OperationKind, element: Attribute, width: int,
                  source: SSAValue | None, out: SSAValue, nontemporal: bool = False):
         self.nontemporal = nontemporal  # may use non-temporal stores (see aligned_tile)
+        self.large_output = nontemporal  # out takes half the last-level cache or more
         self.kind = kind
         self.element = element
         self.width = width
@@ -655,8 +656,9 @@ class TileEmitter:
         `teir_dialect.host.buffers_transpose` says; `teir-auto-schedule` widens
         such tiles by that axis); None otherwise."""
         w = self.width
-        if (self.source is None or self.chunk(rows, columns, 1) < 1
-                or not buffers_transpose(columns.out * w, rows.size * w, columns.size * w)):
+        if (self.source is None or self.chunk(rows, min(columns.size, self.lanes), 1) < 1
+                or not buffers_transpose(columns.out * w, rows.size * w, columns.size * w,
+                                         self.large_output)):
             return None
         return next((axis for axis in outer if axis.out == rows.size), None)
 
@@ -667,60 +669,80 @@ class TileEmitter:
         pitch = -(-size // self.min_lanes) * self.min_lanes
         return pitch + self.min_lanes if pitch * self.width % CACHE_LINE == 0 else pitch
 
-    def chunk(self, rows: TileAxis, columns: TileAxis, most: int) -> int:
-        """The most tiles (up to `most`) whose buffers hold `BUFFER_BYTES` each."""
+    def chunk(self, rows: TileAxis, columns: int, most: int) -> int:
+        """The most tiles (up to `most`) of `columns` columns whose buffers hold
+        `BUFFER_BYTES` each."""
         fits = [k for k in range(1, most + 1)
-                if k * rows.size * self.pitch(columns.size) * self.width <= BUFFER_BYTES
-                and columns.size * self.pitch(k * rows.size) * self.width <= BUFFER_BYTES]
+                if k * rows.size * self.pitch(columns) * self.width <= BUFFER_BYTES
+                and columns * self.pitch(k * rows.size) * self.width <= BUFFER_BYTES]
         return max(fits, default=0)
+
+    def column_block(self, rows: TileAxis, columns: TileAxis, run: TileAxis) -> int:
+        """The columns a buffered tile takes at a time: all of them, or the most
+        whole vectors' worth, whose buffers hold enough tiles for `STAGE_RUN_BYTES`
+        per row of out (or all of `run`)."""
+        wanted = min(run.size, -(-STAGE_RUN_BYTES // (rows.size * self.width)))
+        lanes = self.lanes
+        for block in [columns.size, *range(columns.size // lanes * lanes, 0, -lanes)]:
+            if self.chunk(rows, block, wanted) >= wanted:
+                return block
+        return min(columns.size, lanes)
 
     def buffered(self, builder: Builder, rows: TileAxis, columns: TileAxis, run: TileAxis,
                  source: SSAValue, out: SSAValue) -> None:
         """The tiles along `run` (each a rows x columns transpose, the rows of out of one
         continuing those of the one before) through two buffers in the L1, `chunk`
-        tiles at a time: the rows of in0 of every tile copied into one (each row's
-        lines read once; consecutive reads from different tiles, whose rows lie
-        apart), transposed from it into the other, whose rows, `chunk` tiles'
-        rows of out long, are copied to out (each row's lines written back to
-        back). Rows of out a power of two apart put a block's stores in one L1
-        set (its loads too when the rows of in0 are), where they evicted the
-        lines that the next tiles wrote again (`abcd->dcba` 33 x 32 x 32 x 33,
-        `abcd->dbac` 16 x 64 x 24 x 48: README, Benchmarks)."""
-        fit = self.chunk(rows, columns, run.size)
+        tiles and `column_block` columns at a time: the rows of in0 of every tile
+        copied into one (each row's lines read once; consecutive reads from
+        different tiles, whose rows lie apart), transposed from it into the
+        other, whose rows, `chunk` tiles' rows of out long, are copied to out
+        (each row's lines written back to back). Rows of out a power of two apart
+        put a block's stores in one L1 set (its loads too when the rows of in0
+        are), where they evicted the lines that the next tiles wrote again
+        (`abcd->dcba` 33 x 32 x 32 x 33, `abcd->dbac` 16 x 64 x 24 x 48: README,
+        Benchmarks)."""
+        block = self.column_block(rows, columns, run)
+        fit = self.chunk(rows, block, run.size)
         count = -(-run.size // -(-run.size // fit))  # chunks of equal size, the last shorter
-        pitch_in = self.pitch(columns.size)
+        pitch_in = self.pitch(block)
         pitch_out = self.pitch(count * rows.size)
         into = builder.insert(memref.AllocaOp.get(
             self.element, 64, [count * rows.size * pitch_in])).memref
         outof = builder.insert(memref.AllocaOp.get(
-            self.element, 64, [columns.size * pitch_out])).memref
+            self.element, 64, [block * pitch_out])).memref
         zero = index(builder, 0)
         loads = TileEmitter(OperationKind.COPY, self.element, self.width, self.source, into)
         transposes = TileEmitter(self.kind, self.element, self.width, into, outof)
         stores = TileEmitter(OperationKind.COPY, self.element, self.width, outof, self.out)
         buffer_rows = TileAxis(rows.size, pitch_in, 1)
-        buffer_columns = TileAxis(columns.size, 1, pitch_out)
 
-        def chunk(b: Builder, first: int | SSAValue, tiles: int) -> None:
-            src = add(b, source, first, run.source)
-            dst = add(b, out, first, run.out)
+        def chunk(b: Builder, first: int | SSAValue, tiles: int, c0: int | SSAValue,
+                  width: int) -> None:
+            src = add(b, add(b, source, first, run.source), c0)
+            dst = add(b, add(b, out, first, run.out), c0, columns.out)
             loads.emit_contiguous(b, [TileAxis(rows.size, rows.source, pitch_in),
                                       TileAxis(tiles, run.source, rows.size * pitch_in)],
-                                  columns.size, src, zero)
+                                  width, src, zero)
 
             def transpose(tb: Builder, k: SSAValue, _: list[SSAValue]) -> None:
-                transposes.whole_region(tb, buffer_rows, buffer_columns,
+                transposes.whole_region(tb, buffer_rows, TileAxis(width, 1, pitch_out),
                                         add(tb, zero, k, rows.size * pitch_in),
                                         add(tb, zero, k, rows.size))
 
             for_loop(b, 0, tiles, 1, transpose)
-            stores.emit_contiguous(b, [TileAxis(columns.size, pitch_out, columns.out)],
+            stores.emit_contiguous(b, [TileAxis(width, pitch_out, columns.out)],
                                    tiles * rows.size, zero, dst)
 
-        whole = run.size // count * count
-        for_loop(builder, 0, whole, count, lambda b, first, _: chunk(b, first, count))
-        if whole < run.size:
-            chunk(builder, whole, run.size - whole)
+        def columns_at(b: Builder, c0: int | SSAValue, width: int) -> None:
+            whole = run.size // count * count
+            for_loop(b, 0, whole, count, lambda cb, first, _: chunk(cb, first, count, c0, width))
+            if whole < run.size:
+                chunk(b, whole, run.size - whole, c0, width)
+
+        whole_columns = columns.size // block * block
+        for_loop(builder, 0, whole_columns, block, lambda b, c0, _: columns_at(b, c0, block))
+        if whole_columns < columns.size:
+            columns_at(builder, whole_columns, columns.size - whole_columns)
 
     def crowded(self, columns: TileAxis) -> bool:
         """Whether the stores of one block (rows of out `columns.out` apart) fall in at
@@ -856,7 +878,8 @@ def emit_tile_primitive(builder: Builder, prim: PrimitiveOp, element: Attribute,
         tile_emitter.emit_contiguous(builder, outer, run, source, out)
     else:
         _, outer, rows, columns = plan
-        tile_emitter.nontemporal = (_large_output(config)
+        tile_emitter.large_output = _large_output(config)
+        tile_emitter.nontemporal = (tile_emitter.large_output
                                     or tile_emitter.crowded_beyond_l1(rows, columns))
         tile_emitter.emit_transpose(builder, outer, rows, columns, source, out)
     return True
