@@ -393,10 +393,10 @@ class _Scheduler:
             width = prim.element_width
             runs = [a for a in prim.all_role_axes
                     if a.stride_on("in0") == width and a.stride_on("out") == width]
+            if not unary or len(prim.all_role_axes) != 1 or len(runs) != 1:
+                continue  # (before the loops: a node's only_child counts its children)
             chain = exclusive_loops(invoke)
-            if (not unary or len(prim.all_role_axes) != 1 or len(runs) != 1
-                    or len(chain) < 2 or any(n.parallel or n.guard is not None
-                                             for n in chain[:2])):
+            if len(chain) < 2 or any(n.parallel or n.guard is not None for n in chain[:2]):
                 continue
             run_bytes = runs[0].size * width
             inner, outer = chain[0].axis_op(), chain[1].axis_op()
