@@ -450,6 +450,71 @@ def _check_placements(record: dict[str, Any], kernel: Any, dtype: str) -> None:
                                           err_msg=where)
 
 
+def run_record(rows: int, columns: int, runs: tuple[int, int], dtype: str, kind: str,
+               order: str) -> dict[str, Any]:
+    """A transposing tile (rows r, columns c) under loops k0 and k1 that continue its
+    rows of out (as the loops of a cut row and of the axes after it on out do), and t
+    that does not: in0 [t][k1][k0][r][c], out [t][c][k1][k0][r], rows padded apart;
+    the loops nested as `order` says, the outermost parallel."""
+    w = WIDTH[dtype]
+    k0, k1 = runs
+    # each run ends before the next row of out; rows of out of under 4 lines stream
+    # when they are 4 KiB apart (`TileEmitter.streams`)
+    ld_in, ld_out = columns + 5, k1 * k0 * rows + 128 // w
+    if rows * w < 256:
+        ld_out = 4096 // w
+    assert ld_out > k1 * k0 * rows
+    axes = [
+        _axis("r", rows, [ld_in * w, w]),
+        _axis("c", columns, [w, ld_out * w]),
+        _axis("k0", k0, [rows * ld_in * w, rows * w]),
+        _axis("k1", k1, [k0 * rows * ld_in * w, k0 * rows * w]),
+        _axis("t", 2, [k1 * k0 * rows * ld_in * w, columns * ld_out * w]),
+    ]
+    loops = [(axis, "parallel" if i == 0 else "sequential")
+             for i, axis in enumerate(order.split())]
+    return _record(["in0", "out"], axes, kind, {"M": ["c"], "N": ["r"]}, loops, dtype)
+
+
+@pytest.mark.parametrize("rows, columns, runs, dtype, kind, order", [
+    (64, 40, (2, 3), "FP32", "Copy", "k0 k1 t"),   # the cut loop outermost (64^4's)
+    (32, 20, (3, 2), "FP32", "ReLU", "k1 t k0"),
+    (16, 19, (2, 2), "FP64", "Copy", "t k0 k1"),
+    (64, 70, (2, 2), "FP16", "Copy", "k1 k0 t"),
+])
+def test_streamed_tiles_write_the_lines_across_their_run_whole(
+        streaming: None, rows: int, columns: int, runs: tuple[int, int], dtype: str,
+        kind: str, order: str) -> None:
+    """Where loops continue a streamed tile's rows of out and out's rows start off a
+    line, each tile writes its last line with the next tile's first rows in it (the
+    first tile of a run also its own first rows, the last only its own): the
+    reference's bits at every placement, 1 and 2 threads, nothing outside out."""
+    record = run_record(rows, columns, runs, dtype, kind, order)
+    kernel = compile_kernel(record, keep_ir=True)
+    assert "!nontemporal" in kernel._engine.llvm_ir
+    given = random_arrays(record, np.random.default_rng(7), fill=SENTINEL)
+    if kind == "ReLU":
+        given[0][::7] = np.nan
+        given[0][1::5] = -0.0
+    expected = [a.copy() for a in given]
+    run_reference(record, expected)
+    for in_shift, out_shift in [(0, 16), (16, 48), (0, 32), (0, 0), (16, 4)]:
+        if out_shift % WIDTH[dtype]:
+            continue
+        for threads in (1, 2):
+            arrays = [_placed(given[0], in_shift), _placed(given[1], out_shift)]
+            backing = arrays[-1].base
+            before = backing.copy()
+            inside = np.zeros(backing.size, bool)
+            start = (arrays[-1].ctypes.data - backing.ctypes.data) // arrays[-1].itemsize
+            inside[start:start + arrays[-1].size] = True
+            kernel(*arrays, threads=threads)
+            where = f"in0 +{in_shift} B, out +{out_shift} B, {threads} threads"
+            np.testing.assert_array_equal(_bits(arrays[-1]), _bits(expected[-1]), err_msg=where)
+            np.testing.assert_array_equal(_bits(backing[~inside]), _bits(before[~inside]),
+                                          err_msg=where)
+
+
 CROWDED_WALK_SHAPES = [
     # dtype, rows (no stream: not whole lines), columns, pad of in0's rows, out_row
     # (rows of out 4 KiB apart: crowded)

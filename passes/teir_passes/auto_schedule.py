@@ -101,6 +101,13 @@ STREAMED_ROW_LINES = 2
 the fewest whose rows `teir_lowering.codegen.tile_primitives` streams when they are
 4 KiB apart (a line for the block, and one across a row's start off a line)."""
 
+STREAMED_ROWS = 32
+"""The most rows (of in0, each its own stream through the caches) of a tile cut for
+`_Scheduler.schedule_transposes`, where `STREAMED_ROW_LINES` lines hold more (the
+16-bit types): `abcd->dcba` 64^4 FP16 on a Zen 4 host 11.0 ms with 64 rows, 3.5 ms
+with 32, 20.5 ms with 16 (README, Benchmarks); FP32 tiles of 32 rows were the
+fastest on Zen 4 and Zen 5 alike."""
+
 WIDEN_ROW_BYTES = 512
 """A tile that goes through buffers is widened by a block of the loop that continues its
 rows of out (`_Scheduler.widen_transposes`) long enough for this many bytes per row
@@ -515,7 +522,7 @@ class _Scheduler:
         if len(rows) != 1 or len(columns) != 1:
             return None
         (row,), (column,) = rows, columns
-        block = STREAMED_ROW_LINES * CACHE_LINE // width
+        block = min(STREAMED_ROW_LINES * CACHE_LINE // width, STREAMED_ROWS)
         aliased = (row.stride_on("in0") % SET_SPAN == 0
                    and column.stride_on("out") % SET_SPAN == 0)
         if aliased and row.size > block and row.size % block == 0 and self.nest_step(

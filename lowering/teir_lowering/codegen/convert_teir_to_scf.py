@@ -290,7 +290,8 @@ class _Emitter:
         self, builder: Builder, node: ScheduleNode, tile: Tile, ivs: dict[str, SSAValue]
     ) -> None:
         if isinstance(node, InvokeOp):
-            self.emit_primitive(builder, node.primitive_op(), tile, self.epilogue(node), ivs)
+            self.emit_primitive(builder, node.primitive_op(), tile, self.epilogue(node), ivs,
+                                self.whole_body_loops(node, ivs))
             return
         assert isinstance(node, IterOp)
         if node.parallel:
@@ -343,9 +344,25 @@ class _Emitter:
 
     # -- primitives -----------------------------------------------------------
 
+    @staticmethod
+    def whole_body_loops(invoke: InvokeOp,
+                         ivs: dict[str, SSAValue]) -> list[tuple[AxisOp, SSAValue]]:
+        """The unguarded loops around an unguarded `invoke` whose whole body it is,
+        innermost first, with their induction variables: every iteration of theirs
+        runs it."""
+        loops: list[tuple[AxisOp, SSAValue]] = []
+        node: ScheduleNode = invoke
+        parent = invoke.parent_op()
+        while (node.guard is None and isinstance(parent, IterOp)
+               and parent.only_child is node and parent.axis_id in ivs):
+            loops.append((parent.axis_op(), ivs[parent.axis_id]))
+            node, parent = parent, parent.parent_op()
+        return loops
+
     def emit_primitive(self, builder: Builder, prim: PrimitiveOp, tile: Tile,
                        epilogue: EpilogueAttr | None = None,
-                       ivs: dict[str, SSAValue] | None = None) -> None:
+                       ivs: dict[str, SSAValue] | None = None,
+                       loops: Sequence[tuple[AxisOp, SSAValue]] = ()) -> None:
         data_type = DataType(prim.data_type)
         element = data_type.storage_type
         tensors = prim.accessed_tensors
@@ -360,7 +377,7 @@ class _Emitter:
             if (shape := self.microkernel_shape(prim)) is not None:
                 self.emit_microkernel(builder, prim, shape, tile, epilogue, ivs or {})
                 return
-        elif self.microkernels and emit_tile_primitive(builder, prim, element, tile):
+        elif self.microkernels and emit_tile_primitive(builder, prim, element, tile, loops):
             return
         tf32 = data_type.rounds_inputs
         free = order_for_out([*prim.role_axes(Role.M), *prim.role_axes(Role.N)],

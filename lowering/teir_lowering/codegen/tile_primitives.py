@@ -69,7 +69,7 @@ from xdsl.dialects.builtin import DenseArrayBase, VectorType, i64
 from xdsl.ir import Attribute, SSAValue
 
 from teir_dialect.analysis import disjoint_windows, footprint
-from teir_dialect.dialect import ConfigOp, PrimitiveOp
+from teir_dialect.dialect import AxisOp, ConfigOp, PrimitiveOp
 from teir_dialect.host import (
     CACHE_LINE,
     SET_SPAN,
@@ -180,6 +180,17 @@ class TileAxis:
     out: int
 
 
+@dataclass
+class Carry:
+    """Where a tile's rows of out go on: the schedule loops around it continue them
+    (`run_carry`), so that its last line of out, when out's rows start off a line,
+    holds the first rows of the next tile on the run too (`TileEmitter.aligned_tile`)."""
+
+    first: SSAValue  # i1: no tile before this one on the run
+    last: SSAValue  # i1: no tile after it
+    next_source: SSAValue  # the next tile's row 0 on the source (its own when last)
+
+
 # -- emission -----------------------------------------------------------------------
 
 
@@ -190,6 +201,7 @@ class TileEmitter:
                  source: SSAValue | None, out: SSAValue, nontemporal: bool = False):
         self.nontemporal = nontemporal  # may use non-temporal stores (see aligned_tile)
         self.large_output = nontemporal  # out takes half the last-level cache or more
+        self.carry: Carry | None = None  # the run the tile is on (see aligned_tile)
         self.kind = kind
         self.element = element
         self.width = width
@@ -453,7 +465,74 @@ class TileEmitter:
             self.region(b, rows, columns, source, out, (0, nr), (columns_full, columns.size),
                         lanes)
 
-        if_then(builder, aligned, streaming,
+        def carried(b: Builder) -> None:
+            carry = self.carry
+            assert carry is not None
+            peel = self.up_to_line(b, misalignment)  # 0 to E - 1 rows before a line
+            start = b.insert(arith.AddiOp(peel, index(b, nr - line))).result  # the last line
+            beyond = b.insert(arith.SubiOp(start, index(b, nr))).result  # of the next tile
+            lane_rows = []
+            for k in range(line):
+                own = b.insert(arith.CmpiOp(peel, index(b, line - k), "ult")).result
+                lane_rows.append(b.insert(arith.SelectOp(
+                    own, add(b, source, add(b, start, k), rows.source),
+                    add(b, carry.next_source, add(b, beyond, k), rows.source))).result)
+
+            def last_line(cb: Builder, c0: SSAValue, count: int) -> None:
+                """Rows start.. at columns c0..: this tile's last rows and the next
+                tile's first, one whole line of out; the last tile's own rows alone."""
+
+                def whole(lb: Builder) -> None:
+                    parts = [self.transposed(lb, [add(lb, row, c0) for row in
+                                                  lane_rows[h:h + count]], count)
+                             for h in range(0, line, count)]
+                    dst = add(lb, add(lb, out, c0, columns.out), start)
+                    for column in range(count):
+                        for h, part in enumerate(parts):
+                            value = part[column]
+                            for q in range(0, count, piece):
+                                p_ = value if count == piece else lb.insert(vector.ShuffleOp(
+                                    value, value, DenseArrayBase.from_list(i64, list(range(q, q + piece))),
+                                    result_type=VectorType(self.element, [piece]))).result
+                                store(lb, p_, self.out,
+                                      add(lb, dst, column * columns.out + h * count + q),
+                                      nontemporal=True)
+
+                end = add(cb, c0, count)
+                if_then(cb, carry.last, lambda lb: self.scalar_region(
+                    lb, rows, columns, source, out, (start, nr), (c0, end)), whole)
+
+            def lines(lb: Builder, c0: SSAValue, count: int) -> None:
+                last_line(lb, c0, count)
+                _loop(lb, peel, start, line, lambda rb, r0, _: self.line_block(
+                    rb, rows, columns, source, out, r0, c0, count))
+
+            def whole_blocks(wb: Builder, block: BlockBody) -> None:
+                _loop(wb, 0, columns_full, lanes, lambda cb, c0, _: block(cb, c0, lanes))
+
+            # the first rows, to the first line, belong to the previous tile's last line
+            if_then(b, carry.first, lambda hb: self.scalar_region(
+                hb, rows, columns, source, out, (0, peel), (0, columns_full)))
+            if nr <= COLUMNS_OUTER_ROWS:
+                whole_blocks(b, lines)
+            else:
+                _loop(b, peel, start, line, lambda rb, r0, _: whole_blocks(
+                    rb, lambda cb, c0, count: self.line_block(
+                        cb, rows, columns, source, out, r0, c0, count)))
+                whole_blocks(b, last_line)
+            self.region(b, rows, columns, source, out, (0, nr), (columns_full, columns.size),
+                        lanes)
+
+        def on_lines(b: Builder) -> None:
+            """Rows of out from a line: the tile's lines are its own (and the first
+            ran faster through the edge block than the last through `carried`)."""
+            if self.carry is None:
+                streaming(b)
+                return
+            on_line = b.insert(arith.CmpiOp(misalignment, index(b, 0), "eq")).result
+            if_then(b, on_line, streaming, carried)
+
+        if_then(builder, aligned, on_lines,
                 lambda b: self.whole_region(b, rows, columns, source, out))
 
     def stages(self, rows: TileAxis, columns: TileAxis) -> bool:
@@ -813,8 +892,9 @@ class TileEmitter:
                                    for at in addresses])
 
     def scalar_region(self, builder: Builder, rows: TileAxis, columns: TileAxis,
-                      source: SSAValue, out: SSAValue, row_range: tuple[int, int],
-                      column_range: tuple[int, int]) -> None:
+                      source: SSAValue, out: SSAValue,
+                      row_range: tuple[int | SSAValue, int | SSAValue],
+                      column_range: tuple[int | SSAValue, int | SSAValue]) -> None:
         """Element by element, rows of out innermost."""
 
         def column(cb: Builder, c: SSAValue, _: list[SSAValue]) -> None:
@@ -833,8 +913,10 @@ class TileEmitter:
 
 
 def emit_tile_primitive(builder: Builder, prim: PrimitiveOp, element: Attribute,
-                        tile: Tile) -> bool:
-    """Vector code for a Zero/Copy/ReLU tile (see the module doc); False: not handled."""
+                        tile: Tile, loops: Sequence[tuple[AxisOp, SSAValue]] = ()) -> bool:
+    """Vector code for a Zero/Copy/ReLU tile (see the module doc); False: not handled.
+    `loops`: the unguarded schedule loops around it whose whole body it is, with their
+    induction variables (`run_carry`)."""
     kind = prim.kind
     if kind == OperationKind.CONTRACTION:
         return False
@@ -881,8 +963,51 @@ def emit_tile_primitive(builder: Builder, prim: PrimitiveOp, element: Attribute,
         tile_emitter.large_output = _large_output(config)
         tile_emitter.nontemporal = (tile_emitter.large_output
                                     or tile_emitter.crowded_beyond_l1(rows, columns))
+        if not outer and source_name == "in0":
+            tile_emitter.carry = run_carry(builder, rows, loops, width, source)
         tile_emitter.emit_transpose(builder, outer, rows, columns, source, out)
     return True
+
+
+def run_carry(builder: Builder, rows: TileAxis, loops: Sequence[tuple[AxisOp, SSAValue]],
+              width: int, source: SSAValue) -> Carry | None:
+    """Where the tile's rows of out go on after its last row: the loops (of `loops`)
+    that each continue the rows of out where the one before ends, the first where
+    the tile's rows end, as the loops of a cut row (`teir-auto-schedule` cuts the
+    rows of large transposes) and those of the axes that follow it on out do. The
+    next tile on that run is the first loop's next iteration, else that of the
+    second with the first back at 0, and so on. None: no loop continues them."""
+    span = rows.size * width
+    chain: list[tuple[AxisOp, SSAValue]] = []
+    while (found := next(((axis, iv) for axis, iv in loops if axis.stride_on("out") == span
+                          and axis.size > 1 and all(axis is not a for a, _ in chain)),
+                         None)) is not None:
+        chain.append(found)
+        span *= found[0].size
+    if not chain or any(axis.stride_on("in0") < 0 or axis.stride_on("in0") % width
+                        for axis, _ in chain):
+        return None
+
+    def all_at(ends: bool) -> SSAValue:
+        result: SSAValue | None = None
+        for axis, iv in chain:
+            at = builder.insert(arith.CmpiOp(
+                iv, index(builder, axis.size - 1 if ends else 0), "eq")).result
+            result = at if result is None else builder.insert(arith.AndIOp(result, at)).result
+        assert result is not None
+        return result
+
+    step = index(builder, 0)  # the last tile's: no next one
+    back = 0  # source elements from the loops before this one, all at their ends, to 0
+    steps = []
+    for axis, iv in chain:
+        stride = axis.stride_on("in0") // width
+        steps.append((axis, iv, stride - back))
+        back += (axis.size - 1) * stride
+    for axis, iv, delta in reversed(steps):
+        more = builder.insert(arith.CmpiOp(iv, index(builder, axis.size - 1), "ult")).result
+        step = builder.insert(arith.SelectOp(more, index(builder, delta), step)).result
+    return Carry(all_at(False), all_at(True), add(builder, source, step))
 
 
 def _narrow(k: int, packed: int) -> bool:
