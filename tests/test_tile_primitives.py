@@ -454,7 +454,8 @@ def run_record(rows: int, columns: int, runs: tuple[int, int], dtype: str, kind:
                order: str) -> dict[str, Any]:
     """A transposing tile (rows r, columns c) under loops k0 and k1 that continue its
     rows of out (as the loops of a cut row and of the axes after it on out do), and t
-    that does not: in0 [t][k1][k0][r][c], out [t][c][k1][k0][r], rows padded apart;
+    that does not: in0 [t][k0][k1][r][c], out [t][c][k1][k0][r] (so that the next
+    tile's rows on in0 are not the next rows), rows padded apart;
     the loops nested as `order` says, the outermost parallel."""
     w = WIDTH[dtype]
     k0, k1 = runs
@@ -467,8 +468,8 @@ def run_record(rows: int, columns: int, runs: tuple[int, int], dtype: str, kind:
     axes = [
         _axis("r", rows, [ld_in * w, w]),
         _axis("c", columns, [w, ld_out * w]),
-        _axis("k0", k0, [rows * ld_in * w, rows * w]),
-        _axis("k1", k1, [k0 * rows * ld_in * w, k0 * rows * w]),
+        _axis("k0", k0, [k1 * rows * ld_in * w, rows * w]),
+        _axis("k1", k1, [rows * ld_in * w, k0 * rows * w]),
         _axis("t", 2, [k1 * k0 * rows * ld_in * w, columns * ld_out * w]),
     ]
     loops = [(axis, "parallel" if i == 0 else "sequential")
