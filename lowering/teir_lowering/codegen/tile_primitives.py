@@ -368,8 +368,9 @@ class TileEmitter:
             and CACHE_LINE % (self.lanes * self.width) == 0
             and row_bytes % CACHE_LINE == 0
             # rows of out of whole lines (one line each, as the 32-row tiles of a
-            # 16-bit `abcd->dcba` 32^4, streams too: README, Benchmarks)
-            and rows.size % line == 0
+            # 16-bit `abcd->dcba` 32^4, streams too: README, Benchmarks), or of at
+            # least a line where the next tile on the run takes the lines across
+            and (rows.size % line == 0 or self.carry is not None and rows.size >= line)
             # Enough whole lines per row of out whatever its alignment, or rows of out
             # 4 KiB apart, which put the rows of a block in one L1 set: ordinary
             # stores of a block then evict each other's lines.
@@ -469,11 +470,14 @@ class TileEmitter:
             carry = self.carry
             assert carry is not None
             peel = self.up_to_line(b, misalignment)  # 0 to E - 1 rows before a line
-            start = b.insert(arith.AddiOp(peel, index(b, nr - line))).result  # the last line
+            after = b.insert(arith.SubiOp(index(b, nr), peel)).result
+            start = b.insert(arith.AddiOp(peel, multiple_below(b, after, line))).result
+            tail = b.insert(arith.SubiOp(index(b, nr), start)).result  # 0 to E - 1 rows
+            has_tail = b.insert(arith.CmpiOp(tail, index(b, 0), "ne")).result
             beyond = b.insert(arith.SubiOp(start, index(b, nr))).result  # of the next tile
             lane_rows = []
             for k in range(line):
-                own = b.insert(arith.CmpiOp(peel, index(b, line - k), "ult")).result
+                own = b.insert(arith.CmpiOp(index(b, k), tail, "ult")).result
                 lane_rows.append(b.insert(arith.SelectOp(
                     own, add(b, source, add(b, start, k), rows.source),
                     add(b, carry.next_source, add(b, beyond, k), rows.source))).result)
@@ -499,8 +503,9 @@ class TileEmitter:
                                       nontemporal=True)
 
                 end = add(cb, c0, count)
-                if_then(cb, carry.last, lambda lb: self.scalar_region(
-                    lb, rows, columns, source, out, (start, nr), (c0, end)), whole)
+                if_then(cb, has_tail, lambda tb: if_then(tb, carry.last, lambda lb: (
+                    self.scalar_region(lb, rows, columns, source, out, (start, nr), (c0, end))),
+                    whole))
 
             def lines(lb: Builder, c0: SSAValue, count: int) -> None:
                 last_line(lb, c0, count)
@@ -513,27 +518,22 @@ class TileEmitter:
             # the first rows, to the first line, belong to the previous tile's last line
             if_then(b, carry.first, lambda hb: self.scalar_region(
                 hb, rows, columns, source, out, (0, peel), (0, columns_full)))
-            if nr <= COLUMNS_OUTER_ROWS:
-                whole_blocks(b, lines)
-            else:
-                _loop(b, peel, start, line, lambda rb, r0, _: whole_blocks(
-                    rb, lambda cb, c0, count: self.line_block(
-                        cb, rows, columns, source, out, r0, c0, count)))
-                whole_blocks(b, last_line)
+            # (column blocks outermost whatever the rows: with rows outermost, LLVM's
+            # O3 pipeline dropped the non-temporal flag of every store)
+            whole_blocks(b, lines)
             self.region(b, rows, columns, source, out, (0, nr), (columns_full, columns.size),
                         lanes)
 
-        def on_lines(b: Builder) -> None:
-            """Rows of out from a line: the tile's lines are its own (and the first
-            ran faster through the edge block than the last through `carried`)."""
-            if self.carry is None:
-                streaming(b)
-                return
-            on_line = b.insert(arith.CmpiOp(misalignment, index(b, 0), "eq")).result
-            if_then(b, on_line, streaming, carried)
-
-        if_then(builder, aligned, on_lines,
-                lambda b: self.whole_region(b, rows, columns, source, out))
+        if self.carry is None:
+            if_then(builder, aligned, streaming,
+                    lambda b: self.whole_region(b, rows, columns, source, out))
+        elif nr % line == 0:
+            # rows of out from a line: the tile's lines are its own (and the first ran
+            # faster through the edge block than the last through `carried`)
+            on_line = builder.insert(arith.CmpiOp(misalignment, index(builder, 0), "eq")).result
+            if_then(builder, on_line, streaming, carried)
+        else:
+            carried(builder)
 
     def stages(self, rows: TileAxis, columns: TileAxis) -> bool:
         """Whether the tile goes through a staging buffer (`staged`): the stores of a
