@@ -27,7 +27,7 @@ from teir_dialect import teir_context
 from teir_dialect.dialect import KernelAttr, PrimitiveOp
 from teir_dialect.flat import flat_to_tree
 from teir_dialect.gemm import KERNEL_ATTR
-from teir_dialect.host import SCRATCH_BYTES, Host, pinned
+from teir_dialect.host import SCRATCH_BYTES, Host, pinned, pinned_host
 from teir_dialect.interpreter import run_reference
 from teir_dialect.records import load_module
 from teir_lowering.codegen import gemm_emitter, gemm_plan
@@ -399,6 +399,20 @@ def test_scattered_batches_are_packed(width: int) -> None:
     assert plan.pack == ("" if x_panel == 0 else "copy")
     if width == 4:
         assert plan.pack == ""
+
+
+@pytest.mark.parametrize("machine", ["avx2", "avx512"])
+def test_f16_x_reused_across_column_blocks_is_packed_widened(machine: str) -> None:
+    """An f16 X read in place takes a conversion per vector load on the FMA pipes, at
+    every column block; packed (into an f32 buffer) once. 128^3 NNN: FP32 reads X in
+    place, f16 packs it; a GEMV-like tile (one column block) still reads it in place."""
+    host_ = pinned_host(machine)
+    shape = GemmShape(128, 128, 128, 128, 128, 128, 1, 0, 0, "NNN")
+    assert plan_gemm(shape, 4, machine=host_).pack == ""
+    f16 = plan_gemm(shape, 4, narrow_c=True, converts=True, stored=2, machine=host_)
+    assert f16.pack == "copy"
+    gemv = GemmShape(128, 1, 128, 128, 128, 128, 1, 0, 0, "NNN")
+    assert plan_gemm(gemv, 4, narrow_c=True, converts=True, stored=2, machine=host_).pack == ""
 
 
 def test_scalar_code_only_without_a_vector_dimension() -> None:

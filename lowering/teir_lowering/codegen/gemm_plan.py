@@ -416,12 +416,13 @@ def scattered(rows: int, k_stride: int, batch_stride: int, batches: int, steps: 
 
 
 def step_cycles(vectors: int, columns: int, lanes: int, gather: bool, penalty: float,
-                stride: int = 0) -> float:
-    """Cycles of one K step of a block: its FMAs, its loads (X gathered: a load and a
-    lane insert per lane; at a small `stride` (`stepped`), that many loads and one
-    shuffle fewer, on the two vector ALU ports) and the FMA latency bound,
-    whichever is longest, plus `penalty` per X load."""
-    fmas = vectors * columns
+                stride: int = 0, converts: bool = False) -> float:
+    """Cycles of one K step of a block: its FMAs (and, where X is f16 read in place,
+    a conversion per X vector on the same pipes: `converts`), its loads (X
+    gathered: a load and a lane insert per lane; at a small `stride` (`stepped`),
+    that many loads and one shuffle fewer, on the two vector ALU ports) and the
+    FMA latency bound, whichever is longest, plus `penalty` per X load."""
+    fmas = vectors * columns + (vectors if converts else 0)
     x_loads = vectors * (lanes if gather and lanes > 1 else 1)
     inserts = x_loads if gather and lanes > 1 else 0
     if gather and lanes > 1 and stepped(stride):
@@ -523,10 +524,11 @@ def x_cached(s: GemmShape, o: Oriented, stored: int, machine: Host) -> bool:
 
 
 def _outer_plans(s: GemmShape, along: str, width: int, zero_first: bool,
-                 machine: Host, stored: int) -> list[GemmPlan]:
+                 machine: Host, stored: int, converts: bool = False) -> list[GemmPlan]:
     """Every outer-product plan with vectors along `along` (see the module doc);
     `stored`: bytes of an element in memory (X read in place), `width` those of
-    the arithmetic type (packed X, accumulators)."""
+    the arithmetic type (packed X, accumulators); `converts`: X read in place needs
+    a conversion per vector (f16), which packing does once."""
     o = Oriented.of(s, along)
     if o.nv < 2:
         return []
@@ -557,7 +559,8 @@ def _outer_plans(s: GemmShape, along: str, width: int, zero_first: bool,
         for pack in packs if o.nu > columns or scattered_x else packs[:1]:
             for pack_y in y_packs:
                 cycles = _outer_cycles(s, o, segments, pack, k_block, stored, machine,
-                                       zero_first and k_blocks == 1, transposing)
+                                       zero_first and k_blocks == 1, transposing,
+                                       converts)
                 cycles += _y_cycles(s, o, segments, k_block, width, machine.l1d, pack_y)
                 plans.append(GemmPlan(
                     "outer", along, lanes, cycles / (s.m * s.n * s.k * s.batch), vectors,
@@ -616,7 +619,7 @@ def _y_cycles(s: GemmShape, o: Oriented, segments: list[Segment], k_block: tuple
 
 def _outer_cycles(s: GemmShape, o: Oriented, segments: list[Segment], pack: str,
                   k_block: tuple[int, int], stored: int, machine: Host, stores_only: bool,
-                  transposing: bool) -> float:
+                  transposing: bool, converts: bool = False) -> float:
     """The cycles of the whole tile with X packed as `pack` says (`stored`: bytes of
     an element of X in memory). The first segment holds the main blocks
     (register_blocks takes no more vectors than V holds)."""
@@ -644,7 +647,8 @@ def _outer_cycles(s: GemmShape, o: Oriented, segments: list[Segment], pack: str,
         row_blocks = (seg.stop - seg.start) // seg.height
         for low, high, nr in seg.columns:
             blocks = row_blocks * ((high - low) // nr)
-            step = step_cycles(seg.vectors, nr, seg.lanes, gather, penalty, stride)
+            step = step_cycles(seg.vectors, nr, seg.lanes, gather, penalty, stride,
+                               converts and not pack)
             if transposing and seg.lanes > 1 and nr % seg.lanes == 0:
                 step += TRANSPOSED_C_STEP
             c = c_cycles(seg.lanes, nr, o.c_v == 1, transposing, stores_only)
@@ -656,7 +660,7 @@ def _outer_cycles(s: GemmShape, o: Oriented, segments: list[Segment], pack: str,
         # read in place from scattered pages: the first read of each line waits
         cycles += x_vectors * SCATTERED_LINE * machine.vector_bytes / LINE
     if pack:
-        cycles += x_vectors * PACK_CYCLES[pack](main.lanes)
+        cycles += x_vectors * (PACK_CYCLES[pack](main.lanes) + (1 if converts else 0))
     elif (o.x_free == 1 and o.nv * batches * steps * stored > machine.l1d // 2
           and s.batch > 1 and o.x_batch != o.x_k * s.k):
         cycles += x_vectors * FIRST_READ[min(64, max(32, machine.vector_bytes))]
@@ -775,15 +779,16 @@ def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
     reading C; `narrow_c`: C is stored in a narrower type than the accumulators
     (one K-block); `converts`: a broadcast element of Y needs a conversion (f16:
     vcvtph2ps; a bf16 one is widened by a mask), so Y is widened once when it
-    fits (`widen_pays`). `machine` defaults to `teir_dialect.host.host()`.
+    fits (`widen_pays`), and each vector of X read in place needs one on the FMA
+    pipes (f16), which a packed X pays once. `machine` defaults to `teir_dialect.host.host()`.
     `stored`: bytes of an element in memory where that is not `width` (f16 and
     bf16 compute in f32): X's addresses read in place (pages, lines) follow it.
     """
     s = shape
     machine = machine or host()
     stored = stored or width
-    plans = _outer_plans(s, "m", width, zero_first, machine, stored)
-    plans += _outer_plans(s, "n", width, zero_first, machine, stored)
+    plans = _outer_plans(s, "m", width, zero_first, machine, stored, converts)
+    plans += _outer_plans(s, "n", width, zero_first, machine, stored, converts)
     a_k, b_k = s.a_strides[1], s.b_strides[0]
     if s.k >= MIN_LANES and (a_k == b_k == 1 or (s.incb, s.inca) != (1, 1) and (
             1 in (a_k, b_k) or (a_k, b_k) != (0, 0) and all(
