@@ -524,6 +524,59 @@ def test_streamed_tiles_write_the_lines_across_their_run_whole(
                                           err_msg=where)
 
 
+@pytest.mark.parametrize("dtype, rows, columns, kind", [
+    ("FP32", 54, 54, "Copy"),     # rows of out 216 bytes, back to back
+    ("FP32", 20, 70, "ReLU"),     # columns past the last whole chunk
+    ("FP64", 27, 24, "Copy"),
+    ("FP16", 45, 100, "Copy"),
+    ("FP32", 250, 40, "Copy"),    # a chunk of one block of columns
+])
+def test_tiles_whose_out_is_one_block_stream_it_through_a_buffer(
+        streaming: None, dtype: str, rows: int, columns: int, kind: str) -> None:
+    """A transposing tile of a large out whose rows of out lie back to back, not whole
+    lines (`TileEmitter.stream_block`): through an L1 buffer laid out as out, whole
+    lines streamed (every one keeps LLVM's flag), the partial ones at either end
+    of a chunk stored plainly; the reference's bits at every placement of in0 and
+    out, 1 and 2 threads, nothing written outside out."""
+    taken: list[int] = []
+    original = tile_primitives.TileEmitter.stream_block
+
+    def spy(self: Any, *args: Any) -> None:
+        taken.append(1)
+        original(self, *args)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tile_primitives.TileEmitter, "stream_block", spy)
+        record = transpose_record(rows, columns, dtype, kind=kind, out_row=rows, outer=3)
+        kernel = compile_kernel(record, keep_ir=True)
+    assert taken
+    w = WIDTH[dtype]
+    # the streaming stores keep their flag through LLVM (unrolling may copy them)
+    marked = kernel.stages["llvm"].count("nontemporal")
+    assert marked and kernel._engine.llvm_ir.count("!nontemporal") >= marked
+    given = random_arrays(record, np.random.default_rng(9), fill=SENTINEL)
+    if kind == "ReLU":
+        given[0][::7] = np.nan
+        given[0][1::5] = -0.0
+    expected = [a.copy() for a in given]
+    run_reference(record, expected)
+    for in_shift, out_shift in [(0, 0), (16, 48), (0, 20), (4, 36)]:
+        if in_shift % w or out_shift % w:
+            continue
+        for threads in (1, 2):
+            arrays = [_placed(given[0], in_shift), _placed(given[1], out_shift)]
+            backing = arrays[-1].base
+            before = backing.copy()
+            inside = np.zeros(backing.size, bool)
+            start = (arrays[-1].ctypes.data - backing.ctypes.data) // arrays[-1].itemsize
+            inside[start:start + arrays[-1].size] = True
+            kernel(*arrays, threads=threads)
+            where = f"in0 +{in_shift} B, out +{out_shift} B, {threads} threads"
+            np.testing.assert_array_equal(_bits(arrays[-1]), _bits(expected[-1]), err_msg=where)
+            np.testing.assert_array_equal(_bits(backing[~inside]), _bits(before[~inside]),
+                                          err_msg=where)
+
+
 CROWDED_WALK_SHAPES = [
     # dtype, rows (no stream: not whole lines), columns, pad of in0's rows, out_row
     # (rows of out 4 KiB apart: crowded)

@@ -159,6 +159,10 @@ BUFFER_BYTES = 20 * 1024
 """The most bytes of each of a buffered tile's two buffers (`TileEmitter.buffered`):
 both within the L1 with room for the lines read and written."""
 
+BLOCK_BUFFER_BYTES = 16 * 1024
+"""The most bytes of the buffer a tile whose out is one contiguous block goes through
+(`TileEmitter.stream_block`): half a 32 KiB L1d, the rest for the lines of in0."""
+
 STAGE_BYTES = 40 * 1024
 """The most bytes of a staging buffer: within the L1 with room for the lines read.
 `ab->ba` 1024^2 FP32 ran 1.2-1.5x faster with 64 columns of out a stage than with 32."""
@@ -271,6 +275,8 @@ class TileEmitter:
                 self.interleave(b, rows, columns, src, dst)
             elif self.streams(rows, columns):
                 self.aligned_tile(b, rows, columns, src, dst)
+            elif self.streams_block(rows, columns):
+                self.stream_block(b, rows, columns, src, dst)
             elif self.stages(rows, columns):
                 self.staged(b, rows, columns, src, dst)
             elif self.crowded(columns) and self.walks_source_lines(rows, columns):
@@ -534,6 +540,61 @@ class TileEmitter:
             if_then(builder, on_line, streaming, carried)
         else:
             carried(builder)
+
+    def streams_block(self, rows: TileAxis, columns: TileAxis) -> bool:
+        """Whether a tile of a large out whose rows of out lie back to back (its out
+        one contiguous block) but are not whole lines goes through a buffer
+        (`stream_block`)."""
+        return (self.nontemporal and self.large_output and self.source is not None
+                and columns.out == rows.size and rows.size % (CACHE_LINE // self.width) != 0
+                and CACHE_LINE % (self.lanes * self.width) == 0
+                and columns.size >= self.lanes
+                and rows.size * self.width * self.lanes <= BLOCK_BUFFER_BYTES)
+
+    def stream_block(self, builder: Builder, rows: TileAxis, columns: TileAxis,
+                     source: SSAValue, out: SSAValue) -> None:
+        """The transpose of a tile whose out is one contiguous block, through a buffer
+        in the L1 laid out as that block: columns at a time as many as
+        `BLOCK_BUFFER_BYTES` hold are transposed into it (ordinary stores), then
+        copied to out as whole lines with non-temporal stores, the partial lines
+        at either end with ordinary ones. Written straight from the registers,
+        each line of out that spans two rows of out was read for ownership and
+        written back: `dbea->dbae` 54 x 47 x 54 x 54 FP32 (blocks of 54 x 54) ran
+        at a third of a copy's speed on a Zen 4 host (README, Benchmarks)."""
+        width, nr, lanes = self.width, rows.size, self.lanes
+        line = CACHE_LINE // width
+        # whole blocks of columns at a time (`streams_block`: a block's rows fit)
+        chunk = min(columns.size, BLOCK_BUFFER_BYTES // (nr * width)) // lanes * lanes
+        buffer = builder.insert(memref.AllocaOp.get(self.element, 64, [chunk * nr])).memref
+        filler = TileEmitter(self.kind, self.element, width, self.source, buffer)
+
+        def copy(b: Builder, lo: SSAValue, hi: SSAValue, dst: SSAValue) -> None:
+            _loop(b, lo, hi, 1, lambda rb, i, _: store(
+                rb, load(rb, buffer, i), self.out, add(rb, dst, i)))
+
+        def block(b: Builder, c0: SSAValue, count: int) -> None:
+            filler.whole_region(b, rows, TileAxis(count, columns.source, nr),
+                                add(b, source, c0), index(b, 0))
+            dst = add(b, out, c0, nr)
+            total = index(b, count * nr)
+            head = b.insert(arith.MinUIOp(
+                self.up_to_line(b, self.misalignment(b, self.out, dst)), total)).result
+            after = b.insert(arith.SubiOp(total, head)).result
+            end = b.insert(arith.AddiOp(head, multiple_below(b, after, line))).result
+
+            def whole_line(lb: Builder, i: SSAValue, _: list[SSAValue]) -> None:
+                for h in range(0, line, lanes):
+                    store(lb, load(lb, buffer, add(lb, i, h), lanes), self.out,
+                          add(lb, dst, add(lb, i, h)), nontemporal=True)
+
+            copy(b, index(b, 0), head, dst)
+            _loop(b, head, end, line, whole_line)
+            copy(b, end, total, dst)
+
+        full = columns.size // chunk * chunk
+        _loop(builder, 0, full, chunk, lambda b, c0, _: block(b, c0, chunk))
+        if full < columns.size:
+            block(builder, index(builder, full), columns.size - full)
 
     def stages(self, rows: TileAxis, columns: TileAxis) -> bool:
         """Whether the tile goes through a staging buffer (`staged`): the stores of a
