@@ -936,7 +936,8 @@ SCHEDULED_PERMUTATIONS = [
     ("abcd->dcba", (128, 4, 3, 18), "float16", False, None, False),
     ("abcd->dcba", (128, 5, 2, 41), "BF16", True, None, False),
     ("abcde->ebdca", (18, 3, 2, 5, 21), "float32", True, False, False),
-    ("abc->cab", (19, 7, 35), "float32", False, False, False),
+    # rows of out (133 elements) back to back: out one block, streamed through a buffer
+    ("abc->cab", (19, 7, 35), "float32", False, True, False),
 ]
 
 
