@@ -301,3 +301,21 @@ def test_transposed_plan_copies_only_what_breaks_a_gemm(subscripts: str,
     columns = [i for i in output if i in b and i not in a]
     reduced = [i for i in a if i in b and i not in output]
     assert _gemm_orders(a, b, output, batch, rows, columns, reduced) == orders
+
+
+@pytest.mark.parametrize("subscripts, larger, orders", [
+    # A (larger than out) copied in its own order: whole 54 x 54 blocks move (TCCG 3)
+    ("dbea,ec->abcd", (True, False), ("dbae", "ec", "dbac")),
+    ("dbea,ec->abcd", (False, False), ("abde", "ec", "cabd")),  # out's order otherwise
+    ("aebf,dfce->abcd", (True, True), ("abef", "efcd", "abcd")),  # out's order makes out
+])
+def test_a_copied_operand_larger_than_out_keeps_its_own_order(
+        subscripts: str, larger: tuple[bool, bool], orders: tuple[str, str, str]) -> None:
+    from teir_lowering.frontends.einsum_frontend import _gemm_orders
+
+    inputs, output = subscripts.split("->")
+    a, b = inputs.split(",")
+    rows = [i for i in output if i in a and i not in b]
+    columns = [i for i in output if i in b and i not in a]
+    reduced = [i for i in a if i in b and i not in output]
+    assert _gemm_orders(a, b, output, [], rows, columns, reduced, larger) == orders

@@ -599,7 +599,7 @@ def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.nd
     if not rows or not columns or not reduced:
         return None
     a_order, b_order, c_order = _gemm_orders(a_term, b_term, output, batch, rows, columns,
-                                             reduced)
+                                             reduced, tuple(x.size > out.size for x in operands))
     if (a_order, b_order, c_order) == (a_term, b_term, output):
         if matched and all(x.flags.c_contiguous for x in (*operands, out)):
             return None
@@ -728,14 +728,17 @@ def _copied_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarra
 
 
 def _gemm_orders(a_term: str, b_term: str, output: str, batch: list[str], rows: list[str],
-                 columns: list[str], reduced: list[str]) -> tuple[str, str, str]:
+                 columns: list[str], reduced: list[str],
+                 larger: tuple[bool, ...] = (False, False)) -> tuple[str, str, str]:
     """The index orders of the GEMM's operands and result that copy least. An
     operand stays as it is when its term is batch (in out's order) followed by
     its two groups (M and K for in0, K and N for in1) in either order: the
     microkernels take every transposition, so a group only has to be
     contiguous. The order within a group is then the one that operand has
     (in0's K order wins when both stay and disagree); a group of a copied
-    operand takes out's order, so the result is more often out itself. A result
+    operand takes out's order, so the result is more often out itself, unless
+    that fails and the operand is larger than out (`larger`, per operand): its
+    copy then keeps its own order, along memory. A result
     that is not out's order ends with out's last index when one of the two orders
     does (the transposition into out then copies rows: `ebad,ce->cbad`, not
     `->badc`, whose C has 14 unit-stride columns; `geab,dfgc->eabcdf`), else has
@@ -758,9 +761,19 @@ def _gemm_orders(a_term: str, b_term: str, output: str, batch: list[str], rows: 
     k_order = a_groups[1] if a_groups else b_groups[0] if b_groups else reduced
     m_order = a_groups[0] if a_groups else rows
     n_order = b_groups[1] if b_groups else columns
+    n_m, m_n = "".join(batch + n_order + m_order), "".join(batch + m_order + n_order)
+    if output not in (n_m, m_n):
+        # the result is transposed anyway: the group of a copied operand larger than
+        # out keeps the operand's own order, which copies it along memory
+        # (`dbea,ec->abcd`: A's copy to `dbae` moves contiguous 54 x 54 blocks, to
+        # `abde` rows 548 KB apart; TCCG: README, Benchmarks)
+        if not a_groups and larger[0]:
+            m_order = [i for i in a_term if i in rows]
+        if not b_groups and larger[1]:
+            n_order = [i for i in b_term if i in columns]
+        n_m, m_n = "".join(batch + n_order + m_order), "".join(batch + m_order + n_order)
     a_order = a_term if a_groups else "".join(batch + m_order + k_order)
     b_order = b_term if b_groups else "".join(batch + k_order + n_order)
-    n_m, m_n = "".join(batch + n_order + m_order), "".join(batch + m_order + n_order)
     if output in (n_m, m_n):
         return a_order, b_order, output
     # the result is transposed into out: keeping out's unit-stride index last makes
