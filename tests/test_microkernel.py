@@ -415,6 +415,20 @@ def test_f16_x_reused_across_column_blocks_is_packed_widened(machine: str) -> No
     assert plan_gemm(gemv, 4, narrow_c=True, converts=True, stored=2, machine=host_).pack == ""
 
 
+@pytest.mark.parametrize("machine", ["avx2", "avx512"])
+@pytest.mark.parametrize("width", [4, 8])
+def test_x_whose_k_steps_are_more_streams_than_prefetchers_follow_is_packed(
+        machine: str, width: int) -> None:
+    """TCCG 9 (`ea,ebcd->abcd`): X (vectors along n) has its k steps 219 KB apart, each a
+    stream of its own; 43 of them outrun the prefetchers, so X is packed (read in
+    order), while 16 stay in place (within `PREFETCH_STREAMS`, fewer pages than the
+    TLB's)."""
+    host_ = pinned_host(machine)
+    for k, pack in ((43, "copy"), (16, "")):
+        shape = GemmShape(43, 3664, k, k, 54872, 54872, 1, 0, 0, "NTT")
+        assert plan_gemm(shape, width, True, machine=host_).pack == pack, k
+
+
 def test_scalar_code_only_without_a_vector_dimension() -> None:
     """m = n = 1 with A and B strided along k: no vector kernel can win."""
     plan = plan_gemm(GemmShape(1, 1, 40, 3, 40, 2, 1, 0, 0, "NNN"), 4)
