@@ -426,16 +426,25 @@ def test_streamed_tiles_at_every_placement(streaming: None, dtype: str, rows: in
     _check_placements(record, kernel, dtype)
 
 
-def _check_placements(record: dict[str, Any], kernel: Any, dtype: str) -> None:
-    """`kernel` on copies of random arrays placed at several offsets from a line, at
-    1 and 2 threads: the reference's bits in out and nothing written outside it."""
-    given = random_arrays(record, np.random.default_rng(5), fill=SENTINEL)
+PLACEMENTS = [(16, 0), (48, 0), (32, 0), (0, 0), (4, 0), (16, 16), (48, 32)]
+"""(in0, out) byte offsets from a line `_check_placements` takes by default."""
+
+
+def _check_placements(record: dict[str, Any], kernel: Any, dtype: str,
+                      shifts: list[tuple[int, int]] = PLACEMENTS, special: bool = False,
+                      seed: int = 5) -> None:
+    """`kernel` on copies of random arrays placed at several offsets from a line (in0's,
+    out's: `shifts`), at 1 and 2 threads: the reference's bits in out and nothing
+    written outside it. `special`: in0 holds NaNs and negative zeros (ReLU)."""
+    given = random_arrays(record, np.random.default_rng(seed), fill=SENTINEL)
+    if special:
+        given[0][::7] = np.nan
+        given[0][1::5] = -0.0
     expected = [a.copy() for a in given]
     run_reference(record, expected)
-    shifts = [(16, 0), (48, 0), (32, 0), (0, 0), (4, 0), (16, 16), (48, 32)]
     for in_shift, out_shift in shifts:
-        if in_shift % WIDTH[dtype]:
-            continue  # in0 starts on an element
+        if in_shift % WIDTH[dtype] or out_shift % WIDTH[dtype]:
+            continue  # each tensor starts on an element
         for threads in (1, 2):
             arrays = [_placed(given[0], in_shift), _placed(given[1], out_shift)]
             backing = arrays[-1].base
@@ -501,27 +510,8 @@ def test_streamed_tiles_write_the_lines_across_their_run_whole(
                          kernel._engine.llvm_ir)
     whole = [flag for lanes, align, flag in aligned if int(lanes) * w == int(align) >= 32]
     assert whole and all(whole)
-    given = random_arrays(record, np.random.default_rng(7), fill=SENTINEL)
-    if kind == "ReLU":
-        given[0][::7] = np.nan
-        given[0][1::5] = -0.0
-    expected = [a.copy() for a in given]
-    run_reference(record, expected)
-    for in_shift, out_shift in [(0, 16), (16, 48), (0, 32), (0, 0), (16, 4)]:
-        if out_shift % WIDTH[dtype]:
-            continue
-        for threads in (1, 2):
-            arrays = [_placed(given[0], in_shift), _placed(given[1], out_shift)]
-            backing = arrays[-1].base
-            before = backing.copy()
-            inside = np.zeros(backing.size, bool)
-            start = (arrays[-1].ctypes.data - backing.ctypes.data) // arrays[-1].itemsize
-            inside[start:start + arrays[-1].size] = True
-            kernel(*arrays, threads=threads)
-            where = f"in0 +{in_shift} B, out +{out_shift} B, {threads} threads"
-            np.testing.assert_array_equal(_bits(arrays[-1]), _bits(expected[-1]), err_msg=where)
-            np.testing.assert_array_equal(_bits(backing[~inside]), _bits(before[~inside]),
-                                          err_msg=where)
+    _check_placements(record, kernel, dtype, [(0, 16), (16, 48), (0, 32), (0, 0), (16, 4)],
+                      special=kind == "ReLU", seed=7)
 
 
 @pytest.mark.parametrize("dtype, rows, columns, kind", [
@@ -550,31 +540,11 @@ def test_tiles_whose_out_is_one_block_stream_it_through_a_buffer(
         record = transpose_record(rows, columns, dtype, kind=kind, out_row=rows, outer=3)
         kernel = compile_kernel(record, keep_ir=True)
     assert taken
-    w = WIDTH[dtype]
     # the streaming stores keep their flag through LLVM (unrolling may copy them)
     marked = kernel.stages["llvm"].count("nontemporal")
     assert marked and kernel._engine.llvm_ir.count("!nontemporal") >= marked
-    given = random_arrays(record, np.random.default_rng(9), fill=SENTINEL)
-    if kind == "ReLU":
-        given[0][::7] = np.nan
-        given[0][1::5] = -0.0
-    expected = [a.copy() for a in given]
-    run_reference(record, expected)
-    for in_shift, out_shift in [(0, 0), (16, 48), (0, 20), (4, 36)]:
-        if in_shift % w or out_shift % w:
-            continue
-        for threads in (1, 2):
-            arrays = [_placed(given[0], in_shift), _placed(given[1], out_shift)]
-            backing = arrays[-1].base
-            before = backing.copy()
-            inside = np.zeros(backing.size, bool)
-            start = (arrays[-1].ctypes.data - backing.ctypes.data) // arrays[-1].itemsize
-            inside[start:start + arrays[-1].size] = True
-            kernel(*arrays, threads=threads)
-            where = f"in0 +{in_shift} B, out +{out_shift} B, {threads} threads"
-            np.testing.assert_array_equal(_bits(arrays[-1]), _bits(expected[-1]), err_msg=where)
-            np.testing.assert_array_equal(_bits(backing[~inside]), _bits(before[~inside]),
-                                          err_msg=where)
+    _check_placements(record, kernel, dtype, [(0, 0), (16, 48), (0, 20), (4, 36)],
+                      special=kind == "ReLU", seed=9)
 
 
 CROWDED_WALK_SHAPES = [

@@ -411,6 +411,13 @@ class TileEmitter:
         `COLUMNS_OUTER_ROWS` rows, a column block at a time down every row. The
         streaming stores are fenced once, when the function returns
         (teir-fence-nontemporal-stores).
+
+        On a run (`Carry`: loops around the tile continue its rows of out), a
+        tile whose rows of out start off a line takes `carried` instead: the
+        lines from its first line boundary, the last one holding the next
+        tile's first rows, its own first rows left to the tile before (stored
+        plainly by the run's first tile, as the last tile's last rows are).
+        Rows of out that are not whole lines go that way at every start.
         """
         lanes, width, nr = self.lanes, self.width, rows.size
         line = CACHE_LINE // width  # rows of the tile per line of out
@@ -499,12 +506,15 @@ class TileEmitter:
                     dst = add(lb, add(lb, out, c0, columns.out), start)
                     for column in range(count):
                         for h, part in enumerate(parts):
+                            # 16-byte pieces, as the edge block stores (whole
+                            # vectors measured slower on the Zen 4 host)
                             value = part[column]
                             for q in range(0, count, piece):
-                                p_ = value if count == piece else lb.insert(vector.ShuffleOp(
-                                    value, value, DenseArrayBase.from_list(i64, list(range(q, q + piece))),
-                                    result_type=VectorType(self.element, [piece]))).result
-                                store(lb, p_, self.out,
+                                sixteen = value if count == piece else lb.insert(
+                                    vector.ShuffleOp(value, value, DenseArrayBase.from_list(
+                                        i64, list(range(q, q + piece))),
+                                        result_type=VectorType(self.element, [piece]))).result
+                                store(lb, sixteen, self.out,
                                       add(lb, dst, column * columns.out + h * count + q),
                                       nontemporal=True)
 
