@@ -217,6 +217,18 @@ def lanes_of(typ: Attribute) -> int:
     return typ.get_shape()[0] if isinstance(typ, VectorType) else 1
 
 
+def lanes_slice(builder: Builder, value: SSAValue, first: int, count: int) -> SSAValue:
+    """Lanes first..first + count of the vector `value` (`value` itself when that is all
+    of it)."""
+    if first == 0 and count == lanes_of(value.type):
+        return value
+    typ = value.type
+    assert isinstance(typ, VectorType)
+    return builder.insert(vector.ShuffleOp(
+        value, value, DenseArrayBase.from_list(i64, list(range(first, first + count))),
+        result_type=VectorType(typ.element_type, [count]))).result
+
+
 def element_of(memory: SSAValue) -> Attribute:
     memory_type = memory.type
     assert isinstance(memory_type, MemRefType)

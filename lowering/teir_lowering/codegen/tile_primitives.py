@@ -64,8 +64,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, memref, vector
-from xdsl.dialects.builtin import DenseArrayBase, VectorType, i64
+from xdsl.dialects import arith, memref
 from xdsl.ir import Attribute, SSAValue
 
 from teir_dialect.analysis import disjoint_windows, footprint
@@ -87,6 +86,7 @@ from teir_lowering.codegen.emit import (
     for_loop,
     if_then,
     index,
+    lanes_slice,
     load,
     multiple_below,
     relu,
@@ -186,13 +186,67 @@ class TileAxis:
 
 @dataclass
 class Carry:
-    """Where a tile's rows of out go on: the schedule loops around it continue them
-    (`run_carry`), so that its last line of out, when out's rows start off a line,
-    holds the first rows of the next tile on the run too (`TileEmitter.aligned_tile`)."""
+    """Where a tile is on its run (`Run.carry`), so that its last line of out, when
+    out's rows start off a line, holds the first rows of the next tile on the run
+    too (`TileEmitter.aligned_tile`)."""
 
     first: SSAValue  # i1: no tile before this one on the run
     last: SSAValue  # i1: no tile after it
     next_source: SSAValue  # the next tile's row 0 on the source (its own when last)
+
+
+@dataclass
+class Run:
+    """The schedule loops around a tile that continue its rows of out (`Run.of`), with
+    their induction variables, innermost first, and the element width."""
+
+    loops: list[tuple[AxisOp, SSAValue]]
+    width: int
+
+    @staticmethod
+    def of(rows: TileAxis, loops: Sequence[tuple[AxisOp, SSAValue]], width: int) -> Run | None:
+        """The loops (of `loops`) that each continue the rows of out where the one
+        before ends, the first where the tile's rows end, as the loops of a cut row
+        (`teir-auto-schedule` cuts the rows of large transposes) and those of the
+        axes that follow it on out do; None when no loop continues them."""
+        span = rows.size * width
+        chain: list[tuple[AxisOp, SSAValue]] = []
+        while (found := next(((axis, iv) for axis, iv in loops
+                              if axis.stride_on("out") == span and axis.size > 1
+                              and all(axis is not a for a, _ in chain)), None)) is not None:
+            chain.append(found)
+            span *= found[0].size
+        if not chain or any(axis.stride_on("in0") < 0 or axis.stride_on("in0") % width
+                            for axis, _ in chain):
+            return None
+        return Run(chain, width)
+
+    def carry(self, builder: Builder, source: SSAValue) -> Carry:
+        """The tile's place on the run, emitted where it is used: the next tile is the
+        first loop's next iteration, else that of the second with the first back
+        at 0, and so on."""
+
+        def all_at(ends: bool) -> SSAValue:
+            result: SSAValue | None = None
+            for axis, iv in self.loops:
+                at = builder.insert(arith.CmpiOp(
+                    iv, index(builder, axis.size - 1 if ends else 0), "eq")).result
+                result = at if result is None else builder.insert(
+                    arith.AndIOp(result, at)).result
+            assert result is not None
+            return result
+
+        step = index(builder, 0)  # the last tile's: no next one
+        back = 0  # source elements from the loops before this one, all at their ends, to 0
+        steps = []
+        for axis, iv in self.loops:
+            stride = axis.stride_on("in0") // self.width
+            steps.append((iv, axis.size, stride - back))
+            back += (axis.size - 1) * stride
+        for iv, size, delta in reversed(steps):
+            more = builder.insert(arith.CmpiOp(iv, index(builder, size - 1), "ult")).result
+            step = builder.insert(arith.SelectOp(more, index(builder, delta), step)).result
+        return Carry(all_at(False), all_at(True), add(builder, source, step))
 
 
 # -- emission -----------------------------------------------------------------------
@@ -205,7 +259,7 @@ class TileEmitter:
                  source: SSAValue | None, out: SSAValue, nontemporal: bool = False):
         self.nontemporal = nontemporal  # may use non-temporal stores (see aligned_tile)
         self.large_output = nontemporal  # out takes half the last-level cache or more
-        self.carry: Carry | None = None  # the run the tile is on (see aligned_tile)
+        self.run: Run | None = None  # the loops continuing the tile's rows (aligned_tile)
         self.kind = kind
         self.element = element
         self.width = width
@@ -376,7 +430,7 @@ class TileEmitter:
             # rows of out of whole lines (one line each, as the 32-row tiles of a
             # 16-bit `abcd->dcba` 32^4, streams too: README, Benchmarks), or of at
             # least a line where the next tile on the run takes the lines across
-            and (rows.size % line == 0 or self.carry is not None and rows.size >= line)
+            and (rows.size % line == 0 or self.run is not None and rows.size >= line)
             # Enough whole lines per row of out whatever its alignment, or rows of out
             # 4 KiB apart, which put the rows of a block in one L1 set: ordinary
             # stores of a block then evict each other's lines.
@@ -427,6 +481,9 @@ class TileEmitter:
         aligned = builder.insert(arith.CmpiOp(granule, index(builder, 0), "eq")).result
         columns_full = columns.size // lanes * lanes
 
+        def whole_blocks(wb: Builder, block: BlockBody) -> None:
+            _loop(wb, 0, columns_full, lanes, lambda cb, c0, _: block(cb, c0, lanes))
+
         def streaming(b: Builder) -> None:
             lead = b.insert(arith.SubiOp(index(b, CACHE_LINE), misalignment)).result
             peel = b.insert(arith.DivUIOp(lead, index(b, width))).result  # 1 to E rows
@@ -447,12 +504,7 @@ class TileEmitter:
                 for column in range(count):
                     at = add(cb, c0, column)
                     for q, base in zip(range(0, line, piece), out_pieces):
-                        value = parts[q // count][column]
-                        within = q % count
-                        part = value if count == piece else cb.insert(vector.ShuffleOp(
-                            value, value,
-                            DenseArrayBase.from_list(i64, list(range(within, within + piece))),
-                            result_type=VectorType(self.element, [piece]))).result
+                        part = lanes_slice(cb, parts[q // count][column], q % count, piece)
                         store(cb, part, self.out, add(cb, base, at, columns.out),
                               nontemporal=True)
 
@@ -466,9 +518,6 @@ class TileEmitter:
                 _loop(lb, peel, middle, line, lambda rb, r0, _: self.line_block(
                     rb, rows, columns, source, out, r0, c0, count))
 
-            def whole_blocks(wb: Builder, block: BlockBody) -> None:
-                _loop(wb, 0, columns_full, lanes, lambda cb, c0, _: block(cb, c0, lanes))
-
             if nr <= COLUMNS_OUTER_ROWS:
                 whole_blocks(b, lines)
             else:
@@ -480,8 +529,8 @@ class TileEmitter:
                         lanes)
 
         def carried(b: Builder) -> None:
-            carry = self.carry
-            assert carry is not None
+            assert self.run is not None
+            carry = self.run.carry(b, source)
             peel = self.up_to_line(b, misalignment)  # 0 to E - 1 rows before a line
             after = b.insert(arith.SubiOp(index(b, nr), peel)).result
             start = b.insert(arith.AddiOp(peel, multiple_below(b, after, line))).result
@@ -508,13 +557,8 @@ class TileEmitter:
                         for h, part in enumerate(parts):
                             # 16-byte pieces, as the edge block stores (whole
                             # vectors measured slower on the Zen 4 host)
-                            value = part[column]
                             for q in range(0, count, piece):
-                                sixteen = value if count == piece else lb.insert(
-                                    vector.ShuffleOp(value, value, DenseArrayBase.from_list(
-                                        i64, list(range(q, q + piece))),
-                                        result_type=VectorType(self.element, [piece]))).result
-                                store(lb, sixteen, self.out,
+                                store(lb, lanes_slice(lb, part[column], q, piece), self.out,
                                       add(lb, dst, column * columns.out + h * count + q),
                                       nontemporal=True)
 
@@ -528,9 +572,6 @@ class TileEmitter:
                 _loop(lb, peel, start, line, lambda rb, r0, _: self.line_block(
                     rb, rows, columns, source, out, r0, c0, count))
 
-            def whole_blocks(wb: Builder, block: BlockBody) -> None:
-                _loop(wb, 0, columns_full, lanes, lambda cb, c0, _: block(cb, c0, lanes))
-
             # the first rows, to the first line, belong to the previous tile's last line
             if_then(b, carry.first, lambda hb: self.scalar_region(
                 hb, rows, columns, source, out, (0, peel), (0, columns_full)))
@@ -540,7 +581,7 @@ class TileEmitter:
             self.region(b, rows, columns, source, out, (0, nr), (columns_full, columns.size),
                         lanes)
 
-        if self.carry is None:
+        if self.run is None:
             if_then(builder, aligned, streaming,
                     lambda b: self.whole_region(b, rows, columns, source, out))
         elif nr % line == 0:
@@ -987,7 +1028,7 @@ def emit_tile_primitive(builder: Builder, prim: PrimitiveOp, element: Attribute,
                         tile: Tile, loops: Sequence[tuple[AxisOp, SSAValue]] = ()) -> bool:
     """Vector code for a Zero/Copy/ReLU tile (see the module doc); False: not handled.
     `loops`: the unguarded schedule loops around it whose whole body it is, with their
-    induction variables (`run_carry`)."""
+    induction variables (`Run.of`)."""
     kind = prim.kind
     if kind == OperationKind.CONTRACTION:
         return False
@@ -1035,50 +1076,9 @@ def emit_tile_primitive(builder: Builder, prim: PrimitiveOp, element: Attribute,
         tile_emitter.nontemporal = (tile_emitter.large_output
                                     or tile_emitter.crowded_beyond_l1(rows, columns))
         if not outer and source_name == "in0":
-            tile_emitter.carry = run_carry(builder, rows, loops, width, source)
+            tile_emitter.run = Run.of(rows, loops, width)
         tile_emitter.emit_transpose(builder, outer, rows, columns, source, out)
     return True
-
-
-def run_carry(builder: Builder, rows: TileAxis, loops: Sequence[tuple[AxisOp, SSAValue]],
-              width: int, source: SSAValue) -> Carry | None:
-    """Where the tile's rows of out go on after its last row: the loops (of `loops`)
-    that each continue the rows of out where the one before ends, the first where
-    the tile's rows end, as the loops of a cut row (`teir-auto-schedule` cuts the
-    rows of large transposes) and those of the axes that follow it on out do. The
-    next tile on that run is the first loop's next iteration, else that of the
-    second with the first back at 0, and so on. None: no loop continues them."""
-    span = rows.size * width
-    chain: list[tuple[AxisOp, SSAValue]] = []
-    while (found := next(((axis, iv) for axis, iv in loops if axis.stride_on("out") == span
-                          and axis.size > 1 and all(axis is not a for a, _ in chain)),
-                         None)) is not None:
-        chain.append(found)
-        span *= found[0].size
-    if not chain or any(axis.stride_on("in0") < 0 or axis.stride_on("in0") % width
-                        for axis, _ in chain):
-        return None
-
-    def all_at(ends: bool) -> SSAValue:
-        result: SSAValue | None = None
-        for axis, iv in chain:
-            at = builder.insert(arith.CmpiOp(
-                iv, index(builder, axis.size - 1 if ends else 0), "eq")).result
-            result = at if result is None else builder.insert(arith.AndIOp(result, at)).result
-        assert result is not None
-        return result
-
-    step = index(builder, 0)  # the last tile's: no next one
-    back = 0  # source elements from the loops before this one, all at their ends, to 0
-    steps = []
-    for axis, iv in chain:
-        stride = axis.stride_on("in0") // width
-        steps.append((axis, iv, stride - back))
-        back += (axis.size - 1) * stride
-    for axis, iv, delta in reversed(steps):
-        more = builder.insert(arith.CmpiOp(iv, index(builder, axis.size - 1), "ult")).result
-        step = builder.insert(arith.SelectOp(more, index(builder, delta), step)).result
-    return Carry(all_at(False), all_at(True), add(builder, source, step))
 
 
 def _narrow(k: int, packed: int) -> bool:
