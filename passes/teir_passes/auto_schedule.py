@@ -395,12 +395,9 @@ class _Scheduler:
         steps: dict[tuple[str, str], dict] = {}
         for invoke in [n for n in self.config.schedule.walk_nodes() if isinstance(n, InvokeOp)]:
             prim = invoke.primitive_op()
-            unary = prim.kind is OperationKind.COPY or (
-                prim.kind is OperationKind.RELU and prim.config.tensor_count == 2)
             width = prim.element_width
-            runs = [a for a in prim.all_role_axes
-                    if a.stride_on("in0") == width and a.stride_on("out") == width]
-            if not unary or len(prim.all_role_axes) != 1 or len(runs) != 1:
+            runs = [a for a in _unit_axes(prim, "in0") if a.stride_on("out") == width]
+            if not _unary(prim) or len(prim.all_role_axes) != 1 or len(runs) != 1:
                 continue  # (before the loops: a node's only_child counts its children)
             chain = exclusive_loops(invoke)
             if len(chain) < 2 or any(n.parallel or n.guard is not None for n in chain[:2]):
@@ -419,6 +416,12 @@ class _Scheduler:
         for step in steps.values():
             self.nest_step(step)
 
+    def large_output(self) -> bool:
+        """Whether out's footprint takes half the host's last-level cache or more
+        (`Host.streamed_bytes`: the lowering streams its transposes)."""
+        touched = footprint(self.config)["out"]
+        return touched is not None and touched.stop - touched.start >= self.host.streamed_bytes
+
     def widen_transposes(self) -> None:
         """Transposing Copy/ReLU tiles that the lowering runs through buffers in the L1
         (`teir_dialect.host.buffers_transpose`: short rows, those of out in one or
@@ -428,8 +431,7 @@ class _Scheduler:
         per row, and the blocks' loop goes into the tile (`teir-widen-tile`), so
         that the buffers take a run of tiles at a time. The loop over the blocks
         stays for threads."""
-        touched = footprint(self.config)["out"]
-        large = touched is not None and touched.stop - touched.start >= self.host.streamed_bytes
+        large = self.large_output()
         for invoke in [n for n in self.config.schedule.walk_nodes() if isinstance(n, InvokeOp)]:
             prim = invoke.primitive_op()
             loop = invoke.parent_op()
@@ -438,8 +440,7 @@ class _Scheduler:
                     or loop.parallel or loop.guard is not None):
                 continue
             width = prim.element_width
-            (row,) = [a for a in prim.all_role_axes if a.stride_on("out") == width]
-            (column,) = [a for a in prim.all_role_axes if a.stride_on("in0") == width]
+            (row,), (column,) = _unit_axes(prim, "out"), _unit_axes(prim, "in0")
             row_bytes = row.size * width
             if (not buffers_transpose(column.stride_on("out"), row_bytes, column.size * width,
                                       large)
@@ -482,9 +483,7 @@ class _Scheduler:
           to the next (`abcd->dcba` 64^4: 16 KiB).
 
         The README's benchmark notes give what each step gained."""
-        footprint_out = footprint(self.config)["out"]
-        if (footprint_out is None
-                or footprint_out.stop - footprint_out.start < self.host.streamed_bytes):
+        if not self.large_output():
             return
         cut = {axis for p in self.config.primitives if _transposing_tile(p)
                if (axis := self._split_aliased_rows(p)) is not None}
@@ -516,9 +515,7 @@ class _Scheduler:
         """The row cut of `schedule_transposes` for one tile, when it applies: the
         axis whose loop over the blocks it made, else None."""
         width = prim.element_width
-        axes = prim.all_role_axes
-        rows = [a for a in axes if a.stride_on("out") == width]
-        columns = [a for a in axes if a.stride_on("in0") == width]
+        rows, columns = _unit_axes(prim, "out"), _unit_axes(prim, "in0")
         if len(rows) != 1 or len(columns) != 1:
             return None
         (row,), (column,) = rows, columns
@@ -821,17 +818,23 @@ def _one_parallel_chain(config: ConfigOp) -> bool:
     )
 
 
+def _unary(prim: PrimitiveOp) -> bool:
+    """Whether `prim` is a Copy or a ReLU from in0 into out (not in place)."""
+    return prim.kind is OperationKind.COPY or (
+        prim.kind is OperationKind.RELU and prim.config.tensor_count == 2)
+
+
+def _unit_axes(prim: PrimitiveOp, tensor: str) -> list[AxisOp]:
+    """The role axes of `prim` at unit stride on `tensor`."""
+    return [a for a in prim.all_role_axes if a.stride_on(tensor) == prim.element_width]
+
+
 def _transposing_tile(prim: PrimitiveOp) -> bool:
     """Whether `prim` is a Copy or unary ReLU tile whose unit-stride axis on in0 is
     not the one on out (a transpose, as `teir-lift-elementwise` makes them)."""
-    unary = prim.kind is OperationKind.COPY or (
-        prim.kind is OperationKind.RELU and prim.config.tensor_count == 2)
-    if not unary:
+    if not _unary(prim):
         return False
-    axes = prim.all_role_axes
-    width = prim.element_width
-    on_in = [a for a in axes if a.stride_on("in0") == width]
-    on_out = [a for a in axes if a.stride_on("out") == width]
+    on_in, on_out = _unit_axes(prim, "in0"), _unit_axes(prim, "out")
     return bool(on_in) and bool(on_out) and not set(on_in) & set(on_out)
 
 
