@@ -34,6 +34,7 @@ from teir_lowering.codegen.emit import select_lanes, transpose_network
 from teir_lowering.frontends import einsum_frontend
 from teir_lowering.runtime import kernel as kernel_module
 from teir_lowering.runtime.kernel import compile_kernel
+from teir_passes import mark_streamed_out
 
 WIDTH = {"FP32": 4, "FP64": 8, "FP16": 2}
 SENTINEL = 7.0
@@ -322,7 +323,7 @@ def streaming(vector_bytes: int, monkeypatch: pytest.MonkeyPatch):
     (`vector_bytes`): with 64-byte vectors a line per vector (one transpose per
     block), with 32-byte ones two transposes per block whose vectors for a line
     are stored back to back."""
-    monkeypatch.setattr(tile_primitives, "NONTEMPORAL_MIN_BYTES", 0)
+    monkeypatch.setattr(mark_streamed_out, "STREAMED_MIN_BYTES", 0)
 
 
 def _shifted(record: dict[str, Any], shift_bytes: int) -> list[np.ndarray]:
@@ -666,9 +667,9 @@ def test_which_widened_tiles_are_buffered(in_bytes: int, out_bytes: int, rows: i
 
 def test_large_outputs_buffer_two_set_tiles_only_with_short_rows_of_in0(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """With out counted as large (`NONTEMPORAL_MIN_BYTES` 0), rows of out in two sets
+    """With out counted as large (`STREAMED_MIN_BYTES` 0), rows of out in two sets
     and rows of in0 of 260 bytes keep the walk; rows of in0 of 80 bytes buffer."""
-    monkeypatch.setattr(tile_primitives, "NONTEMPORAL_MIN_BYTES", 0)
+    monkeypatch.setattr(mark_streamed_out, "STREAMED_MIN_BYTES", 0)
     monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
     monkeypatch.setattr(kernel_module, "_CACHE", {})  # kernels made without the patch
     for columns, buffered in ((65, False), (20, True)):
@@ -786,6 +787,7 @@ def test_outputs_of_half_the_last_level_cache_stream(
     spread = (64, 3, 5, 64)
     machine = machine_for(spread)
     monkeypatch.setattr(tile_primitives, "host", lambda: machine)
+    monkeypatch.setattr(mark_streamed_out, "host", lambda: machine)
     monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
     monkeypatch.setattr(kernel_module, "_CACHE", {})
     kernel = _check(permutation_record(*spread, "FP32"), "vector.shuffle")

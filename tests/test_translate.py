@@ -16,13 +16,13 @@ from teir_dialect.arrays import tensor_specs
 from teir_dialect.builders import einsum_config
 from teir_dialect.host import pinned
 from teir_dialect.records import TeirError, load_module
-from teir_lowering.codegen import tile_primitives
 from teir_lowering.codegen.parallel import GompLaunchPass, launches_threads
 from teir_lowering.codegen.storage import stored_data_type
 from teir_lowering.llvm.pipeline import LowerToLLVMDialectPass
 from teir_lowering.llvm.translate import TranslationError, translate_to_llvm_ir
 from teir_lowering.runtime.jit import JitModule, load_libgomp
 from teir_lowering.runtime.kernel import compile_kernel, lower_to_scf, translate
+from teir_passes import mark_streamed_out
 from teir_passes.pipeline import OptimizePass
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,7 +116,7 @@ def test_einsum_records_translate_to_the_same_kernels(name: str) -> None:
 
 def test_streaming_stores_translate_with_their_fence(monkeypatch) -> None:
     """Non-temporal stores keep their flag and get one sfence per return."""
-    monkeypatch.setattr(tile_primitives, "NONTEMPORAL_MIN_BYTES", 1)
+    monkeypatch.setattr(mark_streamed_out, "STREAMED_MIN_BYTES", 1)
     config = _einsum("ab->ba", [(64, 48)], np.float32)
     module = load_module(config)
     ctx = teir_context()

@@ -19,7 +19,8 @@ that changed something are recorded on the configuration as the attribute
    them join their K role, element-wise loops become tiles (the lifting
    passes of teir-optimize); a transposing Copy/ReLU tile whose out takes
    half the last-level cache or more (its out is streamed past the caches:
-   `Host.streamed_bytes`) gets the loops around it in in0's memory order, and
+   teir-mark-streamed-out's `streamed_out`, which the scheduler records
+   first) gets the loops around it in in0's memory order, and
    its rows cut into blocks of two lines of out when the rows it loads lie a
    multiple of 4 KiB apart (`schedule_transposes`);
 4. with more than one thread, no parallel loop yet and enough work to pay
@@ -61,10 +62,10 @@ from math import isqrt, prod
 
 from xdsl.context import Context
 from xdsl.dialects import builtin
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import StringAttr, UnitAttr
 from xdsl.passes import ModulePass
 
-from teir_dialect.analysis import footprint, work
+from teir_dialect.analysis import work
 from teir_dialect.dialect import AxisOp, ConfigOp, InvokeOp, IterOp, PrimitiveOp
 from teir_dialect.host import (
     BUFFERED_SETS,
@@ -80,6 +81,8 @@ from teir_dialect.ids import fresh_id
 from teir_dialect.vocabulary import DataType, KernelKind, OperationKind, Role
 from teir_passes.legality import k_move_problem
 from teir_passes.lift_elementwise import exclusive_loops
+from teir_passes.mark_streamed_out import STREAMED_ATTR, streamed_out
+from teir_passes.mark_streamed_out import mark as mark_streamed_out
 from teir_passes.schedule_edit import Rewriting, TransformError, names_axis, taken_ids
 from teir_passes.script import make_step
 
@@ -417,10 +420,9 @@ class _Scheduler:
             self.nest_step(step)
 
     def large_output(self) -> bool:
-        """Whether out's footprint takes half the host's last-level cache or more
-        (`Host.streamed_bytes`: the lowering streams its transposes)."""
-        touched = footprint(self.config)["out"]
-        return touched is not None and touched.stop - touched.start >= self.host.streamed_bytes
+        """Whether out is streamed past the caches (teir-mark-streamed-out's
+        `streamed_out`: the lowering streams its transposes)."""
+        return streamed_out(self.config)
 
     def widen_transposes(self) -> None:
         """Transposing Copy/ReLU tiles that the lowering runs through buffers in the L1
@@ -856,6 +858,7 @@ def auto_schedule(config: ConfigOp, ctx: Context, threads: int = 0,
     module = builtin.ModuleOp([])
     holder = func.clone()
     module.body.block.add_op(holder)
+    mark_streamed_out(module, machine)  # read by large_output (and kept on config)
     # Transform steps name axes by id, and ids are only unique within one
     # configuration: the scheduler works on a copy that holds this one alone.
     copies = [op for op in module.walk() if isinstance(op, ConfigOp)]
@@ -867,6 +870,10 @@ def auto_schedule(config: ConfigOp, ctx: Context, threads: int = 0,
     steps = scheduler.run()
     config.detach_region(config.body)
     config.add_region(scheduler.config.detach_region(scheduler.config.body))
+    if streamed_out(scheduler.config):
+        config.attributes[STREAMED_ATTR] = UnitAttr()
+    else:
+        config.attributes.pop(STREAMED_ATTR, None)
     config.forget_records()
     if steps:
         config.attributes[SCRIPT_ATTR] = StringAttr(json.dumps(steps))

@@ -23,6 +23,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "teir-optimize": lazy_pass("teir_passes.pipeline", "OptimizePass"),
     "teir-canonicalize-guards": lazy_pass("teir_passes.canonicalize_guards", "CanonicalizeGuardsPass"),
     "teir-match-gemm": lazy_pass("teir_passes.match_gemm", "MatchGemmPass"),
+    "teir-mark-streamed-out": lazy_pass("teir_passes.mark_streamed_out", "MarkStreamedOutPass"),
     "teir-fuse-epilogues": lazy_pass("teir_passes.fuse_epilogues", "FuseEpiloguesPass"),
     "teir-drop-unit-iterations": lazy_pass("teir_passes.drop_unit_iterations", "DropUnitIterationsPass"),
     "teir-lift-gemm": lazy_pass("teir_passes.lift_gemm", "LiftGemmPass"),

@@ -43,7 +43,7 @@ are written does not matter, as in teir-to-scf's `order_for_out`):
   (`TileEmitter.staged`): blocks into the buffer, then runs of whole lines out.
   For large outputs, and for crowded tiles whose rows of out are short, the
   blocks store whole cache lines with non-temporal stores
-  (`TileEmitter.aligned_tile`, `NONTEMPORAL_MIN_BYTES`,
+  (`TileEmitter.aligned_tile`, teir-mark-streamed-out's `streamed_out`,
   `TileEmitter.crowded_beyond_l1`), a streamed tile of few rows stores the
   lines of each row of out back to back (`COLUMNS_OUTER_ROWS`), and `einsum`
   allocates results of a MiB or more on a line
@@ -67,8 +67,8 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith, memref
 from xdsl.ir import Attribute, SSAValue
 
-from teir_dialect.analysis import disjoint_windows, footprint
-from teir_dialect.dialect import AxisOp, ConfigOp, PrimitiveOp
+from teir_dialect.analysis import disjoint_windows
+from teir_dialect.dialect import AxisOp, PrimitiveOp
 from teir_dialect.host import (
     CACHE_LINE,
     SET_SPAN,
@@ -96,6 +96,7 @@ from teir_lowering.codegen.emit import (
     value_type,
 )
 from teir_lowering.codegen.gemm_plan import MIN_LANES
+from teir_passes.mark_streamed_out import streamed_out
 
 
 def _loop(builder: Builder, lower: int | SSAValue, upper: int | SSAValue,
@@ -108,21 +109,6 @@ CROWDED_WALK_BYTES = 1024
 """Rows of out at least this long spread a crowded tile's stores over enough L1
 sets (16 lines' positions) as its blocks walk down them (`TileEmitter.crowded`)."""
 
-NONTEMPORAL_MIN_BYTES: int | None = None
-"""Out footprints from this size on may be written with non-temporal stores; None:
-the host's `streamed_bytes`, half its last-level cache (`teir_dialect.host`, read
-from the machine).
-
-Streaming stores skip the read-for-ownership of each written line, and lines
-of out never sit in (and get evicted from) the cache sets that the rows of a
-tile share when they are a power of two apart: the 64^4 abcd->dcba permutation
-went from ~10 to ~20 GB/s on one thread on a Zen 5 host (FP32; FP64 ~10 to
-~24). They also leave nothing in cache for a consumer, so they are kept for
-outputs that would take much of the last-level cache: from half of it (16 MiB
-on that host) `ab->ba` 2048^2 FP32 ran twice as fast streamed as with ordinary
-stores; from a quarter, 2048^2 FP16 (8 MiB) ran up to 1.3x slower, and from 1 MiB
-1024^2 twice as slow (README, Benchmarks).
-"""
 
 COLUMNS_OUTER_ROWS = 64
 """Streamed tiles of at most this many rows (one row of in0 each) take their column
@@ -954,7 +940,7 @@ class TileEmitter:
 
     def crowded_beyond_l1(self, rows: TileAxis, columns: TileAxis) -> bool:
         """Whether a tile whose stores are `crowded` takes non-temporal stores below
-        `NONTEMPORAL_MIN_BYTES` too: when its rows of out are shorter than
+        streamed outputs too: when its rows of out are shorter than
         `CROWDED_WALK_BYTES`, as walking down them then reaches too few sets
         (`abc->cba` 64^3). Longer rows keep ordinary stores, which streaming
         only slowed (`ab->ba` 512^2, `bhsd->bhds` 4x8x512x64: figures in the
@@ -1072,7 +1058,7 @@ def emit_tile_primitive(builder: Builder, prim: PrimitiveOp, element: Attribute,
         tile_emitter.emit_contiguous(builder, outer, run, source, out)
     else:
         _, outer, rows, columns = plan
-        tile_emitter.large_output = _large_output(config)
+        tile_emitter.large_output = streamed_out(config)
         tile_emitter.nontemporal = (tile_emitter.large_output
                                     or tile_emitter.crowded_beyond_l1(rows, columns))
         if not outer and source_name == "in0":
@@ -1085,13 +1071,6 @@ def _narrow(k: int, packed: int) -> bool:
     """Whether a side of `k` elements may take the narrow forms (`NARROW_MAX`): rows
     of k elements back to back (`packed`, the stride between them, is k)."""
     return 2 <= k <= NARROW_MAX and packed == k
-
-
-def _large_output(config: ConfigOp) -> bool:
-    """Whether the configuration's out footprint reaches `NONTEMPORAL_MIN_BYTES`."""
-    touched = footprint(config)["out"]
-    least = host().streamed_bytes if NONTEMPORAL_MIN_BYTES is None else NONTEMPORAL_MIN_BYTES
-    return touched is not None and touched.stop - touched.start >= least
 
 
 Plan = (

@@ -62,9 +62,10 @@ if TYPE_CHECKING:
 @cache
 def scf_pipeline(clean: bool = True) -> tuple[ModulePass, ...]:
     """teir -> scf/arith/memref, cleaned up by canonicalize and cse when `clean`.
-    teir-to-scf reads teir-match-gemm's `kernel` and teir-fuse-epilogues'
-    `epilogue` attributes, so the pipeline records them first (they are refreshed,
-    idempotent passes, when teir-optimize ran before). Imported when first needed:
+    teir-to-scf reads teir-match-gemm's `kernel`, teir-fuse-epilogues'
+    `epilogue` and teir-mark-streamed-out's `streamed_out` attributes, so the
+    pipeline records them first (they are refreshed, idempotent passes, when
+    teir-optimize ran before). Imported when first needed:
     a kernel loaded from the disk cache needs none of it."""
     from xdsl.transforms.common_subexpression_elimination import (
         CommonSubexpressionElimination,
@@ -73,10 +74,12 @@ def scf_pipeline(clean: bool = True) -> tuple[ModulePass, ...]:
     from teir_lowering.codegen.convert_teir_to_scf import TeirToScfPass
     from teir_lowering.llvm.rewriting import OneWalkCanonicalizePass
     from teir_passes.fuse_epilogues import FuseEpiloguesPass
+    from teir_passes.mark_streamed_out import MarkStreamedOutPass
     from teir_passes.match_gemm import MatchGemmPass
 
     cleanup = (OneWalkCanonicalizePass(), CommonSubexpressionElimination()) if clean else ()
-    return (MatchGemmPass(), FuseEpiloguesPass(), TeirToScfPass(), *cleanup)
+    return (MatchGemmPass(), FuseEpiloguesPass(), MarkStreamedOutPass(), TeirToScfPass(),
+            *cleanup)
 
 
 def lower_to_scf(module: ModuleOp, ctx: Context, stages: dict[str, str] | None = None,

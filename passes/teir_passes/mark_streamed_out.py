@@ -1,0 +1,103 @@
+"""`teir-mark-streamed-out`: record whether a configuration writes its out past the caches.
+
+An out whose footprint reaches `STREAMED_MIN_BYTES` (by default the host's
+`streamed_bytes`, half its last-level cache) is streamed: the lowering's
+transposing tiles write it with non-temporal stores
+(`teir_lowering.codegen.tile_primitives`), and the auto-scheduler orders the
+loops around such tiles for their reads. The decision is the discardable unit
+attribute `streamed_out` on `teir.config`, read by both, e.g.
+
+    teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+      ...
+    } attributes {streamed_out}
+
+The pass recomputes it and adds or removes the attribute, so it is idempotent;
+the auto-scheduler runs it before it schedules and the lowering pipeline
+before teir-to-scf (as it does teir-match-gemm), so that a configuration
+scheduled by hand is judged alike. Scheduling keeps the footprint, so the two
+agree. `teir-mark-streamed-out{min-bytes=N}` sets the threshold in bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.dialects.builtin import UnitAttr
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from teir_dialect.analysis import footprint
+from teir_dialect.dialect import ConfigOp
+from teir_dialect.host import Host, host
+
+__all__ = ["STREAMED_ATTR", "MarkStreamedOutPass", "mark", "streamed_out"]
+
+STREAMED_ATTR = "streamed_out"
+"""The unit attribute of a `teir.config` whose out is streamed."""
+
+STREAMED_MIN_BYTES: int | None = None
+"""Out footprints from this size on are streamed; None: the host's `streamed_bytes`,
+half its last-level cache (`teir_dialect.host`, read from the machine).
+
+Streaming stores skip the read-for-ownership of each written line, and lines
+of out never sit in (and get evicted from) the cache sets that the rows of a
+tile share when they are a power of two apart: the 64^4 abcd->dcba permutation
+went from ~10 to ~20 GB/s on one thread on a Zen 5 host (FP32; FP64 ~10 to
+~24). They also leave nothing in cache for a consumer, so they are kept for
+outputs that would take much of the last-level cache: from half of it (16 MiB
+on that host) `ab->ba` 2048^2 FP32 ran twice as fast streamed as with ordinary
+stores; from a quarter, 2048^2 FP16 (8 MiB) ran up to 1.3x slower, and from 1 MiB
+1024^2 twice as slow (README, Benchmarks).
+"""
+
+
+def streamed_out(config: ConfigOp) -> bool:
+    """Whether teir-mark-streamed-out found `config`'s out streamed."""
+    return STREAMED_ATTR in config.attributes
+
+
+class MarkConfig(RewritePattern):
+    """Adds or removes `streamed_out` on one configuration."""
+
+    def __init__(self, least: int) -> None:
+        self.least = least
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ConfigOp, rewriter: PatternRewriter) -> None:
+        touched = footprint(op)["out"]
+        large = touched is not None and touched.stop - touched.start >= self.least
+        if large == streamed_out(op):
+            return
+        if large:
+            op.attributes[STREAMED_ATTR] = UnitAttr()
+        else:
+            del op.attributes[STREAMED_ATTR]
+        rewriter.notify_op_modified(op)
+
+
+@dataclass(frozen=True)
+class MarkStreamedOutPass(ModulePass):
+    """Marks every configuration whose out is streamed (see the module docstring)."""
+
+    name = "teir-mark-streamed-out"
+
+    min_bytes: int | None = None
+    """The threshold in bytes (default `STREAMED_MIN_BYTES`, else the host's)."""
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        mark(op, host(), self.min_bytes)
+
+
+def mark(module: builtin.ModuleOp, machine: Host, min_bytes: int | None = None) -> None:
+    """The pass on `module` for `machine` (the auto-scheduler's, which may be pinned)."""
+    least = min_bytes if min_bytes is not None else STREAMED_MIN_BYTES
+    if least is None:
+        least = machine.streamed_bytes
+    PatternRewriteWalker(MarkConfig(least), apply_recursively=False).rewrite_module(module)
