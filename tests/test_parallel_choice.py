@@ -251,7 +251,10 @@ def test_a_gemm_whose_k_dwarfs_m_and_n_is_not_cut_for_threads(machine: str) -> N
     reads all of B (8 MB) and one along N all of A: blocks of a few rows streamed
     the other operand once each (one thread 2.5 -> 3.4 ms). Fewer blocks of at
     least 8 rows a byte of element than threads: neither axis is cut. The same
-    GEMM with K 504 (TCCG 20's, B 1.8 MB) is cut."""
+    GEMM with K 504 (TCCG 20's, B 1.8 MB) is cut. One block a thread (48 rows,
+    the 5 left after the parallel loop) was measured too: `einsum` at one
+    thread runs the threads' schedule, and TCCG 13 and 14 lost 25-30% there
+    (27 -> 20 and 39 -> 28 GFLOP/s, AMD EPYC Zen 4) for 15-40% at two."""
     record = einsum_config("cad,dcb->ab", np.empty((101, 101, 101)), np.empty((101, 101, 98)))
     assert _parallel_extents(record, machine, 2) == []
     record = einsum_config("ik,kj->ij", np.empty((504, 504)), np.empty((504, 441)))
