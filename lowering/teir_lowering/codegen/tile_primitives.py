@@ -143,7 +143,10 @@ of two long, do not share the L1 sets that the blocks' stores then crowd."""
 
 BUFFER_BYTES = 20 * 1024
 """The most bytes of each of a buffered tile's two buffers (`TileEmitter.buffered`):
-both within the L1 with room for the lines read and written."""
+both within a 48 KiB L1 with room for the lines read and written. Not scaled
+to the host's L1d: on a 32 KiB one (Zen 4) 5/12 of it, 13 KiB, and a stage of
+5/6 (`STAGE_BYTES`) ran 10-25% slower (`ab->ba` 512^2 and 1024^2, `bhsd->bhds`
+4 x 8 x 512 x 64 FP32): the larger blocks pay for spilling to the L2."""
 
 BLOCK_BUFFER_BYTES = 16 * 1024
 """The most bytes of the buffer a tile whose out is one contiguous block goes through
