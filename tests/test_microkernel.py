@@ -789,12 +789,14 @@ def test_f16_y_widened_once_gives_the_same_bytes(trans: str, forced) -> None:
                                zero=batch == 0)
         results = []
         for widen in (True, False):
-            forced(lambda shape, plan, widen=widen: dataclasses.replace(
-                plan, widen_y=widen and plan.widen_y))
+            plans: list[GemmPlan] = []
+
+            def change(shape, plan, widen=widen, plans=plans):
+                plans.append(chosen := dataclasses.replace(plan, widen_y=widen and plan.widen_y))
+                return chosen
+
+            forced(change)
             kernel = compile_kernel(record, optimize=False, keep_ir=True)
-            plans = []
-            forced(lambda shape, plan, plans=plans: plans.append(plan) or plan)
-            compile_kernel(record, optimize=False, keep_ir=True)
             if widen:
                 assert plans and all(p.widen_y for p in plans if p.kernel == "outer"
                                      and p.lanes > 1), plans
