@@ -156,6 +156,16 @@ def _absorb(config: ConfigOp, outer: str, inner: str, fused: str | None,
         raise TransformError(
             pass_name, f"'{elsewhere[0]}' invokes a primitive over '{inner}' outside "
                        f"the nodes over '{outer}'")
+    free = {role for prim in config.primitives if prim.primitive_id in users
+            for role, ids in prim.roles.data.items() if role != "K"
+            and any(id_text(x) == inner for x in ids.data)}  # pyright: ignore
+    if free and a.size > 1 and a.stride_on("out") == 0:
+        # the loop's iterations overwrite the same out bytes (the last one's stay);
+        # as rows of a free role axis they would be one call's rows on those bytes
+        raise TransformError(
+            pass_name, f"'{outer}' does not move on out (stride 0): its iterations "
+                       f"overwrite the same elements, which the {'/'.join(sorted(free))} "
+                       f"role axis '{inner}' cannot express")
     _check_contiguous(config, a, b, pass_name)
     fused = _fused_axis(config, a, b, fused, pass_name)
     for prim in config.primitives:

@@ -214,3 +214,23 @@ func.func @into_role_overlapping(%in0: memref<?xf32>, %out: memref<?xf32>) {
   func.return
 }
 // CHECK: teir-fuse-axes: 'a' cannot run inside the calls: 'x' and 'x' write common out bytes at different indices of the loops a, c, so moving those loops would change which write comes last
+
+// -----
+
+// a does not move on out: each of its iterations overwrites the same element (the
+// last one's stays). Fused into the M axis b (extent 1, stride 0 on out) its two
+// rows would be one call's rows on that element: refused.
+func.func @into_role_not_moving_out(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [4, 0] offsets [0, 0]
+    teir.axis b extent 1 strides [4, 0] offsets [0, 0]
+    teir.primitive p Copy {M = [b], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter a over a {
+        teir.invoke x -> p
+      }
+    }
+  }
+  func.return
+}
+// CHECK: teir-fuse-axes: 'a' does not move on out (stride 0): its iterations overwrite the same elements, which the M role axis 'b' cannot express
