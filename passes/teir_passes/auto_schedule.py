@@ -81,7 +81,7 @@ from teir_dialect.ids import fresh_id
 from teir_dialect.vocabulary import DataType, KernelKind, OperationKind, Role
 from teir_passes.legality import k_move_problem
 from teir_passes.lift_elementwise import exclusive_loops
-from teir_passes.mark_streamed_out import STREAMED_ATTR, streamed_out
+from teir_passes.mark_streamed_out import STREAMED_ATTR, STREAMED_IN_ATTR, streamed_out
 from teir_passes.mark_streamed_out import mark as mark_streamed_out
 from teir_passes.schedule_edit import Rewriting, TransformError, names_axis, taken_ids
 from teir_passes.script import make_step
@@ -870,10 +870,11 @@ def auto_schedule(config: ConfigOp, ctx: Context, threads: int = 0,
     steps = scheduler.run()
     config.detach_region(config.body)
     config.add_region(scheduler.config.detach_region(scheduler.config.body))
-    if streamed_out(scheduler.config):
-        config.attributes[STREAMED_ATTR] = UnitAttr()
-    else:
-        config.attributes.pop(STREAMED_ATTR, None)
+    for mark in (STREAMED_ATTR, STREAMED_IN_ATTR):  # teir-mark-streamed-out's, kept
+        if mark in scheduler.config.attributes:
+            config.attributes[mark] = UnitAttr()
+        else:
+            config.attributes.pop(mark, None)
     config.forget_records()
     if steps:
         config.attributes[SCRIPT_ATTR] = StringAttr(json.dumps(steps))

@@ -37,10 +37,24 @@ from teir_dialect.analysis import footprint
 from teir_dialect.dialect import ConfigOp
 from teir_dialect.host import Host, host
 
-__all__ = ["STREAMED_ATTR", "MarkStreamedOutPass", "mark", "streamed_out"]
+__all__ = ["STREAMED_ATTR", "STREAMED_IN_ATTR", "MarkStreamedOutPass", "mark", "streamed_in",
+           "streamed_out"]
 
 STREAMED_ATTR = "streamed_out"
 """The unit attribute of a `teir.config` whose out is streamed."""
+
+STREAMED_IN_ATTR = "streamed_in"
+"""The unit attribute of a `teir.config` whose inputs are read from memory."""
+
+STREAMED_IN_SHARE = (3, 8)
+"""Inputs spanning this share of the host's last-level cache or more are read from
+memory at every call (`streamed_in`): the caches do not keep them from one call to
+the next. Measured as a knife edge at about half the L3 on a Zen 4 host (32 MiB):
+a GEMM 101 x K x 99 FP64 whose A and B took 15.76 MB ran as fast from call to call
+as from the L3, with 15.84 MB (N 97) at memory speed; below half, where the L3
+holds them as long as nothing else runs, the GEMM planner's packing of X costs
+at most 8%, where reading X in place from memory cost 25-55%
+(`teir_lowering.codegen.gemm_plan`), so the mark starts at 3/8."""
 
 STREAMED_MIN_BYTES: int | None = None
 """Out footprints from this size on are streamed; None: the host's `streamed_bytes`,
@@ -63,22 +77,33 @@ def streamed_out(config: ConfigOp) -> bool:
     return STREAMED_ATTR in config.attributes
 
 
-class MarkConfig(RewritePattern):
-    """Adds or removes `streamed_out` on one configuration."""
+def streamed_in(config: ConfigOp) -> bool:
+    """Whether teir-mark-streamed-out found `config`'s inputs read from memory."""
+    return STREAMED_IN_ATTR in config.attributes
 
-    def __init__(self, least: int) -> None:
+
+class MarkConfig(RewritePattern):
+    """Adds or removes `streamed_out` and `streamed_in` on one configuration."""
+
+    def __init__(self, least: int, inputs_least: int) -> None:
         self.least = least
+        self.inputs_least = inputs_least
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ConfigOp, rewriter: PatternRewriter) -> None:
-        touched = footprint(op)["out"]
-        large = touched is not None and touched.stop - touched.start >= self.least
-        if large == streamed_out(op):
+        touched = footprint(op)
+        out = touched["out"]
+        large = out is not None and out.stop - out.start >= self.least
+        inputs = sum(span.stop - span.start for name, span in touched.items()
+                     if name != "out" and span is not None)
+        marks = {STREAMED_ATTR: large, STREAMED_IN_ATTR: inputs >= self.inputs_least}
+        if all(want == (name in op.attributes) for name, want in marks.items()):
             return
-        if large:
-            op.attributes[STREAMED_ATTR] = UnitAttr()
-        else:
-            del op.attributes[STREAMED_ATTR]
+        for name, want in marks.items():
+            if want:
+                op.attributes[name] = UnitAttr()
+            else:
+                op.attributes.pop(name, None)
         rewriter.notify_op_modified(op)
 
 
@@ -100,4 +125,6 @@ def mark(module: builtin.ModuleOp, machine: Host, min_bytes: int | None = None) 
     least = min_bytes if min_bytes is not None else STREAMED_MIN_BYTES
     if least is None:
         least = machine.streamed_bytes
-    PatternRewriteWalker(MarkConfig(least), apply_recursively=False).rewrite_module(module)
+    share, whole = STREAMED_IN_SHARE
+    PatternRewriteWalker(MarkConfig(least, machine.l3 * share // whole),
+                         apply_recursively=False).rewrite_module(module)

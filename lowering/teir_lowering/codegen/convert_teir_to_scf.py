@@ -78,6 +78,7 @@ from teir_lowering.codegen.gemm_emitter import GemmEmitter
 from teir_lowering.codegen.gemm_plan import GemmShape
 from teir_lowering.codegen.storage import STORED_DATA_TYPES, stored_data_type
 from teir_lowering.codegen.tile_primitives import emit_tile_primitive
+from teir_passes.mark_streamed_out import streamed_in
 
 MAX_PERIOD = 4
 """The longest sequence of sibling subtrees whose repeats become one loop."""
@@ -455,6 +456,7 @@ class _Emitter:
             zero_first=zero is not None, zero_when=zero_when,
             relu=relu is not None, relu_when=relu_when,
             tf32=data_type.rounds_inputs, pairs=pairs, prologue=self.prologue,
+            from_memory=streamed_in(self.config),
         )
         emitter.emit(builder, *bases)
 

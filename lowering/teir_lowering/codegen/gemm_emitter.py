@@ -357,7 +357,8 @@ class GemmEmitter:
     is not read), with `zero_when` (an i1) only when that holds (else from C).
     `relu`: a fused ReLU of the tile, select(x < 0, +0, x) applied to each final
     value before its store; with `relu_when` only when that holds. `plan`
-    defaults to `plan_gemm`'s. `prologue`: the enclosing scope's (`emit.Prologue`),
+    defaults to `plan_gemm`'s (`from_memory`: its flag, the configuration's inputs
+    read from memory at every call). `prologue`: the enclosing scope's (`emit.Prologue`),
     where a Y widened whole is kept for the next tiles (None: widened per tile).
 
     Data types: `element` is the memory's type; A, B and C are widened where they
@@ -372,7 +373,8 @@ class GemmEmitter:
                  zero_first: bool = False, relu: bool = False,
                  relu_when: SSAValue | None = None, plan: GemmPlan | None = None,
                  zero_when: SSAValue | None = None, tf32: bool = False,
-                 pairs: bool = False, prologue: Prologue | None = None):
+                 pairs: bool = False, prologue: Prologue | None = None,
+                 from_memory: bool = False):
         self.shape = shape
         self.prologue = prologue
         self.storage = element
@@ -386,7 +388,8 @@ class GemmEmitter:
         self.plan = plan or plan_gemm(shape, width, zero_first and zero_when is None,
                                       narrow_c=narrow_c,
                                       converts=isinstance(element, Float16Type),
-                                      stored=element.bitwidth // 8)  # pyright: ignore
+                                      stored=element.bitwidth // 8,  # pyright: ignore
+                                      from_memory=from_memory)
         # pairs read X in place where its vectors are contiguous, or packed by
         # transposes as pairs (`packed_pairs`) where it is contiguous along k; a
         # gathered X (strided both ways) keeps the ordinary steps

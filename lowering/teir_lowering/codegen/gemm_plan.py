@@ -524,11 +524,13 @@ def x_cached(s: GemmShape, o: Oriented, stored: int, machine: Host) -> bool:
 
 
 def _outer_plans(s: GemmShape, along: str, width: int, zero_first: bool,
-                 machine: Host, stored: int, converts: bool = False) -> list[GemmPlan]:
+                 machine: Host, stored: int, converts: bool = False,
+                 from_memory: bool = False) -> list[GemmPlan]:
     """Every outer-product plan with vectors along `along` (see the module doc);
     `stored`: bytes of an element in memory (X read in place), `width` those of
     the arithmetic type (packed X, accumulators); `converts`: X read in place needs
-    a conversion per vector (f16), which packing does once."""
+    a conversion per vector (f16), which packing does once; `from_memory`: the
+    configuration's inputs come from memory at every call (`_outer_cycles`)."""
     o = Oriented.of(s, along)
     if o.nv < 2:
         return []
@@ -560,7 +562,7 @@ def _outer_plans(s: GemmShape, along: str, width: int, zero_first: bool,
             for pack_y in y_packs:
                 cycles = _outer_cycles(s, o, segments, pack, k_block, stored, machine,
                                        zero_first and k_blocks == 1, transposing,
-                                       converts)
+                                       converts, from_memory)
                 cycles += _y_cycles(s, o, segments, k_block, width, machine.l1d, pack_y)
                 plans.append(GemmPlan(
                     "outer", along, lanes, cycles / (s.m * s.n * s.k * s.batch), vectors,
@@ -619,7 +621,8 @@ def _y_cycles(s: GemmShape, o: Oriented, segments: list[Segment], k_block: tuple
 
 def _outer_cycles(s: GemmShape, o: Oriented, segments: list[Segment], pack: str,
                   k_block: tuple[int, int], stored: int, machine: Host, stores_only: bool,
-                  transposing: bool, converts: bool = False) -> float:
+                  transposing: bool, converts: bool = False,
+                  from_memory: bool = False) -> float:
     """The cycles of the whole tile with X packed as `pack` says (`stored`: bytes of
     an element of X in memory). The first segment holds the main blocks
     (register_blocks takes no more vectors than V holds)."""
@@ -661,7 +664,12 @@ def _outer_cycles(s: GemmShape, o: Oriented, segments: list[Segment], pack: str,
     # 1.6x as fast packed on Zen 4: README, Benchmarks: TCCG)
     streams = (o.x_free == 1 and not pack and abs(o.x_k) * stored >= PAGE
                and steps > PREFETCH_STREAMS)
-    if (penalty or streams) and not cached:
+    # inputs the caches do not keep from call to call (`streamed_in`): X read in place
+    # by several column panels waits for memory in the k loop at each line's first
+    # read, where the packing reads it ahead with many lines in flight (101 x 9999 x
+    # 99 FP64, X = B: 5.8 -> 4.5 ms packed on Zen 4; README, Benchmarks)
+    first_reads = from_memory and o.x_free == 1 and not pack and not once
+    if (penalty or streams or first_reads) and not cached:
         # read in place from scattered pages: the first read of each line waits
         cycles += x_vectors * SCATTERED_LINE * machine.vector_bytes / LINE
     if pack:
@@ -777,7 +785,8 @@ def widen_panels_pay(plan: GemmPlan, s: GemmShape, width: int) -> bool:
 
 def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
               narrow_c: bool = False, converts: bool = False,
-              machine: Host | None = None, stored: int = 0) -> GemmPlan:
+              machine: Host | None = None, stored: int = 0,
+              from_memory: bool = False) -> GemmPlan:
     """The cheapest kernel for `shape` by the estimates above (see the module doc).
 
     `width`: bytes of the arithmetic type; `zero_first`: a fused Zero spares
@@ -788,12 +797,14 @@ def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
     pipes (f16), which a packed X pays once. `machine` defaults to `teir_dialect.host.host()`.
     `stored`: bytes of an element in memory where that is not `width` (f16 and
     bf16 compute in f32): X's addresses read in place (pages, lines) follow it.
+    `from_memory`: the configuration's inputs come from memory at every call
+    (teir-mark-streamed-out's `streamed_in`).
     """
     s = shape
     machine = machine or host()
     stored = stored or width
-    plans = _outer_plans(s, "m", width, zero_first, machine, stored, converts)
-    plans += _outer_plans(s, "n", width, zero_first, machine, stored, converts)
+    plans = _outer_plans(s, "m", width, zero_first, machine, stored, converts, from_memory)
+    plans += _outer_plans(s, "n", width, zero_first, machine, stored, converts, from_memory)
     a_k, b_k = s.a_strides[1], s.b_strides[0]
     if s.k >= MIN_LANES and (a_k == b_k == 1 or (s.incb, s.inca) != (1, 1) and (
             1 in (a_k, b_k) or (a_k, b_k) != (0, 0) and all(

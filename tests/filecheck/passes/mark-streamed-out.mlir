@@ -6,7 +6,9 @@
 // teir-mark-streamed-out records on each teir.config whether its out reaches the
 // threshold (min-bytes; by default the host's streamed_bytes, half its last-level
 // cache: 16 MiB for the pinned avx512 host) as the unit attribute `streamed_out`,
-// which the auto-scheduler and teir-to-scf read. The second RUN line checks
+// which the auto-scheduler and teir-to-scf read, and whether its inputs span 3/8
+// of the last-level cache or more (12 MiB there) as `streamed_in`, which the GEMM
+// planner reads. The second RUN line checks
 // idempotence, the third that the attribute round-trips through the generic syntax.
 
 // out spans 64 x 64 x 4 bytes = 16 KiB: streamed at min-bytes=16384, not on the host.
@@ -100,6 +102,30 @@ func.func @large_permutation(%in0: memref<?xf32>, %out: memref<?xf32>) {
   func.return
 }
 // CHECK-LABEL: func.func @large_permutation
-// CHECK:       } attributes {streamed_out}
+// CHECK:       } attributes {streamed_out, streamed_in}
 // HOST-LABEL:  func.func @large_permutation
-// HOST:        } attributes {streamed_out}
+// HOST:        } attributes {streamed_out, streamed_in}
+
+// -----
+
+// Inputs of 12 MiB (a 1536 x 1024 FP64 matrix and a vector), out 12 KiB: the
+// inputs come from memory at every call on the host, out stays in the caches.
+func.func @large_inputs(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf64>, memref<?xf64>, memref<?xf64>) {
+    teir.axis i extent 1536 strides [8192, 0, 8] offsets [0, 0, 0]
+    teir.axis j extent 1024 strides [8, 8, 0] offsets [0, 0, 0]
+    teir.primitive c Contraction {M = [], N = [], K = []} {data_type = "FP64"}
+    teir.schedule {
+      teir.iter i over i {
+        teir.iter j over j {
+          teir.invoke x -> c
+        }
+      }
+    }
+  }
+  func.return
+}
+// CHECK-LABEL: func.func @large_inputs
+// CHECK:       } attributes {streamed_in}
+// HOST-LABEL:  func.func @large_inputs
+// HOST:        } attributes {streamed_in}
