@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
 from xdsl.passes import ModulePass
 
 from teir_dialect.dialect import AxisOp, ConfigOp, InvokeOp, IterOp, fresh_id, id_text
-from teir_dialect.vocabulary import Policy
+from teir_dialect.vocabulary import Policy, Role
 from teir_passes.legality import sink_problem
 from teir_passes.schedule_edit import (
     TransformError,
@@ -157,8 +157,7 @@ def _absorb(config: ConfigOp, outer: str, inner: str, fused: str | None,
             pass_name, f"'{elsewhere[0]}' invokes a primitive over '{inner}' outside "
                        f"the nodes over '{outer}'")
     free = {role for prim in config.primitives if prim.primitive_id in users
-            for role, ids in prim.roles.data.items() if role != "K"
-            and any(id_text(x) == inner for x in ids.data)}  # pyright: ignore
+            for role in (Role.M, Role.N) if any(id_text(x) == inner for x in prim.role_ids(role))}
     if free and a.size > 1 and a.stride_on("out") == 0:
         # the loop's iterations overwrite the same out bytes (the last one's stay);
         # as rows of a free role axis they would be one call's rows on those bytes

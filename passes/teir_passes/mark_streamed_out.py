@@ -1,4 +1,5 @@
-"""`teir-mark-streamed-out`: record whether a configuration writes its out past the caches.
+"""`teir-mark-streamed-out`: record whether a configuration writes its out past the caches,
+and whether it reads its inputs from memory at every call.
 
 An out whose footprint reaches `STREAMED_MIN_BYTES` (by default the host's
 `streamed_bytes`, half its last-level cache) is streamed: the lowering's
@@ -16,6 +17,10 @@ the auto-scheduler runs it before it schedules and the lowering pipeline
 before teir-to-scf (as it does teir-match-gemm), so that a configuration
 scheduled by hand is judged alike. Scheduling keeps the footprint, so the two
 agree. `teir-mark-streamed-out{min-bytes=N}` sets the threshold in bytes.
+
+Inputs whose footprints together span `STREAMED_IN_SHARE` of the last-level cache
+or more get `streamed_in` the same way: the GEMM planner then packs an X that
+several column panels read (`teir_lowering.codegen.gemm_plan`).
 """
 
 from __future__ import annotations
@@ -109,7 +114,8 @@ class MarkConfig(RewritePattern):
 
 @dataclass(frozen=True)
 class MarkStreamedOutPass(ModulePass):
-    """Marks every configuration whose out is streamed (see the module docstring)."""
+    """Marks every configuration whose out is streamed or whose inputs come from memory
+    (see the module docstring)."""
 
     name = "teir-mark-streamed-out"
 

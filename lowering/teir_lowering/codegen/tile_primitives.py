@@ -455,7 +455,7 @@ class TileEmitter:
         streaming stores are fenced once, when the function returns
         (teir-fence-nontemporal-stores).
 
-        On a run (`Carry`: loops around the tile continue its rows of out), a
+        On a run (`Run`: loops around the tile continue its rows of out), a
         tile whose rows of out start off a line takes `carried` instead: the
         lines from its first line boundary, the last one holding the next
         tile's first rows, its own first rows left to the tile before (stored

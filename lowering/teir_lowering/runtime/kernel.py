@@ -63,9 +63,9 @@ if TYPE_CHECKING:
 def scf_pipeline(clean: bool = True) -> tuple[ModulePass, ...]:
     """teir -> scf/arith/memref, cleaned up by canonicalize and cse when `clean`.
     teir-to-scf reads teir-match-gemm's `kernel`, teir-fuse-epilogues'
-    `epilogue` and teir-mark-streamed-out's `streamed_out` attributes, so the
-    pipeline records them first (they are refreshed, idempotent passes, when
-    teir-optimize ran before). Imported when first needed:
+    `epilogue` and teir-mark-streamed-out's `streamed_out` and `streamed_in`
+    attributes, so the pipeline records them first (they are refreshed,
+    idempotent passes, when teir-optimize ran before). Imported when first needed:
     a kernel loaded from the disk cache needs none of it."""
     from xdsl.transforms.common_subexpression_elimination import (
         CommonSubexpressionElimination,
