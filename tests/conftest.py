@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from itertools import combinations, product
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,6 +56,29 @@ def examples(full: int, default: int | None = None) -> int:
     if SLOW:
         return full
     return default if default is not None else max(10, full // 4)
+
+
+def pairwise(**axes: list[Any]) -> list[Any]:
+    """Every combination of the values in `axes` (keyword order = argument order),
+    as `pytest.param`s: the default tier runs a subset in which every pair of
+    values of two arguments occurs (picked greedily, most new pairs first), the
+    slow tier the rest. For a product of independent parameters, where a fault
+    that needs three of them at once is not more likely than one that needs two."""
+    names = list(axes)
+    cases = list(product(*axes.values()))
+
+    def pairs(case: tuple) -> set[tuple]:
+        return {(i, case[i], j, case[j]) for i, j in combinations(range(len(case)), 2)}
+
+    uncovered = set().union(*map(pairs, cases))
+    chosen: set[tuple] = set()
+    while uncovered:
+        best = max(cases, key=lambda case: len(pairs(case) & uncovered))
+        chosen.add(best)
+        uncovered -= pairs(best)
+    return [pytest.param(*case, id="-".join(map(str, case)),
+                         marks=() if case in chosen else pytest.mark.slow)
+            for case in cases] if len(names) > 1 else list(cases)
 
 
 def load(path: Path) -> dict:

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import examples
+from conftest import examples, pairwise
 from teir_dialect import TeirError, einsum_config
 from teir_dialect.builders import with_unit_role
 from teir_dialect.host import pinned
@@ -593,6 +593,27 @@ def test_a_gemv_whose_batch_is_innermost_runs_on_it(name: str, memory: str) -> N
         assert plan.__qualname__.startswith("_copied_plan"), plan.__qualname__
 
 
+@pytest.mark.parametrize("subscripts", [
+    "abd,ad->abd", "ad,abd->abd", "abd,ad->d", "abd,bd->abd", "dba,ad->abd", "abd,bd->ab"])
+def test_a_batch_innermost_product_that_is_no_gemv_keeps_its_indices(subscripts: str) -> None:
+    """Three-index A whose unit stride is a short index both operands carry, times
+    a two-index operand, where the other two indices of A are not one row of out
+    and one summed index (a product with broadcast, or two sums): not the batched
+    GEMV of `_diagonal_plan` (which took `abd,ad->abd` for one, its `b` a row and
+    `a` a sum, and returned wrong values or none of out's shape; found by
+    test_einsum_tree's hypothesis search)."""
+    extents = {"a": 3, "b": 4, "d": 2}
+    terms, output = subscripts.split("->")
+    operands = [RNG.uniform(-1, 1, [extents[i] for i in t]).astype(np.float32)
+                for t in terms.split(",")]
+    big = max(range(2), key=lambda n: operands[n].size)
+    out = np.empty([extents[i] for i in output], np.float32)
+    plan = _plan(subscripts, operands, out, False, "FP32", 1, False)
+    assert not plan.__qualname__.startswith("_diagonal_plan"), plan.__qualname__
+    assert terms.split(",")[big][-1] in terms.split(",")[1 - big]  # the short unit stride
+    _check(subscripts, operands, "FP32")
+
+
 SPREAD_CASES = [
     # subscripts, extents, the broadcast (stride-0) index of each operand
     ("ji,jk->ik", {"i": 34, "j": 120, "k": 37}, ("i", "k")),    # one dot product
@@ -690,10 +711,9 @@ def _guarded(rows: int, columns: int, dtype: type, step: int,
     return base[:, ::step]
 
 
-@pytest.mark.parametrize("machine", ["avx512", "avx2"])
-@pytest.mark.parametrize("name", ["FP32", "FP64", "BF16", "FP16"])
-@pytest.mark.parametrize("step", [2, 3, 6, 7])
-@pytest.mark.parametrize("k", [16, 40, 53])
+@pytest.mark.parametrize("k, step, name, machine", pairwise(
+    k=[16, 40, 53], step=[2, 3, 6, 7], name=["FP32", "FP64", "BF16", "FP16"],
+    machine=["avx512", "avx2"]))
 def test_a_stepped_k_is_read_as_contiguous_vectors(
         monkeypatch: pytest.MonkeyPatch, fresh_plans: list[Any], machine: str, name: str,
         step: int, k: int) -> None:
@@ -753,9 +773,8 @@ def test_gemv_views_without_a_unit_k_stride(fresh_plans: list[Any], machine: str
     assert max(gemm_plan.register_blocks(1024, 1, 8, 16, False)) == (6, 1)
 
 
-@pytest.mark.parametrize("machine", ["avx512", "avx2"])
-@pytest.mark.parametrize("name", ["FP32", "FP64", "BF16", "FP16"])
-@pytest.mark.parametrize("rows", [8, 61, 64])
+@pytest.mark.parametrize("rows, name, machine", pairwise(
+    rows=[8, 61, 64], name=["FP32", "FP64", "BF16", "FP16"], machine=["avx512", "avx2"]))
 def test_rows_stepped_along_the_vectors_are_read_as_contiguous_vectors(
         monkeypatch: pytest.MonkeyPatch, fresh_plans: list[Any], machine: str, name: str,
         rows: int) -> None:

@@ -464,9 +464,13 @@ def _diagonal_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndar
     order = sorted(range(3), key=lambda d: abs(a.strides[d]))
     b, near, far = (a_term[d] for d in order)
     extent = a.shape[order[0]]
+    # one of A's other indices summed over (j), the other a row of out that x lacks
+    # (i): an out index both operands carry (`abd,ad->abd`) makes no GEMV
+    rows = set(output) - set(x_term)
     if (b not in batch or not 1 < extent <= DIAGONAL_MAX or a.strides[order[0]] != a.itemsize
-            or a.strides[order[1]] != extent * a.itemsize or set(x_term) != {b, near, far} - (
-                {far} if near in reduced else {near})):
+            or a.strides[order[1]] != extent * a.itemsize
+            or not ((near in reduced and far in rows) or (far in reduced and near in rows))
+            or set(x_term) != {b, near, far} - ({far} if near in reduced else {near})):
         return None
     perm = [a_term.index(i) for i in (far, near, b)]
     shape2 = (a.shape[perm[0]], a.shape[perm[1]] * extent)  # A2[far][near * extent + c]

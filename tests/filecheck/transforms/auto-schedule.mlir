@@ -2,21 +2,26 @@
 // RUN: teir-opt %examples/spec/tree/10_7_5_scalar_contraction.json -p 'teir-auto-schedule{threads=2}' --emit=script > %t.json
 // RUN: teir-opt %examples/spec/tree/10_7_5_scalar_contraction.json -p 'teir-apply-schedule{script="%t.json"}' --emit=tree | filecheck %s --check-prefix=REPLAY
 // RUN: teir-opt %examples/spec/tree/10_7_5_scalar_contraction.json -p 'teir-auto-schedule{threads=2}' --emit=tree | filecheck %s --check-prefix=REPLAY
-// RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefixes=CHECK,AVX2
-// RUN: env TEIR_HOST=avx512 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefixes=CHECK,AVX512
-// RUN: teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=ONE
+// Each host and thread count's schedule is made once and checked by several prefixes.
+// RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=2}' > %t.avx2-2
+// RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=1}' > %t.avx2-1
+// RUN: env TEIR_HOST=avx512 teir-opt %s -p 'teir-auto-schedule{threads=2}' > %t.avx512-2
+// RUN: env TEIR_HOST=avx512 teir-opt %s -p 'teir-auto-schedule{threads=1}' > %t.avx512-1
+// RUN: filecheck %s --check-prefixes=CHECK,AVX2 < %t.avx2-2
+// RUN: filecheck %s --check-prefixes=CHECK,AVX512 < %t.avx512-2
+// RUN: filecheck %s --check-prefix=ONE < %t.avx2-1
 // RUN: teir-opt %s --verify-diagnostics -p 'teir-auto-schedule{threads=-1}' | filecheck %s --check-prefix=BAD
-// RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=FORK
-// RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=PERM
-// RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=PERM2
-// RUN: env TEIR_HOST=avx512 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=KBLOCKS
-// RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=HALF
-// RUN: env TEIR_HOST=avx512 teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=HALF
+// RUN: filecheck %s --check-prefix=FORK < %t.avx2-2
+// RUN: filecheck %s --check-prefix=PERM < %t.avx2-1
+// RUN: filecheck %s --check-prefix=PERM2 < %t.avx2-2
+// RUN: filecheck %s --check-prefix=KBLOCKS < %t.avx512-2
+// RUN: filecheck %s --check-prefix=HALF < %t.avx2-2
+// RUN: filecheck %s --check-prefix=HALF < %t.avx512-2
 // RUN: env TEIR_HOST=avx2-small teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=SMALL
-// RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=UNIT
-// RUN: env TEIR_HOST=avx512 teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=BRSPLIT
-// RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=WIDEN
-// RUN: env TEIR_HOST=avx2 teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=RUNS
+// RUN: filecheck %s --check-prefix=UNIT < %t.avx2-1
+// RUN: filecheck %s --check-prefix=BRSPLIT < %t.avx512-1
+// RUN: filecheck %s --check-prefix=WIDEN < %t.avx2-1
+// RUN: filecheck %s --check-prefix=RUNS < %t.avx2-1
 
 // The scalar §10.7.5 nest: p and q are contiguous on in1 and out, so they fuse;
 // the GEMM-shaped loops lift, the t loop folds into a BRGEMM. The script the
