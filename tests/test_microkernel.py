@@ -835,10 +835,12 @@ def test_f16_y_widened_per_panel_gives_the_same_bytes(trans: str, forced) -> Non
             arrays = sentinel_arrays(record, kernel, np.random.default_rng(batch))
             kernel(*arrays, threads=1)
             results.append(arrays)
+            if not any(modes[0]):
+                break  # no panel widened: the other kernel would be this one
         y_along_k = {"m": trans[1] == "N", "n": trans[0] == "T"}
         assert modes[0] == [p.kernel == "outer" and p.lanes > 1 and y_along_k[p.vector]
                             for p in plans], (modes, plans)
-        for widened, converted in zip(*results):
+        for widened, converted in zip(results[0], results[-1]):
             np.testing.assert_array_equal(widened.view(np.uint16), converted.view(np.uint16))
 
 

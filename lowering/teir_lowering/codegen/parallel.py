@@ -38,6 +38,7 @@ against a Python thread pool calling JIT'd chunks.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from xdsl.builder import Builder
 from xdsl.context import Context
@@ -584,22 +585,45 @@ def launchers(module: builtin.ModuleOp) -> builtin.ModuleOp | None:
     teir-gomp-launch defines them, with external linkage, beside declarations of the
     chunk functions and of libgomp. For a kernel translated straight to LLVM IR
     (teir_lowering.llvm.translate), which links them in. None: no parallel loop."""
+    signatures = launcher_signatures(module)
+    return None if signatures is None else _launchers(signatures)
+
+
+def launcher_signatures(module: builtin.ModuleOp) -> tuple | None:
+    """What the launchers of `module` depend on: each launcher's and its chunk
+    function's name and llvm argument types (None: no parallel loop). Kernels
+    name their parallel loops alike (`kernel__parallel0`), so that many share
+    one launcher module (`launchers_ir`)."""
     declared = [f for f in module.ops if isinstance(f, func.FuncOp)
                 and f.sym_name.data.startswith(LAUNCH_PREFIX) and not f.body.blocks]
     if not declared:
         return None
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+    return tuple(
+        (symbol, tuple(_llvm_argument(t) for t in functions[symbol].function_type.inputs))
+        for launcher in declared
+        for symbol in (launcher.sym_name.data[len(LAUNCH_PREFIX):], launcher.sym_name.data))
+
+
+def _launchers(signatures: tuple) -> builtin.ModuleOp:
     out = builtin.ModuleOp([])
-    for launcher in declared:
-        name = launcher.sym_name.data
-        for symbol in (name[len(LAUNCH_PREFIX):], name):
-            inputs = [_llvm_argument(t) for t in functions[symbol].function_type.inputs]
-            _declare(out, symbol, inputs, None)
+    for symbol, inputs in signatures:
+        _declare(out, symbol, list(inputs), None)
     GompLaunchPass().apply(Context(), out)
     for op in out.ops:
         if isinstance(op, llvm.FuncOp) and op.sym_name.data.startswith(LAUNCH_PREFIX):
             op.linkage = llvm.LinkageAttr("external")  # pyright: ignore
     return out
+
+
+@cache
+def launchers_ir(signatures: tuple) -> str:
+    """The launchers of `launcher_signatures` as LLVM IR text, made once per process
+    for each set of signatures (building and translating them was a tenth of a
+    small parallel kernel's compile)."""
+    from xdsl.backend.llvm.convert import convert_module
+
+    return str(convert_module(_launchers(signatures), fallback_target_triple=""))
 
 
 @dataclass(frozen=True)

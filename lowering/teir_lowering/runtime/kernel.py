@@ -106,9 +106,7 @@ def translate(module: ModuleOp, ctx: Context) -> tuple[str, tuple[str, ...]]:
     (teir_lowering.llvm.translate), and the texts to link in: the libgomp launchers
     of its parallel loops. What `compile_kernel` compiles; `teir-to-llvm` is the
     same program through the pass pipeline."""
-    from xdsl.backend.llvm.convert import convert_module
-
-    from teir_lowering.codegen.parallel import launchers
+    from teir_lowering.codegen.parallel import launcher_signatures, launchers_ir
     from teir_lowering.llvm.common import takes_memory_of
     from teir_lowering.llvm.f16_moves import F16MovesAsI16Pass
     from teir_lowering.llvm.translate import translate_to_llvm_ir
@@ -119,9 +117,8 @@ def translate(module: ModuleOp, ctx: Context) -> tuple[str, tuple[str, ...]]:
             F16MovesAsI16Pass().apply(ctx, module)
     with stage("translate to LLVM IR"):
         text = translate_to_llvm_ir(module, function_attributes())
-        parallel = launchers(module)
-        linked = () if parallel is None else (str(convert_module(
-            parallel, fallback_target_triple="")),)
+        signatures = launcher_signatures(module)
+        linked = () if signatures is None else (launchers_ir(signatures),)
     return text, linked
 
 
