@@ -579,21 +579,11 @@ def _llvm_argument(typ) -> object:
     return i64 if isinstance(typ, IndexType) else typ
 
 
-def launchers(module: builtin.ModuleOp) -> builtin.ModuleOp | None:
-    """The launchers `module` (scf level, after teir-outline-parallel) declares, as an
-    llvm-dialect module of their own: each launcher and its trampoline as
-    teir-gomp-launch defines them, with external linkage, beside declarations of the
-    chunk functions and of libgomp. For a kernel translated straight to LLVM IR
-    (teir_lowering.llvm.translate), which links them in. None: no parallel loop."""
-    signatures = launcher_signatures(module)
-    return None if signatures is None else _launchers(signatures)
-
-
 def launcher_signatures(module: builtin.ModuleOp) -> tuple | None:
-    """What the launchers of `module` depend on: each launcher's and its chunk
-    function's name and llvm argument types (None: no parallel loop). Kernels
-    name their parallel loops alike (`kernel__parallel0`), so that many share
-    one launcher module (`launchers_ir`)."""
+    """What the launchers `module` declares (scf level, after teir-outline-parallel)
+    depend on: each launcher's and its chunk function's name and llvm argument
+    types (None: no parallel loop). Kernels name their parallel loops alike
+    (`kernel__parallel0`), so that many share one launcher module (`launchers_ir`)."""
     declared = [f for f in module.ops if isinstance(f, func.FuncOp)
                 and f.sym_name.data.startswith(LAUNCH_PREFIX) and not f.body.blocks]
     if not declared:
@@ -606,6 +596,9 @@ def launcher_signatures(module: builtin.ModuleOp) -> tuple | None:
 
 
 def _launchers(signatures: tuple) -> builtin.ModuleOp:
+    """The launchers as an llvm-dialect module of their own: each launcher and its
+    trampoline as teir-gomp-launch defines them, with external linkage, beside
+    declarations of the chunk functions and of libgomp."""
     out = builtin.ModuleOp([])
     for symbol, inputs in signatures:
         _declare(out, symbol, list(inputs), None)
@@ -618,9 +611,10 @@ def _launchers(signatures: tuple) -> builtin.ModuleOp:
 
 @cache
 def launchers_ir(signatures: tuple) -> str:
-    """The launchers of `launcher_signatures` as LLVM IR text, made once per process
-    for each set of signatures (building and translating them was a tenth of a
-    small parallel kernel's compile)."""
+    """The launchers of `launcher_signatures` as LLVM IR text, for a kernel
+    translated straight to LLVM IR (teir_lowering.llvm.translate), which links
+    them in; made once per process for each set of signatures (building and
+    translating them was a tenth of a small parallel kernel's compile)."""
     from xdsl.backend.llvm.convert import convert_module
 
     return str(convert_module(_launchers(signatures), fallback_target_triple=""))
