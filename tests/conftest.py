@@ -64,11 +64,11 @@ def pairwise(**axes: list[Any]) -> list[Any]:
     values of two arguments occurs (picked greedily, most new pairs first), the
     slow tier the rest. For a product of independent parameters, where a fault
     that needs three of them at once is not more likely than one that needs two."""
-    names = list(axes)
     cases = list(product(*axes.values()))
 
-    def pairs(case: tuple) -> set[tuple]:
-        return {(i, case[i], j, case[j]) for i, j in combinations(range(len(case)), 2)}
+    def pairs(case: tuple) -> set[tuple]:  # of one argument's values when it is alone
+        return {tuple(x for i in chosen for x in (i, case[i]))
+                for chosen in combinations(range(len(case)), min(2, len(case)))}
 
     uncovered = set().union(*map(pairs, cases))
     chosen: set[tuple] = set()
@@ -78,7 +78,7 @@ def pairwise(**axes: list[Any]) -> list[Any]:
         uncovered -= pairs(best)
     return [pytest.param(*case, id="-".join(map(str, case)),
                          marks=() if case in chosen else pytest.mark.slow)
-            for case in cases] if len(names) > 1 else list(cases)
+            for case in cases]
 
 
 def load(path: Path) -> dict:

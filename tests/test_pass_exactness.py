@@ -166,23 +166,36 @@ def test_schedule_transformations_keep_mutated_examples_exactly(data: st.DataObj
     )
 
 
-
-OVERWRITING_LOOP = json.loads(
-    "{\"tensors\": [\"in0\", \"in1\", \"out\"], \"axes\": [{\"id\": \"p\", \"extent\": 4, \"strides\": [8,"
-    " 0, 0], \"offsets\": [0, 0, 0]}, {\"id\": \"q\", \"extent\": 8, \"strides\": [0, 128, 384],"
-    " \"offsets\": [0, 0, 0]}, {\"id\": \"r\", \"extent\": 3, \"strides\": [1024, 0, 128], \"offsets\": [0,"
-    " 0, 0]}, {\"id\": \"s\", \"extent\": 1, \"strides\": [8, 0, 0], \"offsets\": [0, 0, 0]}, {\"id\": \"t\","
-    " \"extent\": 2, \"strides\": [3072, 64, 0], \"offsets\": [0, 0, 0]}, {\"id\": \"u\", \"extent\": 8,"
-    " \"strides\": [128, 8, 0], \"offsets\": [0, 0, 0]}], \"primitives\": [{\"id\": \"zero_sq\","
-    " \"operation\": \"Zero\", \"axes\": {\"M\": [\"s\"], \"N\": [\"q\"]}, \"metadata\": {\"data_type\": \"FP64\"}},"
-    " {\"id\": \"gemm_squ\", \"operation\": \"Contraction\", \"axes\": {\"M\": [\"s\"], \"N\": [\"q\"],"
-    " \"K\": [\"u\"]}, \"metadata\": {\"data_type\": \"FP64\"}}], \"schedule\": {\"roots\": [\"p\"], \"iterations\": [{\"id\": \"p\","
-    " \"axis\": \"p\", \"policy\": \"sequential\", \"children\": [\"r\"], \"guard\": null}, {\"id\": \"r\","
-    " \"axis\": \"r\", \"policy\": \"sequential\", \"children\": [\"zero\", \"t\"], \"guard\": null},"
-    " {\"id\": \"t\", \"axis\": \"t\", \"policy\": \"sequential\", \"children\": [\"gemm\"], \"guard\": null}],"
-    " \"invocations\": [{\"id\": \"zero\", \"primitive\": \"zero_sq\", \"guard\": null}, {\"id\": \"gemm\","
-    " \"primitive\": \"gemm_squ\", \"guard\": null}]}}"
-)
+OVERWRITING_LOOP = {
+    "tensors": ["in0", "in1", "out"],
+    "axes": [
+        {"id": "p", "extent": 4, "strides": [8, 0, 0], "offsets": [0, 0, 0]},
+        {"id": "q", "extent": 8, "strides": [0, 128, 384], "offsets": [0, 0, 0]},
+        {"id": "r", "extent": 3, "strides": [1024, 0, 128], "offsets": [0, 0, 0]},
+        {"id": "s", "extent": 1, "strides": [8, 0, 0], "offsets": [0, 0, 0]},
+        {"id": "t", "extent": 2, "strides": [3072, 64, 0], "offsets": [0, 0, 0]},
+        {"id": "u", "extent": 8, "strides": [128, 8, 0], "offsets": [0, 0, 0]},
+    ],
+    "primitives": [
+        {"id": "zero_sq", "operation": "Zero", "axes": {"M": ["s"], "N": ["q"]},
+         "metadata": {"data_type": "FP64"}},
+        {"id": "gemm_squ", "operation": "Contraction", "axes": {"M": ["s"], "N": ["q"], "K": ["u"]},
+         "metadata": {"data_type": "FP64"}},
+    ],
+    "schedule": {
+        "roots": ["p"],
+        "iterations": [
+            {"id": "p", "axis": "p", "policy": "sequential", "children": ["r"], "guard": None},
+            {"id": "r", "axis": "r", "policy": "sequential", "children": ["zero", "t"],
+             "guard": None},
+            {"id": "t", "axis": "t", "policy": "sequential", "children": ["gemm"], "guard": None},
+        ],
+        "invocations": [
+            {"id": "zero", "primitive": "zero_sq", "guard": None},
+            {"id": "gemm", "primitive": "gemm_squ", "guard": None},
+        ],
+    },
+}
 """A mutated §10.7.6 record hypothesis found: p does not move on out (its iterations
 overwrite the same elements; the last one's stay) and continues the M axis s
 (extent 1) on in0. teir-auto-schedule fused p into s (fuse-axes), which made p's

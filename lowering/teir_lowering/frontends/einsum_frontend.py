@@ -455,7 +455,7 @@ def _diagonal_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndar
     GEMV that follows it. None for other forms, or when the product gets no
     microkernel."""
     terms, output = _parsed(subscripts)
-    batch, _, _, reduced = _groups(subscripts)
+    batch, *free, reduced = _groups(subscripts)
     big = max(range(2), key=lambda n: operands[n].size)
     a, x = operands[big], operands[1 - big]
     a_term, x_term = terms[big], terms[1 - big]
@@ -464,13 +464,12 @@ def _diagonal_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndar
     order = sorted(range(3), key=lambda d: abs(a.strides[d]))
     b, near, far = (a_term[d] for d in order)
     extent = a.shape[order[0]]
-    # one of A's other indices summed over (j), the other a row of out that x lacks
-    # (i): an out index both operands carry (`abd,ad->abd`) makes no GEMV
-    rows = set(output) - set(x_term)
+    # one of A's other indices summed over (j, hence in x), the other a row of out
+    # that x lacks (i): an out index both operands carry (`abd,ad->abd`) makes no GEMV
+    summed, row = (near, far) if near in reduced else (far, near)
     if (b not in batch or not 1 < extent <= DIAGONAL_MAX or a.strides[order[0]] != a.itemsize
             or a.strides[order[1]] != extent * a.itemsize
-            or not ((near in reduced and far in rows) or (far in reduced and near in rows))
-            or set(x_term) != {b, near, far} - ({far} if near in reduced else {near})):
+            or summed not in reduced or row not in free[big]):
         return None
     perm = [a_term.index(i) for i in (far, near, b)]
     shape2 = (a.shape[perm[0]], a.shape[perm[1]] * extent)  # A2[far][near * extent + c]
