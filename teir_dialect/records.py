@@ -230,6 +230,7 @@ def load_json(source: object) -> Any:
             return _parse_json_text(read_text(where))
         except json.JSONDecodeError as err:
             raise _json_error(err, str(where)) from None
+    text_only = isinstance(source, bytes)  # a file's or a stream's contents: no path
     if isinstance(source, bytes):
         try:
             source = source.decode("utf-8-sig")
@@ -242,7 +243,8 @@ def load_json(source: object) -> Any:
     try:
         return _parse_json_text(source)
     except json.JSONDecodeError as err:
-        if source.lstrip("\ufeff \t\r\n").startswith(("{", "[")) or "\n" in source:
+        if (text_only or source.lstrip("\ufeff \t\r\n").startswith(("{", "["))
+                or "\n" in source):
             raise _json_error(err) from None  # JSON text, not a path
         return load_json(Path(source))
     except TeirError:

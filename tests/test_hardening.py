@@ -117,6 +117,10 @@ def test_empty_and_unreadable_inputs_have_their_own_messages(tmp_path: pathlib.P
         from_json(str(tmp_path / "missing.json"))
     with pytest.raises(TeirError, match="invalid JSON at line 1"):
         from_json('{"tensors": ')
+    # bytes are a file's or a stream's contents: never a path, however they look
+    (tmp_path / "not json").write_text('{"tensors": ')
+    with pytest.raises(TeirError, match="invalid JSON at line 1 column 1"):
+        from_json(str(tmp_path / "not json").encode())
     binary = tmp_path / "binary.json"
     binary.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(TeirError, match="not UTF-8"):

@@ -90,7 +90,7 @@ class TeirOptMain(xDSLOptMain):
         super().register_all_frontends()
 
         def parse_json(io: IO[bytes]) -> ModuleOp:
-            return from_json(io.read().decode("utf-8-sig"))
+            return from_json(io.read())  # bytes: JSON text, never a path
 
         def parse_mlir_text(io: IO[bytes]) -> ModuleOp:
             return parse_mlir(

@@ -41,6 +41,12 @@
 // JSON: teir-opt: error: record form: invalid JSON at line 1 column 38: Expecting value
 // JSON-NOT: Traceback
 
+// A .json file holding one line, no newline, that is no record (its text is no
+// path to read)
+// RUN: not teir-opt %S/Inputs/not-json.json 2>&1 | filecheck %s --check-prefix=NOTJSON
+// NOTJSON: teir-opt: error: record form: invalid JSON at line 1 column 1: Expecting value
+// NOTJSON-NOT: cannot read
+
 // RUN: not teir-opt %S/Inputs/does-not-exist.mlir 2>&1 | filecheck %s --check-prefix=MISSING
 // MISSING-NOT: Traceback
 // MISSING: teir-opt: error: cannot read {{.*}}does-not-exist.mlir: No such file or directory
