@@ -139,22 +139,29 @@ def test_bench_of_a_linalg_function_times_numpy(
     assert "\n  numpy  " in out and "np.einsum('ac,cb->ab', optimize=True)" in out, out
 
 
-def test_run_tests_finds_the_virtualenv(tmp_path: Path) -> None:
-    """Without the venv on PATH, ./run-tests runs pytest and lit from .venv/bin."""
+@pytest.mark.parametrize("lit_status", [0, 3])
+def test_run_tests_finds_the_virtualenv(tmp_path: Path, lit_status: int) -> None:
+    """Without the venv on PATH, ./run-tests writes the project's bytecode and runs
+    pytest and lit (side by side) from .venv/bin, prints lit's report and fails
+    when lit fails."""
     shutil.copy(ROOT / "run-tests", tmp_path / "run-tests")
     bin_dir = tmp_path / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
     log = tmp_path / "log"
-    for tool in ("python", "lit"):
+    for tool, status in (("python", 0), ("lit", lit_status)):
         script = bin_dir / tool
-        script.write_text(f'#!/bin/sh\necho "{tool} $*" >> {log}\n')
+        script.write_text(f'#!/bin/sh\necho "{tool} $*" >> {log}\necho "{tool} says"\n'
+                          f"exit {status}\n")
         script.chmod(script.stat().st_mode | stat.S_IXUSR)
     environment = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/")}
     run = subprocess.run(["bash", str(tmp_path / "run-tests"), "-k", "x"], env=environment,
                          capture_output=True, text=True, check=False)
-    assert run.returncode == 0, run.stderr
-    assert log.read_text().splitlines() == [
-        "python -m pytest -n auto tests -k x", "lit -sv tests/filecheck"]
+    assert run.returncode == lit_status, run.stderr
+    assert run.stdout.splitlines() == ["python says", "lit says"]
+    log_lines = log.read_text().splitlines()
+    assert log_lines[0] == "python -m compileall -q teir_dialect passes lowering tools"
+    assert sorted(log_lines[1:]) == [
+        "lit -sv tests/filecheck", "python -m pytest -n auto tests -k x"]
 
 
 def test_einsum_takes_bfloat16_arrays_as_bf16() -> None:
