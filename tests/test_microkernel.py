@@ -23,6 +23,7 @@ from xdsl.dialects import arith, memref, vector
 from xdsl.dialects.builtin import Float16Type, MemRefType
 from xdsl.ir import Block
 
+from conftest import pairwise
 from teir_dialect import teir_context
 from teir_dialect.dialect import KernelAttr, PrimitiveOp
 from teir_dialect.flat import flat_to_tree
@@ -139,6 +140,10 @@ def test_without_the_kernel_attribute_a_contraction_gets_loops() -> None:
 
 LAYOUTS = ["".join(t) for t in itertools.product("NT", repeat=3)]
 """trans = "ABC": A "N" m unit-stride / "T" k; B "N" k / "T" n; C "N" m / "T" n."""
+LAYOUT_PAIRS = [pytest.param("".join(case.values), id="".join(case.values), marks=case.marks)
+                for case in pairwise(a="NT", b="NT", c="NT")]
+"""LAYOUTS for the tests that compile several kernels a layout: the default tier
+takes every pair of two operands' layouts (conftest.pairwise), the slow tier the rest."""
 
 AWKWARD = [
     (37, 29, 17), (5, 33, 3), (1, 23, 9), (19, 1, 37), (33, 7, 1), (2, 3, 2), (17, 16, 15),
@@ -776,7 +781,7 @@ def test_a_narrow_c_gets_one_k_block() -> None:
         gemm_emitter.GemmEmitter(shape, Float16Type(), 4, *block.args, plan=wide)
 
 
-@pytest.mark.parametrize("trans", LAYOUTS)
+@pytest.mark.parametrize("trans", LAYOUT_PAIRS)
 def test_f16_y_widened_once_gives_the_same_bytes(trans: str, forced) -> None:
     """An f16 tile's Y is widened to f32 once, whole (`GemmPlan.widen_y`), instead of
     a broadcast and a conversion per column, row block and K step: the same
@@ -807,7 +812,7 @@ def test_f16_y_widened_once_gives_the_same_bytes(trans: str, forced) -> None:
             np.testing.assert_array_equal(widened.view(np.uint16), converted.view(np.uint16))
 
 
-@pytest.mark.parametrize("trans", LAYOUTS)
+@pytest.mark.parametrize("trans", LAYOUT_PAIRS)
 def test_f16_y_widened_per_panel_gives_the_same_bytes(trans: str, forced) -> None:
     """An f16 Y widened per column panel (`GemmPlan.widen_panels`: Y too large to
     widen whole, contiguous along k) gives the bytes of the kernel that converts
