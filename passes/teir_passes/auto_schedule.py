@@ -606,12 +606,18 @@ class _Scheduler:
         return self.m_split(prim, k_block) or kernel.get("m")
 
     def tile_contractions(self) -> None:
-        for prim in self.contractions():
+        """K and M blocks per contraction, the largest first: an axis that a larger
+        one shares is blocked for it alone (the one-row remainder of a GEMM whose
+        rows were cut for threads is a GEMV that wants K blocks of 8; splitting the
+        shared K axis for it cut the GEMM's K into blocks of 8 too)."""
+        decided: set[str] = set()
+        for prim in sorted(self.contractions(), key=_volume, reverse=True):
             if prim.parent is None:
                 continue
-            if (factor := self.k_split(prim)) is not None:
-                outer = prim.role_axes(Role.K)[0]
+            outer = prim.role_axes(Role.K)[0]
+            if outer.axis_id not in decided and (factor := self.k_split(prim)) is not None:
                 self.nest_step({"op": "split", "axis": outer.axis_id, "factor": factor})
+            decided.add(outer.axis_id)
             prim = self.config.find_primitive(prim.primitive_id) or prim
             if prim.parent is None or not prim.matched_kernel().is_gemm:
                 continue
