@@ -19,12 +19,23 @@ every line of `a`) may take s times its twin's time, since every way to read
 it (packing, a copy first, in place) moves those lines; the table prints both
 ratios. Each result is checked against the twin's first (1e-2 relative
 in the 16-bit types, the same sums in another order otherwise).
+
+`--neighbours` sweeps shapes instead of views: each case is a contraction of
+C-contiguous operands whose extents are random (17-399; a batch 2-8), timed
+against its round neighbour, the same call with every extent rounded down to a
+multiple of 16, per multiply-add; more than 2x the neighbour's time per
+multiply-add is a slow path. The table also gives both shapes' first calls
+(plan, compile and run, the kernel cache off), the "first call of a new shape"
+a user waits for. A GEMM of 257 x 129 x 255 rows (FP64) was such a case: its
+one-row remainder's K blocks cut the whole GEMM's K (README, Benchmarks).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 
 import ml_dtypes
 import numpy as np
@@ -95,6 +106,85 @@ def cases(count: int, seed: int) -> list[tuple[str, str, str, list[np.ndarray]]]
     return chosen
 
 
+def neighbour_cases(count: int, seed: int) -> list[tuple[str, str, str, list[np.ndarray],
+                                                        list[np.ndarray], float]]:
+    """(label, subscripts, type, operands, the round neighbour's operands, its
+    multiply-adds over the case's) for `count` random shapes."""
+    rng = np.random.default_rng(seed)
+    chosen = []
+    for number in range(count):
+        subscripts = SHAPES[number % len(SHAPES)]
+        name = list(TYPES)[int(rng.integers(len(TYPES)))]
+        inputs = subscripts.split("->")[0].split(",")
+        letters = sorted(set("".join(inputs)))
+        extents = {x: int(rng.integers(2, 9) if x == "b" else rng.integers(17, 400))
+                   for x in letters}
+        rounded = {x: n if x == "b" else max(16, n // 16 * 16) for x, n in extents.items()}
+        arrays = [[rng.uniform(-1, 1, tuple(e[x] for x in term)).astype(TYPES[name])
+                   for term in inputs] for e in (extents, rounded)]
+        share = float(np.prod(list(rounded.values())) / np.prod(list(extents.values())))
+        dims = "x".join(str(extents[x]) for x in letters)
+        near = "x".join(str(rounded[x]) for x in letters)
+        chosen.append((f"{subscripts} {dims} ({near})", subscripts, name, *arrays, share))
+    return chosen
+
+
+def first_call(subscripts: str, operands: list[np.ndarray], threads: int,
+               dtype: str | None) -> float:
+    """Seconds of the first call on these shapes: plan, compile (the kernel cache
+    off) and run."""
+    os.environ["TEIR_KERNEL_CACHE"] = "0"
+    try:
+        start = time.perf_counter()
+        einsum(subscripts, *operands, threads=threads, dtype=dtype)
+        return time.perf_counter() - start
+    finally:
+        del os.environ["TEIR_KERNEL_CACHE"]
+
+
+def run_neighbour(subscripts: str, name: str, operands: list[np.ndarray],
+                  near: list[np.ndarray], threads: int, rounds: int,
+                  ) -> tuple[float, float, float, tuple[float, float]]:
+    """(time / the neighbour's, time / numpy's, seconds per call, both first calls'
+    seconds) of one shape."""
+    dtype = "BF16" if name == "BF16" else None
+    firsts = (first_call(subscripts, operands, threads, dtype),
+              first_call(subscripts, near, threads, dtype))
+    peers = [op.astype(np.float32) if name == "BF16" else op for op in operands]
+    samples = interleaved({
+        "shape": lambda: einsum(subscripts, *operands, threads=threads, dtype=dtype),
+        "near": lambda: einsum(subscripts, *near, threads=threads, dtype=dtype),
+        "numpy": lambda: np.einsum(subscripts, *peers),
+    }, rounds, budget=3.0)
+    return (median_ratio(samples["shape"], samples["near"]),
+            median_ratio(samples["shape"], samples["numpy"]),
+            float(np.median(samples["shape"])), firsts)
+
+
+def run_neighbours(args: argparse.Namespace) -> list[str]:
+    """The shape sweep's table; its slow paths."""
+    print(f"threads {args.threads}; ratios are medians over interleaved rounds of the "
+          "shape's time per multiply-add over its round neighbour's / numpy's time")
+    print("| case (round neighbour) | type | ms | / neighbour | / numpy | first call s "
+          "(neighbour's) |\n| --- | --- | --- | --- | --- | --- |")
+    slow = []
+    warm = np.ones((8, 8), np.float32)  # imports and the JIT's start, outside the cases
+    first_call("ij,jk->ik", [warm, warm], args.threads, None)
+    for label, subscripts, name, operands, near, share in neighbour_cases(args.cases,
+                                                                          args.seed):
+        with blas_threads(args.threads):
+            ratio, peer, seconds, firsts = run_neighbour(subscripts, name, operands, near,
+                                                         args.threads, args.rounds)
+        ratio *= share  # per multiply-add
+        slow_path = ratio > LIMIT
+        flag = " **slow**" if slow_path else ""
+        print(f"| {label} | {name} | {seconds * 1e3:.3f} | {ratio:.2f}{flag} | {peer:.2f} "
+              f"| {firsts[0]:.2f} ({firsts[1]:.2f}) |", flush=True)
+        if slow_path:
+            slow.append(f"{label} {name}")
+    return slow
+
+
 def cache_lines(array: np.ndarray) -> int:
     """How many distinct 64-byte lines the elements of `array` lie in."""
     index = np.indices(array.shape, dtype=np.int64).reshape(array.ndim, -1)
@@ -138,10 +228,17 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--neighbours", action="store_true",
+                        help="random shapes against their round neighbours, not views")
     args = parser.parse_args()
     removed = clean_environment()
     for line in describe_host(removed).header():
         print(line)
+    if args.neighbours:
+        slow = run_neighbours(args)
+        print(f"{len(slow)} slow path(s) (> {LIMIT}x the round neighbour's time per "
+              "multiply-add)" + "".join(f"\n  {case}" for case in slow))
+        return 1 if slow else 0
     print(f"threads {args.threads}; ratios are medians over interleaved rounds of the "
           "view's time over the contiguous twin's / numpy's (np.einsum on the views)")
     print("| case | type | ms | / twin | lines / twin's | / numpy |\n"
