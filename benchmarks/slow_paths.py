@@ -84,15 +84,21 @@ def view(rng: np.random.Generator, shape: tuple[int, ...], kind: str,
     return data(shape)
 
 
+def pick(rng: np.random.Generator, number: int) -> tuple[str, str, list[str], list[str]]:
+    """Case `number`'s subscripts (in turn), a random type, the inputs' terms and
+    the indices."""
+    subscripts = SHAPES[number % len(SHAPES)]
+    name = list(TYPES)[int(rng.integers(len(TYPES)))]
+    inputs = subscripts.split("->")[0].split(",")
+    return subscripts, name, inputs, sorted(set("".join(inputs)))
+
+
 def cases(count: int, seed: int) -> list[tuple[str, str, str, list[np.ndarray]]]:
     """(label, subscripts, type, operands) for `count` random cases."""
     rng = np.random.default_rng(seed)
     chosen = []
     for number in range(count):
-        subscripts = SHAPES[number % len(SHAPES)]
-        name = list(TYPES)[int(rng.integers(len(TYPES)))]
-        inputs = subscripts.split("->")[0].split(",")
-        letters = sorted(set("".join(inputs)))
+        subscripts, name, inputs, letters = pick(rng, number)
         big = subscripts in ("ij,j->i", "ji,j->i", "j,ij->i")
         extents = {x: int(rng.integers(300, 1100) if big else rng.integers(24, 200))
                    for x in letters}
@@ -113,10 +119,7 @@ def neighbour_cases(count: int, seed: int) -> list[tuple[str, str, str, list[np.
     rng = np.random.default_rng(seed)
     chosen = []
     for number in range(count):
-        subscripts = SHAPES[number % len(SHAPES)]
-        name = list(TYPES)[int(rng.integers(len(TYPES)))]
-        inputs = subscripts.split("->")[0].split(",")
-        letters = sorted(set("".join(inputs)))
+        subscripts, name, inputs, letters = pick(rng, number)
         extents = {x: int(rng.integers(2, 9) if x == "b" else rng.integers(17, 400))
                    for x in letters}
         rounded = {x: n if x == "b" else max(16, n // 16 * 16) for x, n in extents.items()}
@@ -150,15 +153,7 @@ def run_neighbour(subscripts: str, name: str, operands: list[np.ndarray],
     dtype = "BF16" if name == "BF16" else None
     firsts = (first_call(subscripts, operands, threads, dtype),
               first_call(subscripts, near, threads, dtype))
-    peers = [op.astype(np.float32) if name == "BF16" else op for op in operands]
-    samples = interleaved({
-        "shape": lambda: einsum(subscripts, *operands, threads=threads, dtype=dtype),
-        "near": lambda: einsum(subscripts, *near, threads=threads, dtype=dtype),
-        "numpy": lambda: np.einsum(subscripts, *peers),
-    }, rounds, budget=3.0)
-    return (median_ratio(samples["shape"], samples["near"]),
-            median_ratio(samples["shape"], samples["numpy"]),
-            float(np.median(samples["shape"])), firsts)
+    return (*timed(subscripts, name, operands, near, threads, rounds), firsts)
 
 
 def run_neighbours(args: argparse.Namespace) -> list[str]:
@@ -210,16 +205,24 @@ def run_case(subscripts: str, name: str, operands: list[np.ndarray], threads: in
     error = float(np.abs(got.astype(np.float64) - want.astype(np.float64)).max())
     if error > tolerance * scale:
         raise SystemExit(f"{subscripts} {name}: result differs from the twin's by {error}")
+    return timed(subscripts, name, operands, twins, threads, rounds)
+
+
+def timed(subscripts: str, name: str, operands: list[np.ndarray],
+          others: list[np.ndarray], threads: int, rounds: int) -> tuple[float, float, float]:
+    """(time / that on `others`, time / numpy's, seconds per call) of `einsum` on
+    `operands`, the three timed in interleaved rounds."""
+    dtype = "BF16" if name == "BF16" else None
     # numpy's einsum has no bfloat16 loop: its peer there is float32 arrays.
     peers = [op.astype(np.float32) if name == "BF16" else op for op in operands]
     samples = interleaved({
-        "view": lambda: einsum(subscripts, *operands, threads=threads, dtype=dtype),
-        "twin": lambda: einsum(subscripts, *twins, threads=threads, dtype=dtype),
+        "case": lambda: einsum(subscripts, *operands, threads=threads, dtype=dtype),
+        "other": lambda: einsum(subscripts, *others, threads=threads, dtype=dtype),
         "numpy": lambda: np.einsum(subscripts, *peers),
     }, rounds, budget=3.0)
-    return (median_ratio(samples["view"], samples["twin"]),
-            median_ratio(samples["view"], samples["numpy"]),
-            float(np.median(samples["view"])))
+    return (median_ratio(samples["case"], samples["other"]),
+            median_ratio(samples["case"], samples["numpy"]),
+            float(np.median(samples["case"])))
 
 
 def main() -> int:
