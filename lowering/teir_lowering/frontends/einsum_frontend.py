@@ -149,6 +149,12 @@ def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu
                                                       dtype)) is not None:
         return spread
     if len(operands) == 2 and _short_unit_axis(subscripts, operands):
+        # a batch index of unit stride on both operands and out (`ijb,jb->ib`): the
+        # element-wise nest reads A once, as the contiguous twin does, without the
+        # diagonal plan's b-fold multiply-adds or a copy (README, Benchmarks)
+        record = _config(subscripts, *operands, out=out, dtype=dtype, relu=relu)
+        if (nest := _element_wise_nest(record, subscripts, operands, out, relu)) is not None:
+            return _direct(nest, threads, tune, subscripts)
         diagonal = _diagonal_plan(subscripts, operands, out, relu, dtype)
         if diagonal is not None:
             return diagonal
