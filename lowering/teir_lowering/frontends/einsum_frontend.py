@@ -425,9 +425,10 @@ def _short_unit_axis(subscripts: str, operands: Sequence[np.ndarray]) -> bool:
     (`bij,bj->bi` from an [i][j][b] array, `abc,cd->abd` from [a][c][b] with b = 5):
     every vector a microkernel loads from it is then gathered lane by lane, or
     holds a few lanes. A batched GEMV whose batch index is that unit stride runs
-    on the array (`_diagonal_plan`); anything else is copied into its own index
-    order first (a narrow transpose), which measured faster (README, Benchmarks:
-    slow paths)."""
+    on the array (`_element_wise_nest` when the batch is out's unit stride too,
+    else `_diagonal_plan`); anything else is copied into its own index order
+    first (a narrow transpose), which measured faster (README, Benchmarks: slow
+    paths)."""
     inputs = _parsed(subscripts)[0]
     batch = _groups(subscripts)[0]
     term, array = max(zip(inputs, operands), key=lambda pair: pair[1].size)
