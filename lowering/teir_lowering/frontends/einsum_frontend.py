@@ -148,11 +148,11 @@ def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu
     if len(operands) == 2 and (spread := _spread_plan(subscripts, operands, out, relu,
                                                       dtype)) is not None:
         return spread
+    record = _config(subscripts, *operands, out=out, dtype=dtype, relu=relu)
     if len(operands) == 2 and _short_unit_axis(subscripts, operands):
         # a batch index of unit stride on both operands and out (`ijb,jb->ib`): the
         # element-wise nest reads A once, as the contiguous twin does, without the
         # diagonal plan's b-fold multiply-adds or a copy (README, Benchmarks)
-        record = _config(subscripts, *operands, out=out, dtype=dtype, relu=relu)
         if (nest := _element_wise_nest(record, subscripts, operands, out, relu)) is not None:
             return _direct(nest, threads, tune, subscripts)
         diagonal = _diagonal_plan(subscripts, operands, out, relu, dtype)
@@ -162,7 +162,6 @@ def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu
                   or _copied_plan(subscripts, operands, out, relu, dtype))
         if copied is not None:
             return copied
-    record = _config(subscripts, *operands, out=out, dtype=dtype, relu=relu)
     module = load_module(record)
     if len(operands) == 2 and _grouped(subscripts, operands):
         if _direct_gemm(module):
