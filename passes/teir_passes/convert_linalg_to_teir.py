@@ -427,8 +427,11 @@ def is_fill(op: Operation | None) -> bool:
         return False
     ops, result = _body_ops(op.body.block)
     out_map = op.get_indexing_maps().data[-1].data
+    # every element of out, once: its map a permutation of the loops (a constant or
+    # compound result, `(i) -> (i, 0)`, writes a part of out)
     loops = [e.position for e in out_map.results if isinstance(e, AffineDimExpr)]
-    return (not ops and result is op.body.block.args[0]
+    return (not ops and result is op.body.block.args[0] and not out_map.num_symbols
+            and len(loops) == len(out_map.results)
             and sorted(loops) == list(range(op.get_num_loops())))
 
 

@@ -461,6 +461,36 @@ func.func @fills(%C: memref<4xf32>) {
 
 // -----
 
+// A generic that yields +0.0 to a part of out (a constant in its map: column 0,
+// column 3) is no fill: refused by its map, and the matmul after it accumulates
+// into C (no Zero merged before it).
+func.func @partial_fill(%C: memref<4x8xf32>, %A: memref<4x8xf32>, %B: memref<8x16xf32>, %D: memref<4x16xf32>) {
+  %z = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(i) -> ()>, affine_map<(i) -> (i, 0)>], iterator_types = ["parallel"]} ins(%z : f32) outs(%C : memref<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i) -> ()>, affine_map<(i) -> (i, 3)>], iterator_types = ["parallel"]} ins(%z : f32) outs(%D : memref<4x16xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  }
+  linalg.matmul ins(%A, %B : memref<4x8xf32>, memref<8x16xf32>) outs(%D : memref<4x16xf32>)
+  func.return
+}
+
+// CHECK-LABEL: func.func @partial_fill
+// CHECK-NOT:   Zero
+// CHECK:       teir.config
+// CHECK-NOT:   Zero
+// CHECK:       Contraction
+// CHECK-NOT:   Zero
+// CHECK:       func.return
+// REMARK-LABEL: sym_name = "partial_fill"
+// REMARK:       teir.not_converted = "indexing map #1 (d0) -> (d0, 0) is not a projected permutation
+// REMARK:       teir.not_converted = "indexing map #1 (d0) -> (d0, 3) is not a projected permutation
+
+// -----
+
 // linalg.max against a buffer not known to be zero.
 func.func private @clobber(memref<4xf32>)
 
