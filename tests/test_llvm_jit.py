@@ -404,6 +404,58 @@ def test_func_call_and_index_arguments():
     assert poly(3.0, 4) == 13.0
 
 
+def test_memrefs_with_an_offset_cross_calls_as_base_pointers():
+    """A function takes a memref as the pointer to its base (the element its layout's
+    offset counts from); a caller passing a subview or a reinterpret_cast view
+    passes that view's base, and a reinterpret_cast restarts from its source's base
+    (the offset was applied twice through a call: `B` read 36 elements too far)."""
+    jit = compile_mlir(
+        """
+        func.func @view(%A: memref<4x8xf32, strided<[16, 1], offset: 36>>, %B: memref<4x8xf32>) {
+          %c0 = arith.constant 0 : index
+          %c1 = arith.constant 1 : index
+          %c4 = arith.constant 4 : index
+          %c8 = arith.constant 8 : index
+          scf.for %i = %c0 to %c4 step %c1 {
+            scf.for %j = %c0 to %c8 step %c1 {
+              %v = memref.load %A[%i, %j] : memref<4x8xf32, strided<[16, 1], offset: 36>>
+              memref.store %v, %B[%i, %j] : memref<4x8xf32>
+            }
+          }
+          func.return
+        }
+        func.func @subview(%X: memref<8x16xf32>, %B: memref<4x8xf32>) {
+          %s = memref.subview %X[2, 4] [4, 8] [1, 1] : memref<8x16xf32> to memref<4x8xf32, strided<[16, 1], offset: 36>>
+          func.call @view(%s, %B) : (memref<4x8xf32, strided<[16, 1], offset: 36>>, memref<4x8xf32>) -> ()
+          func.return
+        }
+        func.func @recast(%A: memref<4x8xf32, strided<[16, 1], offset: 36>>, %B: memref<4x8xf32>) {
+          %flat = memref.reinterpret_cast %A to offset: [0], sizes: [128], strides: [1] : memref<4x8xf32, strided<[16, 1], offset: 36>> to memref<128xf32>
+          %again = memref.reinterpret_cast %flat to offset: [36], sizes: [4, 8], strides: [16, 1] : memref<128xf32> to memref<4x8xf32, strided<[16, 1], offset: 36>>
+          func.call @view(%again, %B) : (memref<4x8xf32, strided<[16, 1], offset: 36>>, memref<4x8xf32>) -> ()
+          func.return
+        }
+        """
+    )
+    x = np.arange(128, dtype=np.float32).reshape(8, 16)
+    for name in ("view", "subview", "recast"):
+        b = np.zeros((4, 8), np.float32)
+        jit.function(name, None, PTR, PTR)(data(x), data(b))
+        np.testing.assert_array_equal(b, x[2:6, 4:12], err_msg=name)
+
+
+def test_a_memref_argument_with_a_dynamic_offset_is_refused_by_name():
+    module, ctx = parse(
+        """
+        func.func @k(%a: memref<4xf32, strided<[1], offset: ?>>) {
+          func.return
+        }
+        """
+    )
+    with pytest.raises(DiagnosticException, match=r"argument 0 of @k .*dynamic"):
+        LowerToLLVMDialectPass().apply(ctx, module)
+
+
 def test_index_switch():
     jit = compile_mlir(
         """

@@ -3,7 +3,8 @@ Lowers `func.func`, `func.return` and `func.call` to `llvm.func`, `llvm.return` 
 `llvm.call`.
 
 Calling convention: every argument keeps its type except that `index` becomes `i64`
-and a memref becomes one bare `!llvm.ptr` to its first element (no descriptor). Run
+and a memref becomes one bare `!llvm.ptr` to its base (no descriptor; the element its
+layout's offset counts from, teir_lowering.llvm.base_pointers). Run
 after `convert-memref-to-ptr{lower_func=true}`, memref arguments already are pointers;
 this pass applies the same rule to any memref left, so that it also works on its own.
 A kernel `func.func @k(%a: memref<?xf32>, %b: memref<?xf64>)` hence becomes

@@ -29,12 +29,8 @@ from xdsl.transforms.convert_memref_to_ptr import (
     ConvertCastOp,
     ConvertLoadPattern,
     ConvertMemRefToPtr,
-    ConvertReinterpretCastOp,
     ConvertStorePattern,
     ConvertSubviewPattern,
-    LowerMemRefFuncCallPattern,
-    LowerMemRefFuncOpPattern,
-    LowerMemRefFuncReturnPattern,
 )
 from xdsl.transforms.convert_ptr_type_offsets import (
     ConvertPtrTypeOffsetsPass,
@@ -54,6 +50,12 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from teir_lowering.lane import is_llvm_level
 from teir_lowering.llvm.arith import ConvertArithToLLVMPass
+from teir_lowering.llvm.base_pointers import (
+    FuncArgumentsFromBase,
+    FuncCallArgumentsToBase,
+    FuncReturnToBase,
+    ReinterpretCastFromBase,
+)
 from teir_lowering.llvm.bf16 import BF16AsI16Pass
 from teir_lowering.llvm.cf import ConvertCfToLLVMPass
 from teir_lowering.llvm.f16_moves import F16MovesAsI16Pass
@@ -96,14 +98,15 @@ class _VectorToPtr(ConvertVectorToPtrPass):
 
 @dataclass(frozen=True)
 class _MemRefToPtr(ConvertMemRefToPtr):
-    """xDSL's `convert-memref-to-ptr`, its patterns in one walk each (`rewrite_once`)."""
+    """xDSL's `convert-memref-to-ptr`, its patterns in one walk each (`rewrite_once`),
+    with memrefs passed as base pointers (teir_lowering.llvm.base_pointers)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         rewrite_once(op, [ConvertStorePattern(), ConvertLoadPattern(), ConvertSubviewPattern(),
-                          ConvertCastOp(), ConvertReinterpretCastOp()], dce=False)
+                          ConvertCastOp(), ReinterpretCastFromBase()], dce=False)
         if self.lower_func:
-            rewrite_once(op, [LowerMemRefFuncOpPattern(), LowerMemRefFuncCallPattern(),
-                              LowerMemRefFuncReturnPattern()], dce=False)
+            rewrite_once(op, [FuncArgumentsFromBase(), FuncCallArgumentsToBase(),
+                              FuncReturnToBase()], dce=False)
 
 
 @dataclass(frozen=True)

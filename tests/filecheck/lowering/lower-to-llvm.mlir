@@ -1,5 +1,5 @@
-// RUN: teir-opt %s -p teir-lower-to-llvm-dialect | filecheck %s
-// RUN: teir-opt %s -p teir-lower-to-llvm-dialect -t llvm | filecheck %s --check-prefix=IR
+// RUN: teir-opt %s --split-input-file -p teir-lower-to-llvm-dialect | filecheck %s
+// RUN: teir-opt %s --split-input-file -p teir-lower-to-llvm-dialect -t llvm | filecheck %s --check-prefix=IR
 
 // The whole LLVM pipeline (teir_lowering.llvm.pipeline): memrefs become bare
 // pointers (`void k(float *, double *, int64_t)`), elements are addressed with a
@@ -65,3 +65,44 @@ func.func @relu(%v: vector<8xf32>) -> vector<8xf32> {
 // IR:      define <8 x float> @"relu"(<8 x float> %[[V:[^)]*]])
 // IR:        %[[NEG:.*]] = fcmp olt <8 x float> %[[V]], <float {{.*}}>
 // IR-NEXT:   select <8 x i1> %[[NEG]], <8 x float> <float {{.*}}>, <8 x float> %[[V]]
+
+// -----
+
+// Memrefs cross function boundaries as base pointers (the element the layout's
+// offset counts from; teir_lowering.llvm.base_pointers): an argument with offset
+// 36 is its pointer + 36 elements from the entry on, a call passes its view's
+// pointer - 36, and reinterpret_cast restarts from its source's base.
+
+func.func @view(%A: memref<4x8xf32, strided<[16, 1], offset: 36>>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %A[%c0, %c0] : memref<4x8xf32, strided<[16, 1], offset: 36>>
+  %flat = memref.reinterpret_cast %A to offset: [0], sizes: [128], strides: [1] : memref<4x8xf32, strided<[16, 1], offset: 36>> to memref<128xf32>
+  %w = memref.load %flat[%c0] : memref<128xf32>
+  %s = arith.addf %v, %w : f32
+  func.return %s : f32
+}
+
+func.func @caller(%X: memref<8x16xf32>) -> f32 {
+  %s = memref.subview %X[2, 4] [4, 8] [1, 1] : memref<8x16xf32> to memref<4x8xf32, strided<[16, 1], offset: 36>>
+  %r = func.call @view(%s) : (memref<4x8xf32, strided<[16, 1], offset: 36>>) -> f32
+  func.return %r : f32
+}
+
+// CHECK-LABEL: llvm.func @view(%A: !llvm.ptr) -> f32 {
+// CHECK:         %[[K:.*]] = llvm.mlir.constant(36) : i64
+// CHECK:         %[[KB:.*]] = llvm.mul %[[K]], %{{.*}} : i64
+// CHECK:         %[[FIRST:.*]] = llvm.getelementptr %A[%[[KB]]]
+// CHECK:         %v = llvm.load
+// CHECK:         %[[BACK:.*]] = llvm.mlir.constant(-36) : i64
+// CHECK:         %[[BACKB:.*]] = llvm.mul %[[BACK]], %{{.*}} : i64
+// CHECK:         llvm.getelementptr %[[FIRST]][%[[BACKB]]]
+// CHECK:         %w = llvm.load
+// CHECK-LABEL: llvm.func @caller(%X: !llvm.ptr) -> f32 {
+// CHECK:         %[[VIEW:.*]] = llvm.getelementptr %X
+// CHECK:         %[[MINUS:.*]] = llvm.mlir.constant(-36) : i64
+// CHECK:         %[[MINUSB:.*]] = llvm.mul %[[MINUS]], %{{.*}} : i64
+// CHECK:         %[[BASE:.*]] = llvm.getelementptr %[[VIEW]][%[[MINUSB]]]
+// CHECK:         llvm.call @view(%[[BASE]])
+
+// IR: define float @"view"
+// IR: define float @"caller"
