@@ -403,3 +403,70 @@ def test_lowered_function_takes_base_pointers() -> None:
     function(*[array.ctypes.data for array in arrays])
     for got, want in zip(arrays, expected):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def _jit_linalg(text: str):
+    """`text` through convert-linalg-to-teir, teir-optimize and the LLVM lowering, JIT
+    compiled."""
+    from teir_dialect import teir_context
+    from teir_lowering.runtime.jit import JitModule
+    from teir_lowering.runtime.kernel import lower_to_llvm
+    from teir_passes.pipeline import OptimizePass
+
+    module = load_linalg_module(text)
+    ctx = teir_context()
+    for rewrite in (ConvertContraction(), ConvertElementwise()):
+        PatternRewriteWalker(GreedyRewritePatternApplier([rewrite])).rewrite_module(module)
+    OptimizePass().apply(ctx, module)
+    lower_to_llvm(module, ctx)
+    return JitModule(module)
+
+
+def test_a_view_passed_through_a_call_is_read_at_its_own_offset() -> None:
+    """A subview at offset 36 passed to a function whose linalg.copy became a TEIR
+    configuration: the callee adds the offset to the base pointer the call passes
+    (the call passed the view's first element, and the copy read 36 elements on)."""
+    import ctypes
+
+    jit = _jit_linalg("""
+    func.func @caller(%X: memref<8x16xf32>, %B: memref<4x8xf32>) {
+      %s = memref.subview %X[2, 4] [4, 8] [1, 1] : memref<8x16xf32> to memref<4x8xf32, strided<[16, 1], offset: 36>>
+      func.call @cp(%s, %B) : (memref<4x8xf32, strided<[16, 1], offset: 36>>, memref<4x8xf32>) -> ()
+      func.return
+    }
+    func.func @cp(%A: memref<4x8xf32, strided<[16, 1], offset: 36>>, %B: memref<4x8xf32>) {
+      linalg.copy ins(%A : memref<4x8xf32, strided<[16, 1], offset: 36>>) outs(%B : memref<4x8xf32>)
+      func.return
+    }
+    """)
+    x = np.arange(128, dtype=np.float32).reshape(8, 16)
+    for name in ("caller", "cp"):
+        b = np.zeros((4, 8), np.float32)
+        jit.function(name, None, ctypes.c_void_p, ctypes.c_void_p)(x.ctypes.data, b.ctypes.data)
+        np.testing.assert_array_equal(b, x[2:6, 4:12], err_msg=name)
+
+
+def test_a_matmul_inside_a_loop_is_scheduled_and_lowered() -> None:
+    """linalg.matmul in an scf.for (accumulating three times): the auto-scheduler
+    works on a copy of the function around the configuration, not of the loop
+    (whose copy kept using the function's constants and left casts the LLVM
+    lowering could not remove)."""
+    import ctypes
+
+    jit = _jit_linalg("""
+    func.func @loop(%A: memref<4x8xf32>, %B: memref<8x16xf32>, %C: memref<4x16xf32>) {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c3 = arith.constant 3 : index
+      scf.for %i = %c0 to %c3 step %c1 {
+        linalg.matmul ins(%A, %B : memref<4x8xf32>, memref<8x16xf32>) outs(%C : memref<4x16xf32>)
+      }
+      func.return
+    }
+    """)
+    rng = np.random.default_rng(0)
+    a, b = (rng.integers(-3, 4, shape).astype(np.float32) for shape in ((4, 8), (8, 16)))
+    c = np.ones((4, 16), np.float32)
+    jit.function("loop", None, *[ctypes.c_void_p] * 3)(a.ctypes.data, b.ctypes.data,
+                                                        c.ctypes.data)
+    np.testing.assert_array_equal(c, 1 + 3 * (a @ b))

@@ -858,8 +858,11 @@ def auto_schedule(config: ConfigOp, ctx: Context, threads: int = 0,
     """Schedules `config` in place; returns the steps applied (also recorded on it)."""
     machine = machine or host()
     threads = threads or machine.cores
-    func = config.parent_op()
-    assert func is not None
+    func = config.parent_op()  # the function around it (through loops the config is in:
+    assert func is not None  # a copy of a loop would keep using the function's values)
+    while not isinstance(func.parent_op(), builtin.ModuleOp | None):
+        func = func.parent_op()
+        assert func is not None
     position = [op for op in func.walk() if isinstance(op, ConfigOp)].index(config)
     module = builtin.ModuleOp([])
     holder = func.clone()
