@@ -26,15 +26,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects import memref
-from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, MemRefType, TensorType
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AffineMapAttr,
+    AnyFloat,
+    ArrayAttr,
+    MemRefType,
+    TensorType,
+)
 from xdsl.dialects.linalg import Linalg
 from xdsl.dialects.linalg.abstract_ops import NamedOperation
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
 from xdsl.dialects.linalg.ops import MatmulOp as XdslMatmulOp
 from xdsl.dialects.linalg.ops import YieldOp
-from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
-from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -67,14 +74,24 @@ def _check_operands(op: NamedOperation, maps: Sequence[AffineMap]) -> None:
             f"{op.name} takes {len(maps) - 1} ins and 1 outs, got {len(op.inputs)} ins "
             f"and {len(op.outputs)} outs"
         )
-    for operand, map_ in zip(operands, maps):
+    extents: dict[int, tuple[int, int]] = {}  # loop dimension -> (extent, operand)
+    for number, (operand, map_) in enumerate(zip(operands, maps)):
         typ = operand.type
-        rank = len(typ.get_shape()) if isinstance(typ, MemRefType | TensorType) else 0
-        if rank != len(map_.results):
+        shape = typ.get_shape() if isinstance(typ, MemRefType | TensorType) else ()
+        if len(shape) != len(map_.results):
             raise VerifyException(
-                f"{op.name}: an operand of type {typ} has rank {rank}; its indexing map "
-                f"{map_} expects rank {len(map_.results)}"
+                f"{op.name}: an operand of type {typ} has rank {len(shape)}; its indexing "
+                f"map {map_} expects rank {len(map_.results)}"
             )
+        for extent, result in zip(shape, map_.results):
+            if not isinstance(result, AffineDimExpr) or extent == DYNAMIC_INDEX:
+                continue
+            seen, first = extents.setdefault(result.position, (extent, number))
+            if seen != extent:
+                raise VerifyException(
+                    f"{op.name}: loop dimension d{result.position} has extent {seen} in "
+                    f"operand #{first} and {extent} in operand #{number} ({typ})"
+                )
 
 
 class _MulAdd(NamedOperation):
@@ -84,9 +101,26 @@ class _MulAdd(NamedOperation):
     def get_hidden_region(
         cls, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]
     ) -> Region:
+        types = cls.body_arg_types((*inputs, *outputs))
         if len(inputs) != 2 or len(outputs) != 1:  # verify_ names the operand counts
-            types = cls.body_arg_types((*inputs, *outputs))
             return Region(Block([YieldOp()], arg_types=types))
+        out = types[-1]
+        if all(isinstance(t, AnyFloat) for t in types) and any(
+                t != out and t.bitwidth != out.bitwidth for t in types[:2]):
+            # mixed precision (f16 x f16 -> f32): each input cast to out's type first,
+            # as MLIR's named ops do (convert-linalg-to-teir refuses it by name)
+            block = Block(arg_types=types)
+            ops: list[Operation] = []
+            for arg in block.args[:2]:
+                if arg.type != out:
+                    wider = arg.type.bitwidth < out.bitwidth  # pyright: ignore
+                    ops.append((arith.ExtFOp if wider else arith.TruncFOp)(arg, out))
+            values = iter(op.results[0] for op in ops)
+            a, b = (arg if arg.type == out else next(values) for arg in block.args[:2])
+            ops.append(product := arith.MulfOp(a, b))
+            ops.append(total := arith.AddfOp(product, block.args[2]))
+            block.add_ops([*ops, YieldOp(total)])
+            return Region(block)
         return XdslMatmulOp.get_hidden_region.__func__(cls, inputs, outputs)  # pyright: ignore
 
 
