@@ -143,7 +143,7 @@ class Layout:
         return self.offset + sum((n - 1) * s for n, s in zip(self.shape, self.strides)) + 1
 
 
-def layout_of(value: SSAValue) -> Layout:
+def layout_of(value: SSAValue, output: bool = False) -> Layout:
     typ = value.type
     if isinstance(typ, TensorType):
         raise NotConvertible(
@@ -172,6 +172,10 @@ def layout_of(value: SSAValue) -> Layout:
         raise NotConvertible(
             f"negative stride or offset in {typ}; TEIR strides are non-negative"
         )
+    if output and any(s == 0 and n > 1 for s, n in zip(strides, shape)):
+        raise NotConvertible(  # an input may broadcast; MLIR's layouts have no zero
+            f"an output with a zero stride in {typ} writes an element many times "
+            "(mlir-opt: strides must not be zero)")
     return Layout(value, shape, tuple(strides), offset)  # pyright: ignore[reportArgumentType]
 
 
@@ -363,8 +367,13 @@ def _body_ops(block: Block) -> tuple[list[Operation], SSAValue]:
     ops = list(block.ops)
     terminator = ops[-1]
     if not isinstance(terminator, YieldOp) or len(terminator.operands) != 1:
-        raise NotConvertible("the body yields more than one value")
-    return ops[:-1], terminator.operands[0]
+        count = len(terminator.operands) if isinstance(terminator, YieldOp) else 0
+        raise NotConvertible(f"the body yields {count} values, not the output's one")
+    result = terminator.operands[0]
+    out = block.args[-1].type if block.args else None
+    if result.type != out:
+        raise NotConvertible(f"the body yields a {result.type}, not the output's {out}")
+    return ops[:-1], result
 
 
 def _is_mac(block: Block) -> bool:
@@ -438,7 +447,7 @@ def is_fill(op: Operation | None) -> bool:
 def _fill_plan(op: FillOp | GenericOp) -> Plan:
     if len(op.outputs) != 1:
         raise NotConvertible("a fill of several outputs")
-    out = layout_of(op.outputs[0])
+    out = layout_of(op.outputs[0], output=True)
     data_type = _data_type([out.value], None)
     if op.inputs[0].type != op.outputs[0].type.get_element_type():  # pyright: ignore
         raise NotConvertible(f"a fill with a {op.inputs[0].type} value (a conversion)")
@@ -465,7 +474,7 @@ def plan_of(op: Operation) -> Plan:
 
 
 def _copy_plan(op: memref.CopyOp | MemrefCopyOp) -> Plan:
-    source, target = layout_of(op.source), layout_of(op.destination)
+    source, target = layout_of(op.source), layout_of(op.destination, output=True)
     data_type = _data_type([op.source, op.destination], None)
     dims = tuple(range(len(target.shape)))
     operands = (Operand(source, dims), Operand(target, dims))
@@ -482,7 +491,7 @@ def _plan(op: Operation) -> Plan:
         raise NotConvertible(f"{op.name} has no TEIR counterpart")
     structure = _structure(op)
     inputs, output, block = structure.inputs, structure.output, structure.block
-    out = layout_of(output)
+    out = layout_of(output, output=True)
     ins = [layout_of(value) for value in inputs]
     data_type = _data_type([*inputs, output], block)
     layouts = [*ins, out]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from itertools import pairwise
 
 from teir_dialect.limits import recursion_room
 
@@ -40,7 +41,7 @@ def run_tool(
     except user_errors as err:
         if os.environ.get("TEIR_DEBUG"):
             raise
-        print(f"{prog}: error: {err}", file=sys.stderr)
+        print(f"{prog}: error: {err}{_failing_op(err)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as err:  # an internal error must still not print a traceback
         if os.environ.get("TEIR_DEBUG"):
@@ -51,3 +52,15 @@ def run_tool(
             file=sys.stderr,
         )
         return EXIT_INTERNAL_ERROR
+
+
+def _failing_op(err: Exception) -> str:
+    """The op a verifier error is about, from xDSL's note (the module printed with
+    that op underlined), as a line to add: the message alone names no op."""
+    for note in getattr(err, "__notes__", ()):
+        lines = note.splitlines()
+        for above, line in pairwise(lines):
+            if line.lstrip().startswith("^^^"):
+                op = above.strip()
+                return f"\n  in: {op[:157] + '...' if len(op) > 160 else op}"
+    return ""

@@ -7,6 +7,12 @@
 // VERIFY: teir-opt: error: guard rule: guard of invocation 'zero' names axis 't', which no ancestor of 'zero' iterates
 // VERIFY-NOT: Traceback
 
+// xDSL's verifier messages name no op: the line after names the one it underlines.
+// RUN: not teir-opt %S/Inputs/bad-linalg-rank.mlir 2>&1 | filecheck %s --check-prefix=XDSLVERIFY
+// XDSLVERIFY:      teir-opt: error: expected operand #0 of rank 2 to match the result count of indexing_map #0, 1
+// XDSLVERIFY-NEXT:   in: "linalg.generic"(%A, %B) <{indexing_maps = [affine_map<(d0, d1) -> (d0)>
+// XDSLVERIFY-NOT: Traceback
+
 // RUN: not teir-opt %S/Inputs/parse-error.mlir 2>&1 | filecheck %s --check-prefix=PARSE
 // PARSE-NOT: Traceback
 // PARSE: teir-opt: error:

@@ -693,3 +693,43 @@ func.func @generalized_fill(%A: memref<4x8xf32>, %B: memref<8x16xf32>, %C: memre
 // CHECK:         teir.primitive zero_scalar Zero
 // CHECK-NEXT:    teir.primitive contraction_scalar Contraction
 // CHECK-NOT:   linalg.
+
+// -----
+
+// Bodies that do not yield one value of the output's type (the verifier lets
+// them through): refused, saying what the body yields.
+func.func @yields(%A: memref<4x8xf32>, %B: memref<4x8xf32>) {
+  %c = arith.constant 0.0 : f64
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%A : memref<4x8xf32>) outs(%B : memref<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%A : memref<4x8xf32>) outs(%B : memref<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %c : f64
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @yields
+// CHECK-NOT:   teir.config
+// REMARK-LABEL: sym_name = "yields"
+// REMARK:       teir.not_converted = "the body yields 0 values, not the output's one"
+// REMARK:       teir.not_converted = "the body yields a f64, not the output's f32"
+
+// -----
+
+// An output with a zero stride (MLIR's layouts have none) writes its elements
+// many times: refused; an input may broadcast along one.
+func.func @zero_stride(%A: memref<4x8xf32, strided<[0, 1]>>, %B: memref<8x5xf32>, %C: memref<4x5xf32>, %D: memref<4x5xf32, strided<[0, 1]>>) {
+  linalg.matmul ins(%A, %B : memref<4x8xf32, strided<[0, 1]>>, memref<8x5xf32>) outs(%C : memref<4x5xf32>)
+  linalg.matmul ins(%A, %B : memref<4x8xf32, strided<[0, 1]>>, memref<8x5xf32>) outs(%D : memref<4x5xf32, strided<[0, 1]>>)
+  func.return
+}
+
+// CHECK-LABEL: func.func @zero_stride
+// CHECK:       teir.config
+// CHECK-NOT:   teir.config
+// CHECK:       func.return
+// REMARK-LABEL: sym_name = "zero_stride"
+// REMARK:       teir.not_converted = "an output with a zero stride in memref<4x5xf32, strided<[0, 1]>> writes an element many times
