@@ -166,7 +166,8 @@ def read_text(path: str | os.PathLike[str]) -> str:
     except UnicodeDecodeError as err:
         raise TeirError(f"cannot read {where}: not UTF-8 text ({err.reason})") from None
     if not text.strip():
-        raise TeirError(f"record form: {where} is empty; expected a JSON record")
+        expected = "MLIR" if where.endswith(".mlir") else "a JSON record"
+        raise TeirError(f"record form: {where} is empty; expected {expected}")
     return text
 
 

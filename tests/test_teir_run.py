@@ -17,7 +17,7 @@ import pytest
 from xdsl.parser import Parser
 
 from conftest import SPEC_EXAMPLES
-from teir_dialect import ConfigOp, from_json, teir_context
+from teir_dialect import ConfigOp, TeirError, from_json, teir_context
 from teir_dialect.analysis import footprint
 from teir_dialect.interpreter import run_reference
 from teir_dialect.records import find_configs
@@ -341,6 +341,46 @@ def test_teir_run_runs_a_linalg_function_against_numpy() -> None:
     assert run.returncode == 0, run.stderr
     assert "1 TEIR configuration(s) from linalg" in run.stdout
     assert run.stdout.count("(ok,") == 3
+
+
+def test_a_linalg_file_is_told_by_its_ops_not_its_text(tmp_path: Path) -> None:
+    """Whether a .mlir file is run as linalg (converted) or as a TEIR kernel is read
+    from its ops: a comment naming teir.config made a linalg file a kernel without
+    a configuration, and a file without the text "linalg." (memref.copy alone)
+    one too."""
+    from teir_tools.teir_run import _holds_linalg
+
+    commented = tmp_path / "commented.mlir"
+    commented.write_text(
+        "// lowered later to a teir.config\n"
+        "func.func @cp(%a: memref<4xf32>, %b: memref<4xf32>) {\n"
+        "  linalg.copy ins(%a : memref<4xf32>) outs(%b : memref<4xf32>)\n"
+        "  func.return\n}\n")
+    copy = tmp_path / "copy.mlir"
+    copy.write_text("func.func @cp(%a: memref<4xf32>, %b: memref<4xf32>) {\n"
+                    "  memref.copy %a, %b : memref<4xf32> to memref<4xf32>\n"
+                    "  func.return\n}\n")
+    kernel = Path(__file__).parent / "filecheck" / "spec" / "tree_10_6_3_gemm.mlir"
+    assert _holds_linalg(str(commented)) and _holds_linalg(str(copy))
+    assert not _holds_linalg(str(kernel))
+
+
+def test_a_linalg_run_of_a_function_with_calls_is_refused_by_name() -> None:
+    from teir_lowering.frontends.linalg_run import prepare_linalg
+
+    text = """
+    func.func @mm(%A: memref<4x8xf32>, %B: memref<8x16xf32>, %C: memref<4x16xf32>) {
+      linalg.matmul ins(%A, %B : memref<4x8xf32>, memref<8x16xf32>) outs(%C : memref<4x16xf32>)
+      func.return
+    }
+    func.func @caller(%A: memref<4x8xf32>, %B: memref<8x16xf32>, %C: memref<4x16xf32>) {
+      func.call @mm(%A, %B, %C) : (memref<4x8xf32>, memref<8x16xf32>, memref<4x16xf32>) -> ()
+      func.return
+    }
+    """
+    with pytest.raises(TeirError, match=r"@caller calls @mm \(func.call\); a run takes one"):
+        prepare_linalg(text, name="caller")
+    assert len(prepare_linalg(text, name="mm").steps) == 1
 
 
 # --------------------------------------------------------------------------

@@ -244,11 +244,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _holds_linalg(path: str) -> bool:
-    """Whether a .mlir file is at the linalg level (linalg ops, no teir.config)."""
-    from teir_dialect.records import read_text
+    """Whether a .mlir file holds no teir.config (a function at the linalg level, to
+    convert): read as IR, not searched as text (a comment may name either)."""
+    from teir_dialect.ops import ConfigOp
+    from teir_dialect.records import load_module
 
-    text = read_text(path)
-    return "linalg." in text and "teir.config" not in text
+    return not any(isinstance(op, ConfigOp) for op in load_module(path).walk())
 
 
 def run_linalg_program(args: argparse.Namespace, path: str) -> int:

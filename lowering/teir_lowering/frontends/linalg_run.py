@@ -111,7 +111,7 @@ def find_function(module: ModuleOp, name: str | None) -> func.FuncOp:
         listing = ", ".join("@" + f.sym_name.data for f in functions) or "none"
         raise TeirError(
             f"linalg run: expected one function{' @' + name if name else ''} with a "
-            f"body, found {listing}; pass name=..."
+            f"body, found {listing}; choose one with name= (teir-run --name)"
         )
     return functions[0]
 
@@ -262,6 +262,12 @@ def prepare_linalg(
     """Convert and compile the linalg function (see the module docstring)."""
     module = load_linalg_module(source)
     original = find_function(module, name)
+    for op in original.walk():
+        if isinstance(op, func.CallOp):  # the run takes the function alone
+            raise TeirError(
+                f"linalg run: @{original.sym_name.data} calls @{op.callee.string_value()}"
+                " (func.call); a run takes one function of linalg ops (teir-opt "
+                "-p convert-linalg-to-teir,teir-to-llvm lowers a module with calls)")
     converted = ModuleOp([original.clone()])
     ConvertLinalgToTeirPass().apply(teir_context(), converted)
     try:
