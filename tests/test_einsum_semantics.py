@@ -20,6 +20,7 @@ from opt_einsum.testing import build_views
 from opt_einsum.tests.test_contract import tests as OPT_EINSUM_TESTS
 
 from conftest import examples
+from teir_dialect import TeirError
 from teir_dialect.arrays import ALIGNED_MIN_BYTES, result_array
 from teir_lowering import einsum
 
@@ -326,6 +327,19 @@ M = np.ones((3, 3))
      "result cannot be cast from float64 to out's float32"),
     (lambda: einsum("i,i", V.astype(ml_dtypes.bfloat16), V.astype(np.float16)),
      TypeError, "no common type"),
+    (lambda: einsum("i,i->,", V, V), ValueError, "invalid subscript ','"),
+    (lambda: einsum("i,i->i,", V, V), ValueError, "invalid subscript ','"),
+    (lambda: einsum("i\t->i", V), ValueError, r"invalid subscript '\\t'"),
+    (lambda: einsum("i", V, order=1), TypeError, "order must be a str or None"),
+    (lambda: einsum("i", V, casting=None), TypeError, "casting must be a str"),
+    (lambda: einsum("i,i", V, V, bf16_products="pairs"), ValueError,
+     "pairs the products of BF16 contractions; this einsum computes in FP64"),
+    (lambda: einsum("i,i,i", V, V, V, optimize=["einsum_path", (), (0, 1), (0, 1)]),
+     TeirError, r"path step \(\) does not name"),
+    (lambda: einsum("i,i,i", V, V, V, optimize=["einsum_path", (0, 1.5), (0, 1)]),
+     TeirError, "list of position tuples"),
+    (lambda: einsum("i,i,i", V, V, V, optimize=np.einsum_path("i,i,i", V, V, V)),
+     TeirError, r"returns \(path, report\): pass its first item"),
     (lambda: einsum(V, [0, 52]), ValueError, r"valid range \[0, 52\)"),
     (lambda: einsum(V, [0.5]), TypeError, "integer or an ellipsis"),
     (lambda: einsum(V, 7), TypeError, "list of integers"),
@@ -335,6 +349,23 @@ M = np.ones((3, 3))
 def test_bad_calls_raise_like_numpy(call, error, message) -> None:
     with pytest.raises(error, match=message):
         call()
+
+
+class _Text(str):
+    pass
+
+
+@pytest.mark.parametrize("subscripts", [np.str_("ij,jk->ik"), _Text("ij,jk->ik"),
+                                        b"ij,jk->ik", "ij, jk -> ik"])
+@pytest.mark.parametrize("order", ["c", "f", None])
+def test_subscripts_and_orders_numpy_takes(subscripts, order) -> None:
+    """Subscripts as numpy takes them (a numpy or subclassed str, bytes, spaces: they
+    were taken for the sublist form) and `order` in lower case or None."""
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4)
+    got = einsum(subscripts, a, b, order=order)
+    want = np.einsum(subscripts, a, b, order=order)
+    np.testing.assert_array_equal(got, want)
+    assert got.flags.f_contiguous == want.flags.f_contiguous
 
 
 @pytest.mark.parametrize("optimize", [False, True, "greedy", "optimal"])

@@ -79,6 +79,9 @@ def einsum(subscripts: object, *operands: object, out: object = None,
                          f"got {bf16_products!r}")
     if type(subscripts) is str:
         spec, given = subscripts, operands
+    elif isinstance(subscripts, str | bytes):  # np.str_, a str subclass, b"ij,jk"
+        spec, given = (subscripts.decode("ascii", "replace") if isinstance(
+            subscripts, bytes) else str(subscripts)), operands
     else:
         spec, given = _interleaved(subscripts, operands)
     # (comprehensions and loops, not generators: this runs on every call)
@@ -178,14 +181,14 @@ def _interleaved(first: object, rest: Sequence[object]) -> tuple[str, tuple[obje
 def _parse(spec: str, arrays: Sequence[np.ndarray]) -> tuple[list[str], str]:
     """Input terms and output (one character per dimension, ellipses replaced)
     after numpy's checks that opt_einsum's parser does not make."""
-    text = "".join(spec.split())
+    text = spec.replace(" ", "")  # numpy's: spaces, not other white space
+    left, arrow, output = text.partition("->")
     for char in text:
-        if char not in _LETTERS and char not in ",->.":
+        if (char not in _LETTERS and char not in ",->.") or (char == "," and char in output):
             raise ValueError(
                 f"einsum: invalid subscript {char!r} in {spec!r}; subscripts are the "
                 "letters a-z and A-Z"
             )
-    left, arrow, output = text.partition("->")
     arrows = text.count("->")
     if arrows > 1 or text.count("-") != arrows or text.count(">") != arrows:
         raise ValueError(f"einsum: {spec!r} does not contain one proper '->'")
@@ -252,6 +255,8 @@ def _types(arrays: Sequence[np.ndarray], target: np.ndarray | None, dtype: objec
            casting: str) -> tuple[np.dtype, str]:
     """The numpy dtype the result is computed in and its TEIR data type, with
     numpy's casting checks (operands to it, it to out)."""
+    if not isinstance(casting, str):
+        raise TypeError(f"einsum: casting must be a str, got {type(casting).__name__}")
     if casting not in _CASTINGS:
         raise ValueError(
             f"einsum: casting must be one of {', '.join(map(repr, _CASTINGS))} "
@@ -431,10 +436,19 @@ def _layouts(inputs: Sequence[str], output: str, arrays: Sequence[np.ndarray],
 def _plan(spec: str, arrays: Sequence[np.ndarray], target: np.ndarray | None,
           dtype: object, order: str, casting: str, optimize: object, relu: bool,
           threads: int | None, tune: bool) -> Run:
+    if not isinstance(order, str | None):
+        raise TypeError(f"einsum: order must be a str or None, got {type(order).__name__}")
+    order = "K" if order is None else order.upper()  # numpy's: 'c', None
     if order not in ("C", "F", "A", "K"):
         raise ValueError(f"einsum: order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
     inputs, output = _parse(spec, arrays)
     compute, teir = _types(arrays, target, dtype, casting)
+    from teir_lowering.frontends.einsum_frontend import products
+
+    if products() is not None and teir != "BF16":
+        raise ValueError(f"einsum: bf16_products={products()!r} pairs the products of BF16 "
+                         f"contractions; this einsum computes in {teir} (pass dtype='BF16' "
+                         "or leave bf16_products out)")
     extents = _extents(inputs, arrays)
     result_shape = tuple(extents[x] for x in output)
     if target is not None and target.shape != result_shape:

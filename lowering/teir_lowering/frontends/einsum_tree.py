@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -292,11 +293,13 @@ def _extents(inputs: Sequence[str], output: str,
 def _path_key(path: object) -> object:
     if path is None or isinstance(path, (bool, str)):
         return path
-    try:
-        return tuple(x if isinstance(x, str) else tuple(int(i) for i in x) for x in path)
+    try:  # (operator.index: a position is an integer, not 1.5 or 'einsum_path')
+        return tuple(x if isinstance(x, str) else tuple(operator.index(i) for i in x)
+                     for x in path)
     except TypeError:
         raise TeirError(f"einsum: path must be None, True, a strategy name or a list of "
-                        f"position tuples, got {path!r}")
+                        f"position tuples (np.einsum_path returns (path, report): pass "
+                        f"its first item), got {path!r}") from None
 
 
 # --------------------------------------------------------------------------
@@ -401,7 +404,8 @@ def _tree(leaves: list[_Node], pairs: list[tuple[int, ...]], output: str) -> lis
     current = list(leaves)
     made: list[_Node] = []
     for step in pairs:
-        if any(not 0 <= i < len(current) for i in step) or len(set(step)) != len(step):
+        if not step or any(not 0 <= i < len(current) for i in step) or len(set(step)) != len(
+                step):
             raise TeirError(f"einsum: path step {step} does not name distinct operands "
                             f"among {len(current)}")
         chosen = [current[i] for i in step]
