@@ -115,7 +115,8 @@ def test_paired_bf16_products_are_named_errors_elsewhere() -> None:
     x = np.ones((4, 4), np.float32)
     with pytest.raises(ValueError, match="bf16_products is one of sequential, pairs"):
         einsum("ij,jk->ik", x, x, bf16_products="fused")
-    with pytest.raises(TeirError, match=r"\(Contraction, FP32\) has metadata bf16_products"):
+    with pytest.raises(ValueError, match="pairs the products of BF16 contractions; this "
+                                         "einsum computes in FP32"):
         einsum("ij,jk->ik", x, x, bf16_products="pairs")
 
 
