@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from conftest import SPEC_EXAMPLES
-from teir_dialect import cache_files
+from teir_dialect import TeirError, cache_files
 from teir_dialect.interpreter import run_reference
 from teir_lowering.runtime import kernel_cache
 from teir_lowering.runtime.kernel import _CACHE, compile_kernel
@@ -91,6 +91,38 @@ def test_in_process_reload_and_clear(tmp_path: Path, monkeypatch) -> None:
     np.testing.assert_array_equal(results[0], results[1])
     assert kernel_cache.clear() == 1
     assert not list((tmp_path / "kernels").glob("*.json"))
+
+
+def test_a_retuned_schedule_is_compiled_again(tmp_path: Path, monkeypatch) -> None:
+    """A kernel compiled under a tuned schedule is keyed by the script too: a
+    re-tune that stores another script under the same entry name is compiled
+    afresh, in this process and from the disk cache (the first script's machine
+    code was loaded for every later script, even an invalid one)."""
+    from teir_lowering.runtime.kernel import _entry, load_module
+    from teir_passes import schedule_cache
+
+    monkeypatch.setenv("TEIR_CACHE_DIR", str(tmp_path))
+    record = (SPEC_EXAMPLES / "tree" / "10_7_5_scalar_contraction.json").read_text()
+    function, _ = _entry(load_module(record), None)
+    saved = dict(_CACHE)
+    optimized = []
+    try:
+        for script in ([], [{"op": "reorder", "order": ["q", "p"]}],
+                       [{"op": "split", "axis": "nope", "factor": 2}]):
+            schedule_cache.store(str(function), 1, script, 1.0, 2.0, "label")
+            _CACHE.clear()  # from the disk cache, then in this process
+            if script and script[0]["op"] == "split":
+                with pytest.raises(TeirError, match="no configuration has an axis 'nope'"):
+                    compile_kernel(record, threads=1)
+                continue
+            kernel = compile_kernel(record, threads=1)
+            assert compile_kernel(record, threads=1) is kernel
+            assert "cached" not in kernel.stages
+            optimized.append(kernel.stages["optimized"])
+    finally:
+        _CACHE.clear()
+        _CACHE.update(saved)
+    assert optimized[0] != optimized[1]
 
 
 ATTACK = """

@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import ctypes
 import gc
+import json
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -359,7 +360,11 @@ def compile_kernel(
         function_ir = str(function)
         tuned = schedule_cache.lookup(function_ir, threads) if optimize else None
         # host(): plans follow the description, which a test may pin
-        key = (function_ir, optimize, tuned.key if tuned else None, host().fingerprint())
+        # the script itself, not only the entry's name: a re-tune stores another
+        # script under the same name, and its kernel must be compiled again
+        key = (function_ir, optimize,
+               (tuned.key, json.dumps(tuned.script, sort_keys=True)) if tuned else None,
+               host().fingerprint())
     with _CACHE_LOCK:
         cached = None if keep_ir else _CACHE.get(key)
     if cached is not None:
