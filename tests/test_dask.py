@@ -105,6 +105,38 @@ def test_integer_chunks_raise(registered):
             scheduler="sync")
 
 
+def test_tensordot_chunks_take_numpy_result_types(registered):
+    """da.tensordot / da.dot of mixed float types or byte-swapped chunks: numpy's
+    result type (the chunk function refused them: 'a tree takes operands of one
+    dtype')."""
+    for left, right in ((np.float32, np.float64), (np.float16, np.float32), (">f8", "<f8")):
+        a, x = _chunked((4, 6), (2, 3), left)
+        b, y = _chunked((6, 3), (3, 3), right)
+        got = da.tensordot(x, y, axes=1).compute(scheduler="sync")
+        want = np.tensordot(a, b, axes=1)
+        assert got.dtype == want.dtype.newbyteorder("=")
+        np.testing.assert_allclose(got, want, rtol=1e-3)
+        np.testing.assert_allclose(da.dot(x, y).compute(scheduler="sync"), want, rtol=1e-3)
+
+
+@pytest.mark.parametrize("keywords, error, message", [
+    ({"threads": 0}, ValueError, "register: threads must be an int >= 1, got 0"),
+    ({"threads": "two"}, TypeError, "register: threads must be an int"),
+    ({"threads": True}, TypeError, "register: threads must be an int"),
+    ({"client": "notaclient"}, TypeError, "client must be a distributed.Client .*got str"),
+])
+def test_register_checks_its_arguments_before_it_registers(keywords, error, message):
+    saved = {table: dict(table._lookup) for table in (einsum_lookup, tensordot_lookup)}
+    try:
+        with pytest.raises(error, match=message):
+            teir_dask.register(**keywords)
+        assert {table: dict(table._lookup) for table in saved} == saved
+    finally:
+        for table, lookup in saved.items():
+            table._lookup.clear()
+            table._lookup.update(lookup)
+
+
 def _registered_here() -> bool:
     return (einsum_lookup.dispatch(np.ndarray) is teir_dask.chunk_einsum
             and tensordot_lookup.dispatch(np.ndarray) is teir_dask.chunk_tensordot)

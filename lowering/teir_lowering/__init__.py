@@ -50,7 +50,7 @@ LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
 _LAZY = {
     "compile_kernel": "teir_lowering.runtime.kernel",
     "einsum": "teir_lowering.frontends.einsum_semantics",
-    "tensordot": "teir_lowering.frontends.einsum_tree",
+    "tensordot": "teir_lowering.frontends.einsum_semantics",
 }
 """The entry points, imported on first use (compile_kernel loads llvmlite; importing
 teir_lowering registers passes only): `teir_lowering.einsum` is then the function
@@ -66,8 +66,7 @@ def __getattr__(name: str) -> object:
 
 
 if TYPE_CHECKING:
-    from teir_lowering.frontends.einsum_semantics import einsum
-    from teir_lowering.frontends.einsum_tree import tensordot
+    from teir_lowering.frontends.einsum_semantics import einsum, tensordot
     from teir_lowering.runtime.kernel import compile_kernel
 
 __all__ = ["LOWERING_PASSES", "compile_kernel", "einsum", "tensordot"]

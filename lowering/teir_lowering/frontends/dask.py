@@ -9,7 +9,7 @@ in `dask.array.core.einsum_lookup` / `tensordot_lookup`; `register` puts
 TEIR's there for numpy chunks, in this process and, given a client, on every
 worker of its cluster, also those that join later (a `distributed.WorkerPlugin`
 registers them when a worker starts). Each chunk runs `teir_lowering.einsum`
-(numpy's semantics, any number of operands) or `einsum_tree.tensordot` on `threads` threads (1 by
+(numpy's semantics, any number of operands) or its `tensordot` on `threads` threads (1 by
 default: dask already runs one chunk per worker thread). A chunk TEIR cannot
 compute (integer, complex or object chunks) raises; nothing falls back to
 numpy.
@@ -23,8 +23,6 @@ import threading
 from collections import Counter
 
 import numpy as np
-
-from teir_lowering.frontends import einsum_tree
 
 try:  # distributed is needed only for `register(client)`
     from distributed import WorkerPlugin
@@ -66,7 +64,9 @@ def chunk_einsum(subscripts: str, *operands: np.ndarray, dtype: object = None,
 
 def chunk_tensordot(a: np.ndarray, b: np.ndarray, axes: object = 2) -> np.ndarray:
     """`np.tensordot` on numpy chunks (dask passes axes as a pair of tuples)."""
-    result = einsum_tree.tensordot(a, b, axes, threads=_THREADS[0])
+    from teir_lowering.frontends.einsum_semantics import tensordot
+
+    result = tensordot(a, b, axes, threads=_THREADS[0])
     _count("tensordot")
     return result
 
@@ -95,6 +95,13 @@ class TeirWorkerPlugin(WorkerPlugin):  # pyright: ignore[reportGeneralTypeIssues
 def register(client: object = None, threads: int | None = 1) -> None:
     """Make dask.array's einsum and tensordot run TEIR kernels on numpy chunks:
     here, and with a `distributed.Client` on all its workers, present and future."""
+    from teir_lowering.runtime.kernel import check_threads
+
+    if threads is not None:  # here, not in every chunk of every worker
+        check_threads(threads, "register: threads")
+    if client is not None and not callable(getattr(client, "register_plugin", None)):
+        raise TypeError("register: client must be a distributed.Client (or None), got "
+                        f"{type(client).__name__}")
     _register_here(threads)
     if client is not None:
         client.register_plugin(TeirWorkerPlugin(threads))  # pyright: ignore

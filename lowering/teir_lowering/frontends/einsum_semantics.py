@@ -126,6 +126,55 @@ def einsum(subscripts: object, *operands: object, out: object = None,
     return result[()] if result.ndim == 0 else result
 
 
+def tensordot(a: np.ndarray, b: np.ndarray, axes: object = 2, *,
+              threads: int | None = None) -> np.ndarray:
+    """`np.tensordot(a, b, axes)` as the einsum it is (one TEIR contraction, numpy's
+    result type): `axes` is N (the last N axes of a with the first N of b) or a
+    pair of axis lists (or single axes)."""
+    a_array, b_array = (np.asarray(x) if not isinstance(x, np.ndarray) else x
+                        for x in (a, b))
+    if isinstance(axes, (int, np.integer)):
+        count = int(axes)
+        if count < 0 or count > min(a_array.ndim, b_array.ndim):
+            raise ValueError(f"tensordot: axes={count} for operands of {a_array.ndim} "
+                             f"and {b_array.ndim} dimensions")
+        a_axes, b_axes = list(range(a_array.ndim - count, a_array.ndim)), list(range(count))
+    else:
+        try:
+            a_axes, b_axes = axes  # pyright: ignore[reportGeneralTypeIssues]
+        except (TypeError, ValueError):
+            raise ValueError(f"tensordot: axes must be an int or a pair, got {axes!r}")
+        a_axes = [a_axes] if isinstance(a_axes, (int, np.integer)) else list(a_axes)
+        b_axes = [b_axes] if isinstance(b_axes, (int, np.integer)) else list(b_axes)
+    if len(a_axes) != len(b_axes):
+        raise ValueError("tensordot: shape-mismatch for sum (axes of different lengths)")
+    a_axes = [_axis(x, a_array.ndim) for x in a_axes]
+    b_axes = [_axis(x, b_array.ndim) for x in b_axes]
+    if len(set(a_axes)) != len(a_axes) or len(set(b_axes)) != len(b_axes):
+        raise ValueError("tensordot: an axis is summed twice")
+    if a_array.ndim + b_array.ndim > 52:
+        raise ValueError("tensordot: more than 52 dimensions")
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    a_term = [next(letters) for _ in range(a_array.ndim)]
+    b_term = [next(letters) for _ in range(b_array.ndim)]
+    for x, y in zip(a_axes, b_axes):
+        if a_array.shape[x] != b_array.shape[y]:
+            raise ValueError(f"tensordot: shape-mismatch for sum: axis {x} of a has "
+                             f"{a_array.shape[x]}, axis {y} of b {b_array.shape[y]}")
+        b_term[y] = a_term[x]
+    output = ([i for n, i in enumerate(a_term) if n not in a_axes]
+              + [i for n, i in enumerate(b_term) if n not in b_axes])
+    return einsum(f"{''.join(a_term)},{''.join(b_term)}->{''.join(output)}", a_array,
+                  b_array, threads=threads)
+
+
+def _axis(axis: object, ndim: int) -> int:
+    index = int(axis)  # pyright: ignore[reportArgumentType]
+    if not -ndim <= index < ndim:
+        raise ValueError(f"tensordot: axis {index} is out of range for {ndim} dimensions")
+    return index % ndim
+
+
 def _as_array(value: object, subject: str) -> np.ndarray:
     """An ndarray subclass as a plain view of its memory, anything else as numpy
     reads it (a list, a Python float: np.asarray)."""

@@ -3,7 +3,6 @@ TEIR contractions (einsum_ir's idea, ASPLOS'25), along an opt_einsum path.
 
     contract(["ij", "jk", "kl"], "il", [a, b, c])                 # opt_einsum's 'auto'
     contract(["ai", "bj", "ck", "ijk"], "abc", ops, path="optimal", threads=1)
-    tensordot(a, b, axes=([1, 0], [0, 1]))                         # numpy's tensordot
 
 Subscripts come parsed: one letter per index, no ellipsis, no letter twice in
 one term (`teir_lowering.einsum` parses numpy's forms and calls this). A plan
@@ -45,7 +44,7 @@ import numpy as np
 from teir_dialect.arrays import plain_array
 from teir_dialect.records import TeirError
 
-__all__ = ["Plan", "contract", "plan_for", "tensordot"]
+__all__ = ["Plan", "contract", "plan_for"]
 
 _PLANS: dict[tuple, Plan] = {}
 _LOCK = threading.Lock()
@@ -196,54 +195,6 @@ def plan_for(inputs: Sequence[str], output: str, operands: Sequence[np.ndarray],
         with _LOCK:
             plan = _PLANS.setdefault(key, plan)
     return plan
-
-
-def tensordot(a: np.ndarray, b: np.ndarray, axes: object = 2, *,
-              threads: int | None = None) -> np.ndarray:
-    """`np.tensordot(a, b, axes)` as one TEIR contraction: `axes` is N (the last N
-    axes of a with the first N of b) or a pair of axis lists (or single axes)."""
-    a_array, b_array = (np.asarray(x) if not isinstance(x, np.ndarray) else x
-                        for x in (a, b))
-    if isinstance(axes, (int, np.integer)):
-        count = int(axes)
-        if count < 0 or count > min(a_array.ndim, b_array.ndim):
-            raise ValueError(f"tensordot: axes={count} for operands of {a_array.ndim} "
-                             f"and {b_array.ndim} dimensions")
-        a_axes, b_axes = list(range(a_array.ndim - count, a_array.ndim)), list(range(count))
-    else:
-        try:
-            a_axes, b_axes = axes  # pyright: ignore[reportGeneralTypeIssues]
-        except (TypeError, ValueError):
-            raise ValueError(f"tensordot: axes must be an int or a pair, got {axes!r}")
-        a_axes = [a_axes] if isinstance(a_axes, (int, np.integer)) else list(a_axes)
-        b_axes = [b_axes] if isinstance(b_axes, (int, np.integer)) else list(b_axes)
-    if len(a_axes) != len(b_axes):
-        raise ValueError("tensordot: shape-mismatch for sum (axes of different lengths)")
-    a_axes = [_axis(x, a_array.ndim) for x in a_axes]
-    b_axes = [_axis(x, b_array.ndim) for x in b_axes]
-    if len(set(a_axes)) != len(a_axes) or len(set(b_axes)) != len(b_axes):
-        raise ValueError("tensordot: an axis is summed twice")
-    if a_array.ndim + b_array.ndim > 52:
-        raise ValueError("tensordot: more than 52 dimensions")
-    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-    a_term = [next(letters) for _ in range(a_array.ndim)]
-    b_term = [next(letters) for _ in range(b_array.ndim)]
-    for x, y in zip(a_axes, b_axes):
-        if a_array.shape[x] != b_array.shape[y]:
-            raise ValueError(f"tensordot: shape-mismatch for sum: axis {x} of a has "
-                             f"{a_array.shape[x]}, axis {y} of b {b_array.shape[y]}")
-        b_term[y] = a_term[x]
-    output = ([i for n, i in enumerate(a_term) if n not in a_axes]
-              + [i for n, i in enumerate(b_term) if n not in b_axes])
-    return contract(["".join(a_term), "".join(b_term)], "".join(output),
-                    [a_array, b_array], path=[(0, 1)], threads=threads)
-
-
-def _axis(axis: object, ndim: int) -> int:
-    index = int(axis)  # pyright: ignore[reportArgumentType]
-    if not -ndim <= index < ndim:
-        raise ValueError(f"tensordot: axis {index} is out of range for {ndim} dimensions")
-    return index % ndim
 
 
 # --------------------------------------------------------------------------
