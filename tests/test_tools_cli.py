@@ -81,6 +81,27 @@ def test_tune_of_bad_input_shows_no_bar(
     assert err.startswith("teir-tune: error: ") and "tuning" not in err, err
 
 
+@pytest.mark.parametrize("options, message", [
+    (["--budget=nan"], "--budget must be a positive number of seconds (finite) and --beam at least 1"),
+    (["--budget=inf"], "--budget must be a positive number of seconds (finite) and --beam at least 1"),
+    (["--threads", "0"], "--threads must be an int >= 1, got 0"),
+])
+def test_tune_refuses_a_budget_or_thread_count_before_it_stores(
+    options: list[str], message: str, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """nan passed `budget <= 0` and stored the baseline before failing on a float
+    conversion; inf failed on a format; --threads 0 tuned for every core."""
+    from teir_passes import schedule_cache
+
+    monkeypatch.setenv("TEIR_CACHE_DIR", str(tmp_path))
+    record = Path(__file__).parent.parent / "examples" / "spec" / "tree" / \
+        "10_7_5_scalar_contraction.json"
+    assert teir_tune.main([str(record), *options]) == 1
+    assert capsys.readouterr().err == f"teir-tune: error: {message}\n"
+    assert schedule_cache.entries() == []
+
+
 def test_a_misspelt_pass_gets_a_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
     assert ("teir-opt: error: unknown pass 'teir-optimise' in -p 'teir-optimise': did you "
             "mean 'teir-optimize'? (teir-opt --help lists the passes)"

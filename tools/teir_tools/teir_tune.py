@@ -16,6 +16,7 @@ tune=True)` use it from then on. Exit code 1 on bad input, with a diagnostic;
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -94,8 +95,13 @@ def tune(args: argparse.Namespace) -> int:
 
     from teir_lowering.frontends.tune import tune as search
 
-    if args.budget <= 0 or args.beam < 1:
-        raise ValueError("--budget must be positive and --beam at least 1")
+    if not (math.isfinite(args.budget) and args.budget > 0) or args.beam < 1:
+        raise ValueError("--budget must be a positive number of seconds (finite) and "
+                         "--beam at least 1")
+    if args.threads is not None:
+        from teir_lowering.runtime.kernel import check_threads
+
+        check_threads(args.threads, "--threads")
     source: object = args.config
     label = args.config
     if args.extents is not None:
