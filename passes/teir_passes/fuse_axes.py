@@ -55,6 +55,9 @@ def fuse_axes(config: ConfigOp, outer: str, inner: str, fused: str | None = None
               pass_name: str = NAME) -> str:
     """Fuses every node over `outer` whose only child is a node over `inner`; returns
     the fused axis's id."""
+    if config.find_axis(inner) is None:  # (config.axis: the verifier's 'axis rule')
+        raise TransformError(pass_name, f"the configuration with axis '{outer}' has no "
+                                        f"axis '{inner}'")
     a, b = config.axis(outer), config.axis(inner)
     pairs = [
         (node, child) for node in iterations_over(config, outer)

@@ -135,8 +135,8 @@ class ApplySchedulePass(ModulePass):
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         try:
             steps = load_script(self.script)
-        except TeirError as err:
-            raise TransformError(NAME, str(err)) from None
+        except TeirError as err:  # (its message names the pass already)
+            raise TransformError(NAME, str(err).removeprefix(f"{NAME}: ")) from None
         apply_schedule(op, steps, ctx)
 
 

@@ -10,5 +10,5 @@
 // CHECK-NEXT:         └── copy -> copy_d_in_a
 
 // BAD: teir-apply-schedule: step 1 (reorder): teir-reorder{order="a","b" extra=1}: Provided arguments ["extra"] not found in expected arguments ["order"]
-// LIST: teir-apply-schedule: a script is a JSON list of steps, got dict
+// LIST: {{^}}teir-apply-schedule: a script is a JSON list of steps, got dict
 // MISSING: teir-apply-schedule: cannot read {{.*}}missing.json: No such file or directory

@@ -234,3 +234,21 @@ func.func @into_role_not_moving_out(%in0: memref<?xf32>, %out: memref<?xf32>) {
   func.return
 }
 // CHECK: teir-fuse-axes: 'a' does not move on out (stride 0): its iterations overwrite the same elements, which the M role axis 'b' cannot express
+
+// -----
+
+// No axis b beside a: the pass names both (the verifier's 'axis rule: no axis'
+// came out of the pass without its name).
+func.func @no_inner_axis(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 2 strides [4, 4] offsets [0, 0]
+    teir.primitive p Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter a over a {
+        teir.invoke x -> p
+      }
+    }
+  }
+  func.return
+}
+// CHECK: teir-fuse-axes: the configuration with axis 'a' has no axis 'b'
