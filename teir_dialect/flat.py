@@ -4,8 +4,9 @@ The flat form lists axes with a type (C/M/N/K) and an execution type
 (seq/parallel/prim). Non-`prim` axes become a chain of iteration nodes in
 their order; `prim` axes become the role lists of the primitives. The
 first/last-access primitives become invocations guarded by `first()`/`last()`
-of every schedule-iterated K axis: exactly the first and the last access of
-each output tile.
+of every schedule-iterated axis along which out's tile stays put (the K axes,
+and any with stride 0 on out): exactly the first and the last access of each
+output tile.
 
 Decision: the flat spec's own scalar examples have no `prim` axis, which R1
 (Copy) and R2 (GEMM) would reject. A configuration without `prim` axes is
@@ -255,9 +256,12 @@ def tree_axes(flat: FlatConfig) -> list[dict[str, Any]]:
 def tree_primitives(flat: FlatConfig) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """TEIR-Primitives and the invocations of them, in execution order: for a
     contraction Zero (first), Contraction, ReLU (last), guarded by first()/last()
-    of every scheduled K axis."""
+    of every scheduled axis that does not move out's tile."""
     taken = {str(flat.ids[i]) for i in flat.scheduled}
-    k_axes = [flat.ids[i] for i in flat.scheduled if flat.dim_types[i] == DimType.K]
+    # the scheduled axes along which out's tile stays put: the K axes, and an M/N
+    # axis with stride 0 on out (its every index accesses the same tile again)
+    k_axes = [flat.ids[i] for i in flat.scheduled
+              if flat.dim_types[i] == DimType.K or flat.strides[-1][i] == 0]
     primitives: list[dict[str, Any]] = []
     invocations: list[dict[str, Any]] = []
 

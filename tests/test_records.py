@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -106,6 +107,26 @@ def test_flat_scalar_contraction_guards_every_k() -> None:
     assert _by_id(tree["primitives"])["contraction_scalar"]["axes"] == {
         "M": [], "N": [], "K": []
     }
+
+
+@pytest.mark.parametrize("first, last, expected", [("Zero", "None", 3.0),
+                                                    ("None", "ReLU", 8.0)])
+def test_flat_guards_take_every_axis_that_keeps_the_out_tile(first, last, expected) -> None:
+    """An M axis r with stride 0 on out accesses the same out tile at each index:
+    first()/last() of r too, so the tile is zeroed once and relu'd once (it was
+    zeroed at every r: 2 instead of 1*1 + 2*1 = 3)."""
+    from teir_lowering.runtime.kernel import compile_kernel
+
+    record = {"dim_ids": ["r", "s", "q", "u"], "dim_types": ["M", "M", "N", "K"],
+              "exec_types": ["seq", "prim", "prim", "prim"], "dim_sizes": [2, 1, 1, 1],
+              "strides": [[1, 1, 0, 1], [0, 0, 1, 1], [0, 1, 1, 0]], "data_type": "FP32",
+              "prim_first": first, "prim_main": "GEMM", "prim_last": last}
+    guards = [i["guard"] for i in flat_to_tree(record)["schedule"]["invocations"]]
+    assert guards == ([["first(r)"], None] if first == "Zero" else [None, ["last(r)"]])
+    a, b = np.array([1, 2], np.float32), np.array([1], np.float32)
+    out = np.array([5], np.float32)  # 5 + 1 + 2 without Zero
+    compile_kernel(record)(a, b, out)
+    assert out[0] == expected
 
 
 def test_flat_unary_roles_fill_m_then_n() -> None:
