@@ -132,7 +132,7 @@ def attr_to_json(attr: Attribute) -> Any:
 # Reading
 # --------------------------------------------------------------------------
 
-_GUARD_TERM = re.compile(r"^\s*(first|last)\s*\(\s*(.+?)\s*\)\s*$")
+_GUARD_TERM = re.compile(r"^\s*(first|last)\s*\((.+)\)\s*$", re.DOTALL)
 
 
 def path_shown(path: str) -> str:
@@ -362,6 +362,8 @@ def _guard(where: str, value: object, axis_ids: Mapping[str, str | int]) -> Guar
                 "\"first(AXIS)\" or \"last(AXIS)\""
             )
         kind, axis = match.groups()
+        if axis not in axis_ids and axis.strip() in axis_ids:
+            axis = axis.strip()  # `first( k )` for k; an id " k" is taken as written
         terms.append(GuardTermAttr(kind, axis_ids.get(axis, axis)))
     return GuardAttr(terms) if terms else None
 

@@ -129,6 +129,36 @@ def test_flat_guards_take_every_axis_that_keeps_the_out_tile(first, last, expect
     assert out[0] == expected
 
 
+def test_a_guard_names_an_axis_as_written_before_spaces_are_dropped() -> None:
+    """Ids are any text: `first( k)` is the axis " k" when there is one (it was
+    stripped to k, another axis), and `first( k )` is k when no axis is named with
+    the spaces."""
+    def record(guard: str, ids: tuple[str, str]) -> dict:
+        outer, inner = ids
+        return {"tensors": ["in0", "in1", "out"], "axes": [
+            {"id": inner, "extent": 3, "strides": [4, 4, 0], "offsets": [0, 0, 0]},
+            {"id": outer, "extent": 2, "strides": [12, 12, 0], "offsets": [0, 0, 0]}],
+            "primitives": [
+                {"id": "z", "operation": "Zero", "axes": {"M": [], "N": []},
+                 "metadata": {"data_type": "FP32"}},
+                {"id": "c", "operation": "Contraction", "axes": {"M": [], "N": [], "K": []},
+                 "metadata": {"data_type": "FP32"}}],
+            "schedule": {"roots": ["n0"], "iterations": [
+                {"id": "n0", "axis": outer, "policy": "sequential", "children": ["n1"],
+                 "guard": None},
+                {"id": "n1", "axis": inner, "policy": "sequential",
+                 "children": ["zero", "mac"], "guard": None}],
+                "invocations": [{"id": "zero", "primitive": "z", "guard": [guard]},
+                                {"id": "mac", "primitive": "c", "guard": None}]}}
+
+    def guard_of(tree: dict) -> list[str]:
+        return _by_id(to_json(from_json(tree))["schedule"]["invocations"])["zero"]["guard"]
+
+    assert guard_of(record("first( k)", (" k", "k"))) == ["first( k)"]
+    assert guard_of(record("first( k )", ("o", "k"))) == ["first(k)"]
+    assert guard_of(record("last(k )", ("k ", "k"))) == ["last(k )"]
+
+
 def test_flat_unary_roles_fill_m_then_n() -> None:
     tree = flat_to_tree(load(SPEC_EXAMPLES / "flat" / "tiled_permutation.json"))
     (prim,) = tree["primitives"]
