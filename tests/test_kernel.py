@@ -7,6 +7,7 @@ bit-identical results; bad calls raise Python exceptions before native code runs
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -149,6 +150,20 @@ def test_not_an_array(brgemm) -> None:
 def test_multidimensional_arrays_are_addressed_by_bytes(brgemm) -> None:
     arrays = [a.reshape(-1, 2) if a.size % 2 == 0 else a for a in _exact(brgemm)]
     brgemm(*arrays)
+
+
+def test_a_tensor_of_primitives_of_two_types_is_refused_naming_them() -> None:
+    """A primitive of another data type (even one never invoked) made out's memref
+    bytes, and the lowering said only 'tensor out holds i8'."""
+    from teir_dialect import TeirError
+
+    record = json.loads((SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json").read_text())
+    record["primitives"].append({"id": "unused64", "operation": "Zero",
+                                 "axes": {"M": [], "N": []},
+                                 "metadata": {"data_type": "FP64"}})
+    with pytest.raises(TeirError, match="tensor out is accessed by primitives of several "
+                       r"data types, .*'unused64' \(FP64\).*; a kernel's tensor holds one"):
+        compile_kernel(record)
 
 
 def test_kernels_are_cached() -> None:

@@ -48,6 +48,7 @@ from teir_dialect.arrays import TensorSpec, check_arrays, tensor_specs
 from teir_dialect.dialect import ConfigOp
 from teir_dialect.host import host
 from teir_dialect.records import TeirError, Unsupported, find_configs, load_module
+from teir_dialect.vocabulary import DataType
 from teir_lowering.codegen.storage import stored_data_type
 from teir_lowering.runtime.ndarray_entry import (
     ENTRY_SUFFIX,
@@ -369,10 +370,7 @@ def compile_kernel(
         cached = None if keep_ir else _CACHE.get(key)
     if cached is not None:
         return cached if cached.threads == threads else cached.with_threads(threads)
-    tensors = tensor_specs(config_op, {
-        tensor: stored_data_type(tensor, value.type)
-        for tensor, value in zip(config_op.tensor_names, config_op.tensors)
-    })
+    tensors = tensor_specs(config_op, _stored_types(config_op))
     kernel_name = function.sym_name.data
     from teir_lowering.runtime import kernel_cache
     from teir_lowering.runtime.jit import JitModule, load_libgomp
@@ -410,6 +408,22 @@ def compile_kernel(
     with _CACHE_LOCK:
         _CACHE[key] = kernel
     return kernel
+
+
+def _stored_types(config: ConfigOp) -> dict[str, DataType]:
+    """What each tensor's memref stores; a tensor that primitives of several data
+    types access (its memref then holds bytes) is refused naming them."""
+    types = {}
+    for tensor, value in zip(config.tensor_names, config.tensors):
+        users = sorted((p.primitive_id, str(p.data_type)) for p in config.primitives
+                       if tensor in p.kind.tensors_accessed(len(config.tensor_names)))
+        if len({data_type for _, data_type in users}) > 1:
+            listing = ", ".join(f"'{name}' ({data_type})" for name, data_type in users)
+            raise Unsupported(
+                f"lowering: tensor {tensor} is accessed by primitives of several data "
+                f"types, {listing}; a kernel's tensor holds one type")
+        types[tensor] = stored_data_type(tensor, value.type)
+    return types
 
 
 _PAUSES = 0
