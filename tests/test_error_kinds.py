@@ -3,6 +3,8 @@ compile is an Unsupported (a TeirError naming what); neither is an internal erro
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from teir_dialect import TeirError, Unsupported
@@ -27,6 +29,19 @@ def _copy_record(offset: int) -> dict:
 def test_a_byte_misaligned_tile_is_unsupported_not_bad_input() -> None:
     with pytest.raises(Unsupported, match="byte-misaligned tiles are not supported"):
         compile_kernel(_copy_record(2), optimize=False)
+
+
+def test_a_misaligned_axis_is_named_as_the_record_names_it() -> None:
+    """The scheduled configuration's axes have other ids (the spec's BRGEMM: p and q
+    fused into 'pq'); the refusal names the record's axis."""
+    from conftest import SPEC_EXAMPLES
+
+    record = json.loads((SPEC_EXAMPLES / "tree" / "10_7_7_parallel_brgemm.json").read_text())
+    for axis in record["axes"]:
+        if axis["id"] == "p":
+            axis["offsets"][-1] = 2
+    with pytest.raises(Unsupported, match="the offset of axis 'p' is 2 bytes on out"):
+        compile_kernel(record)
 
 
 def test_an_ill_formed_record_is_bad_input_not_unsupported() -> None:

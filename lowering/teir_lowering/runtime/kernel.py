@@ -412,7 +412,8 @@ def compile_kernel(
 
 def _stored_types(config: ConfigOp) -> dict[str, DataType]:
     """What each tensor's memref stores; a tensor that primitives of several data
-    types access (its memref then holds bytes) is refused naming them."""
+    types access (its memref then holds bytes) is refused naming them, and so is
+    an axis whose stride or offset splits an element."""
     types = {}
     for tensor, value in zip(config.tensor_names, config.tensors):
         users = sorted((p.primitive_id, str(p.data_type)) for p in config.primitives
@@ -423,6 +424,15 @@ def _stored_types(config: ConfigOp) -> dict[str, DataType]:
                 f"lowering: tensor {tensor} is accessed by primitives of several data "
                 f"types, {listing}; a kernel's tensor holds one type")
         types[tensor] = stored_data_type(tensor, value.type)
+    for axis in config.axes:  # here, where the ids are the record's own (teir-to-scf
+        for tensor, data_type in types.items():  # would name a scheduled axis)
+            for what, size in (("stride", axis.stride_on(tensor)),
+                               ("offset", axis.offset_on(tensor))):
+                if size % data_type.width:
+                    raise Unsupported(
+                        f"lowering: the {what} of axis '{axis.axis_id}' is {size} bytes on "
+                        f"{tensor}, not a multiple of its {data_type.width}-byte elements; "
+                        "byte-misaligned tiles are not supported yet")
     return types
 
 
