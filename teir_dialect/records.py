@@ -193,8 +193,16 @@ def _parse_json_text(text: str) -> Any:
             )
         return int(literal)
 
+    def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [key for key, _ in pairs]
+        if len(set(keys)) != len(keys):  # json.loads keeps the last one silently
+            twice = next(key for key in keys if keys.count(key) > 1)
+            fail(f"record form: the key {twice!r} appears twice in one JSON object "
+                 f"(with keys {', '.join(map(repr, dict.fromkeys(keys)))})")
+        return dict(pairs)
+
     try:
-        value = json.loads(text, parse_int=parse_int)
+        value = json.loads(text, parse_int=parse_int, object_pairs_hook=unique_keys)
     except RecursionError:
         offset = too_deep(text, MAX_RECORD_DEPTH, json=True)
         line, column = line_column(text, offset or 0)

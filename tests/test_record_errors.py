@@ -136,6 +136,15 @@ def test_invalid_json_text() -> None:
         from_json('{"tensors": [}')
 
 
+def test_a_key_twice_in_one_object_is_refused() -> None:
+    """json.loads keeps the last of two equal keys: `"extent": 6, "extent": 600`
+    was read as 600 without a word."""
+    text = json.dumps(tiny()).replace('"extent": 4', '"extent": 6, "extent": 600', 1)
+    with pytest.raises(TeirError, match=r"record form: the key 'extent' appears twice in "
+                                        r"one JSON object \(with keys 'id', 'extent'"):
+        from_json(text)
+
+
 def test_unknown_shape() -> None:
     with pytest.raises(TeirError, match=r"expected a tree-form record"):
         from_json({"hello": 1})
