@@ -229,7 +229,11 @@ def _group_is_exact(group: list[InvokeOp], axis: AxisOp,
     stride = axis.stride_on("out")
 
     def box(prim: PrimitiveOp, at: int | None = None) -> Box:
+        # a call in the loop writes at the outer axis's offset too (its inner axis
+        # starts at 0); a remainder's axis holds the whole offset already
         base = sum(a.offset_on("out") for a in prim.all_role_axes) - (at or 0) * stride
+        if at is None:
+            base += axis.offset_on("out")
         axes = tuple((a.size, a.stride_on("out")) for a in prim.all_role_axes)
         return Box(base, axes, prim.element_width, at)
 
