@@ -254,10 +254,13 @@ def test_bad_paths_raise(path, match):
     ((3, 4, 5), (4, 3, 2), ([1, 0], [0, 1])),
     ((3, 4), (5, 2), 0),
     ((3, 4, 5), (5, 4), (-1, 0)),
+    ((3, 4), (3, 4), 2),
 ])
 def test_tensordot_matches_numpy(a_shape, b_shape, axes):
     a, b = RNG.standard_normal(a_shape), RNG.standard_normal(b_shape)
-    np.testing.assert_allclose(tensordot(a, b, axes), np.tensordot(a, b, axes), rtol=1e-12)
+    got, want = tensordot(a, b, axes), np.tensordot(a, b, axes)
+    assert type(got) is type(want) and got.shape == want.shape  # 0-d: an array too
+    np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 def test_tensordot_shape_mismatch_raises():

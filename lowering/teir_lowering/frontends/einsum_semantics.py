@@ -164,8 +164,8 @@ def tensordot(a: np.ndarray, b: np.ndarray, axes: object = 2, *,
         b_term[y] = a_term[x]
     output = ([i for n, i in enumerate(a_term) if n not in a_axes]
               + [i for n, i in enumerate(b_term) if n not in b_axes])
-    return einsum(f"{''.join(a_term)},{''.join(b_term)}->{''.join(output)}", a_array,
-                  b_array, threads=threads)
+    return np.asarray(einsum(f"{''.join(a_term)},{''.join(b_term)}->{''.join(output)}",
+                             a_array, b_array, threads=threads))  # 0-d: numpy's array
 
 
 def _axis(axis: object, ndim: int) -> int:
