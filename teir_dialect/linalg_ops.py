@@ -111,12 +111,15 @@ class _MulAdd(NamedOperation):
             # as MLIR's named ops do (convert-linalg-to-teir refuses it by name)
             block = Block(arg_types=types)
             ops: list[Operation] = []
-            for arg in block.args[:2]:
-                if arg.type != out:
-                    wider = arg.type.bitwidth < out.bitwidth  # pyright: ignore
-                    ops.append((arith.ExtFOp if wider else arith.TruncFOp)(arg, out))
-            values = iter(op.results[0] for op in ops)
-            a, b = (arg if arg.type == out else next(values) for arg in block.args[:2])
+
+            def cast(arg: SSAValue) -> SSAValue:
+                if arg.type == out:
+                    return arg
+                wider = arg.type.bitwidth < out.bitwidth  # pyright: ignore
+                ops.append(op := (arith.ExtFOp if wider else arith.TruncFOp)(arg, out))
+                return op.result
+
+            a, b = cast(block.args[0]), cast(block.args[1])
             ops.append(product := arith.MulfOp(a, b))
             ops.append(total := arith.AddfOp(product, block.args[2]))
             block.add_ops([*ops, YieldOp(total)])
