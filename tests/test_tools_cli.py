@@ -102,6 +102,17 @@ def test_tune_refuses_a_budget_or_thread_count_before_it_stores(
     assert schedule_cache.entries() == []
 
 
+@pytest.mark.parametrize("arguments", [["x.json", "--show"], ["--show", "--clear"],
+                                       ["x.json", "--clear"]])
+def test_tune_show_and_clear_go_alone(arguments: list[str],
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`teir-tune CONFIG --show` ignored CONFIG, `--show --clear` only showed."""
+    with pytest.raises(SystemExit) as exited:
+        teir_tune.main(arguments)
+    assert exited.value.code == 2
+    assert "--show and --clear take no configuration and go alone" in capsys.readouterr().err
+
+
 def test_a_misspelt_pass_gets_a_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
     assert ("teir-opt: error: unknown pass 'teir-optimise' in -p 'teir-optimise': did you "
             "mean 'teir-optimize'? (teir-opt --help lists the passes)"

@@ -76,6 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not (args.show or args.clear) and args.config is None:
         parser.error("give a configuration to tune, or --show / --clear")
+    if args.show and args.clear or (args.show or args.clear) and args.config is not None:
+        parser.error("--show and --clear take no configuration and go alone")
 
     def body() -> int:
         if args.show:
