@@ -122,6 +122,10 @@ class MarkStreamedOutPass(ModulePass):
     min_bytes: int | None = None
     """The threshold in bytes (default `STREAMED_MIN_BYTES`, else the host's)."""
 
+    def __post_init__(self) -> None:
+        if self.min_bytes is not None and self.min_bytes < 0:
+            raise ValueError(f"min_bytes is a byte count (>= 0), got {self.min_bytes}")
+
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         mark(op, host(), self.min_bytes)
 

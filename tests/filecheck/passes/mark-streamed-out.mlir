@@ -2,6 +2,8 @@
 // RUN: teir-opt %s --split-input-file -p 'teir-mark-streamed-out{min-bytes=16384},teir-mark-streamed-out{min-bytes=16384}' | filecheck %s
 // RUN: teir-opt %s --split-input-file -p 'teir-mark-streamed-out{min-bytes=16384}' --print-op-generic | teir-opt --split-input-file | filecheck %s
 // RUN: env TEIR_HOST=avx512 teir-opt %s --split-input-file -p teir-mark-streamed-out | filecheck %s --check-prefix=HOST
+// RUN: not teir-opt %s --split-input-file -p 'teir-mark-streamed-out{min-bytes=-5}' 2>&1 | filecheck %s --check-prefix=NEGATIVE
+// NEGATIVE: teir-opt: error: bad options for pass 'teir-mark-streamed-out': min_bytes is a byte count (>= 0), got -5
 
 // teir-mark-streamed-out records on each teir.config whether its out reaches the
 // threshold (min-bytes; by default the host's streamed_bytes, half its last-level
