@@ -16,6 +16,7 @@ apply only when there is at least one `prim` axis.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -166,8 +167,10 @@ def read_flat(record: Any) -> FlatConfig:
         ("prim_main", main, PRIM_MAIN),
         ("prim_last", last, PRIM_LAST),
     ):
-        if value not in allowed:
-            fail(f"{key} is {value!r}; expected one of {', '.join(allowed)}")
+        if value not in allowed:  # (JSON's null shown as null, not as Python's None)
+            shown = "null" if value is None else json.dumps(value)
+            fail(f"{key} is {shown}; expected one of "
+                 f"{', '.join(json.dumps(a) for a in allowed)}")
     assert data_type is not None
     return FlatConfig(ids, dim_types, exec_types, sizes, strides, data_type, first, main, last)
 
