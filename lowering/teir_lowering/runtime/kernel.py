@@ -315,7 +315,8 @@ def _entry(module: ModuleOp, name: str | None) -> tuple[func.FuncOp, ConfigOp]:
     if len(configs) != 1:
         raise TeirError(
             f"compile_kernel needs exactly one teir.config"
-            f"{' in @' + name if name else ''}, found {len(configs)}; choose one with name= (teir-run --name)"
+            f"{' in @' + name if name else ''}, found {len(configs)}; choose one with "
+            "name= (teir-run --name)"
         )
     config = configs[0]
     function = config.parent_op()
