@@ -76,7 +76,11 @@ from teir_lowering.codegen.emit import (
 )
 from teir_lowering.codegen.gemm_emitter import GemmEmitter
 from teir_lowering.codegen.gemm_plan import GemmShape
-from teir_lowering.codegen.storage import STORED_DATA_TYPES, stored_data_type
+from teir_lowering.codegen.storage import (
+    STORED_DATA_TYPES,
+    element_count,
+    stored_data_type,
+)
 from teir_lowering.codegen.tile_primitives import emit_tile_primitive
 from teir_passes.mark_streamed_out import streamed_in
 
@@ -114,13 +118,7 @@ class _Emitter:
     # -- addressing -------------------------------------------------------------
 
     def elements(self, tensor: str, byte_count: int, what: str) -> int:
-        width = self.width[tensor]
-        if byte_count % width:
-            raise Unsupported(
-                f"lowering: {what} is {byte_count} bytes on {tensor}, not a multiple of "
-                f"its {width}-byte elements; byte-misaligned tiles are not supported yet"
-            )
-        return byte_count // width
+        return element_count(tensor, self.width[tensor], byte_count, what)
 
     def offsets(self, tensor: str, axes: Iterable[AxisOp]) -> int:
         """The offsets of `axes` on `tensor`, in elements."""

@@ -34,3 +34,14 @@ def stored_data_type(tensor: str, tensor_type: Attribute) -> DataType:
         f"lowering: tensor {tensor} holds {element}; only {stored} tensors are "
         "supported yet"
     )
+
+
+def element_count(tensor: str, width: int, byte_count: int, what: str) -> int:
+    """`byte_count` bytes of `tensor` as a count of its `width`-byte elements; an
+    Unsupported naming `what` when they split an element."""
+    if byte_count % width:
+        raise Unsupported(
+            f"lowering: {what} is {byte_count} bytes on {tensor}, not a multiple of "
+            f"its {width}-byte elements; byte-misaligned tiles are not supported yet"
+        )
+    return byte_count // width

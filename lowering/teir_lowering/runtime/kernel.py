@@ -49,7 +49,7 @@ from teir_dialect.dialect import ConfigOp
 from teir_dialect.host import host
 from teir_dialect.records import TeirError, Unsupported, find_configs, load_module
 from teir_dialect.vocabulary import DataType
-from teir_lowering.codegen.storage import stored_data_type
+from teir_lowering.codegen.storage import element_count, stored_data_type
 from teir_lowering.runtime.ndarray_entry import (
     ENTRY_SUFFIX,
     add_ndarray_entry,
@@ -429,11 +429,8 @@ def _stored_types(config: ConfigOp) -> dict[str, DataType]:
         for tensor, data_type in types.items():  # would name a scheduled axis)
             for what, size in (("stride", axis.stride_on(tensor)),
                                ("offset", axis.offset_on(tensor))):
-                if size % data_type.width:
-                    raise Unsupported(
-                        f"lowering: the {what} of axis '{axis.axis_id}' is {size} bytes on "
-                        f"{tensor}, not a multiple of its {data_type.width}-byte elements; "
-                        "byte-misaligned tiles are not supported yet")
+                element_count(tensor, data_type.width, size,
+                              f"the {what} of axis '{axis.axis_id}'")
     return types
 
 
