@@ -194,12 +194,17 @@ def _parse_json_text(text: str) -> Any:
         return int(literal)
 
     def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        keys = [key for key, _ in pairs]
-        if len(set(keys)) != len(keys):  # json.loads keeps the last one silently
-            twice = next(key for key in keys if keys.count(key) > 1)
+        value = dict(pairs)
+        if len(value) != len(pairs):  # json.loads keeps the last one silently
+            seen: set[str] = set()
+            for twice, _ in pairs:
+                if twice in seen:
+                    break
+                seen.add(twice)
+            shown = ", ".join(map(repr, list(value)[:8])) + (", ..." if len(value) > 8 else "")
             fail(f"record form: the key {twice!r} appears twice in one JSON object "
-                 f"(with keys {', '.join(map(repr, dict.fromkeys(keys)))})")
-        return dict(pairs)
+                 f"(with keys {shown})")
+        return value
 
     try:
         value = json.loads(text, parse_int=parse_int, object_pairs_hook=unique_keys)

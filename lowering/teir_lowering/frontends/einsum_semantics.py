@@ -152,9 +152,9 @@ def tensordot(a: np.ndarray, b: np.ndarray, axes: object = 2, *,
     b_axes = [_axis(x, b_array.ndim) for x in b_axes]
     if len(set(a_axes)) != len(a_axes) or len(set(b_axes)) != len(b_axes):
         raise ValueError("tensordot: an axis is summed twice")
-    if a_array.ndim + b_array.ndim > 52:
-        raise ValueError("tensordot: more than 52 dimensions")
-    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    if a_array.ndim + b_array.ndim > len(_LETTERS):
+        raise ValueError(f"tensordot: more than {len(_LETTERS)} dimensions")
+    letters = iter(_LETTERS)
     a_term = [next(letters) for _ in range(a_array.ndim)]
     b_term = [next(letters) for _ in range(b_array.ndim)]
     for x, y in zip(a_axes, b_axes):
