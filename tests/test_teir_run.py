@@ -348,6 +348,7 @@ def test_a_linalg_file_is_told_by_its_ops_not_its_text(tmp_path: Path) -> None:
     from its ops: a comment naming teir.config made a linalg file a kernel without
     a configuration, and a file without the text "linalg." (memref.copy alone)
     one too."""
+    from teir_dialect.records import load_module
     from teir_tools.teir_run import _holds_linalg
 
     commented = tmp_path / "commented.mlir"
@@ -361,8 +362,8 @@ def test_a_linalg_file_is_told_by_its_ops_not_its_text(tmp_path: Path) -> None:
                     "  memref.copy %a, %b : memref<4xf32> to memref<4xf32>\n"
                     "  func.return\n}\n")
     kernel = Path(__file__).parent / "filecheck" / "spec" / "tree_10_6_3_gemm.mlir"
-    assert _holds_linalg(str(commented)) and _holds_linalg(str(copy))
-    assert not _holds_linalg(str(kernel))
+    assert _holds_linalg(load_module(commented)) and _holds_linalg(load_module(copy))
+    assert not _holds_linalg(load_module(kernel))
 
 
 def test_a_linalg_run_of_a_function_with_calls_is_refused_by_name() -> None:

@@ -38,13 +38,15 @@ from xdsl.dialects import func
 
 from teir_dialect.analysis import work
 from teir_dialect.dialect import ConfigOp, InvokeOp
-from teir_dialect.records import TeirError, find_configs
+from teir_dialect.records import TeirError, find_configs, load_module
 from teir_dialect.vocabulary import DataType, OperationKind, Role
 from teir_lowering.measure.timing import median_time
 from teir_tools.cli import run_tool
 from teir_tools.examples import examples, find_example
 
 if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+
     from teir_lowering.frontends.linalg_run import LinalgProgram
     from teir_lowering.frontends.numpy_peer import NumpyPeer
     from teir_lowering.runtime.kernel import Kernel, TensorSpec
@@ -234,8 +236,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             example = find_example(args.example)
             with resources.as_file(example.resource) as path:
                 return run(args, str(path), f"example {example.name}")
-        if args.config.endswith(".mlir") and _holds_linalg(args.config):
-            return run_linalg_program(args, args.config)
+        if args.config.endswith(".mlir"):  # read once, whichever level it is at
+            start = time.perf_counter()
+            module = load_module(args.config)
+            if _holds_linalg(module):
+                return run_linalg_program(args, args.config, module, start)
+            return run(args, args.config, args.config, module)
         return run(args, args.config, args.config)
 
     return run_tool(
@@ -243,22 +249,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
 
 
-def _holds_linalg(path: str) -> bool:
-    """Whether a .mlir file holds no teir.config (a function at the linalg level, to
-    convert): read as IR, not searched as text (a comment may name either)."""
-    from teir_dialect.ops import ConfigOp
-    from teir_dialect.records import load_module
-
-    return not any(isinstance(op, ConfigOp) for op in load_module(path).walk())
+def _holds_linalg(module: ModuleOp) -> bool:
+    """Whether a module read from a .mlir file holds no teir.config (a function at
+    the linalg level, to convert): read as IR, not searched as text (a comment may
+    name either)."""
+    return not any(isinstance(op, ConfigOp) for op in module.walk())
 
 
-def run_linalg_program(args: argparse.Namespace, path: str) -> int:
-    """A linalg-level func.func: converted to TEIR (convert-linalg-to-teir), compiled,
-    run on random data, checked against numpy evaluating the linalg ops themselves."""
+def run_linalg_program(args: argparse.Namespace, path: str, module: ModuleOp | None = None,
+                       start: float | None = None) -> int:
+    """A linalg-level func.func (at `path`, or `module` read from it since `start`):
+    converted to TEIR (convert-linalg-to-teir), compiled, run on random data,
+    checked against numpy evaluating the linalg ops themselves."""
     from teir_lowering.frontends.linalg_run import TOLERANCE, prepare_linalg
 
-    start = time.perf_counter()
-    program = prepare_linalg(path, name=args.name, threads=args.threads)
+    start = time.perf_counter() if start is None else start
+    program = prepare_linalg(path if module is None else module, name=args.name,
+                             threads=args.threads)
     print(f"{path}: {len(program.steps)} TEIR configuration(s) from linalg, compiled in "
           f"{(time.perf_counter() - start) * 1e3:.0f} ms")
     arrays = program.random_arrays(args.seed)
@@ -312,16 +319,17 @@ def list_examples() -> int:
     return 0
 
 
-def run(args: argparse.Namespace, config_path: str, label: str) -> int:
-    """Compiles, checks and times the configuration at config_path."""
-    from teir_dialect.records import load_module
+def run(args: argparse.Namespace, config_path: str, label: str,
+        module: ModuleOp | None = None) -> int:
+    """Compiles, checks and times the configuration at config_path (`module`: read
+    from it already)."""
     from teir_lowering.frontends.numpy_peer import numpy_peers
     from teir_lowering.runtime.kernel import compile_kernel
 
     start = time.perf_counter()
     kernel = compile_kernel(config_path, name=args.name, threads=args.threads)
     compile_seconds = time.perf_counter() - start
-    module = load_module(config_path)
+    module = load_module(config_path) if module is None else module
     configs = [c for c in find_configs(module) if args.name in (None, _func_name(c))]
     if not configs:
         raise TeirError(f"{label} holds no configuration in a func.func @{args.name}")
