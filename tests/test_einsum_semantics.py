@@ -128,6 +128,30 @@ def test_out_takes_numpys_common_type() -> None:
     np.testing.assert_allclose(half, (A @ B).astype(np.float16), rtol=2e-3, atol=2e-3)
 
 
+def test_integer_and_bool_operands_are_cast_as_numpy_casts_them() -> None:
+    """A Python int, an integer or bool array beside a float computes in numpy's
+    common type (`einsum('ij,->ij', x, 2)`); an integer out takes the result
+    under casting='unsafe'."""
+    x32 = A.astype(np.float32)
+    for subscripts, operands in [
+        ("ij,->ij", (A, 2)),
+        ("ij,->ij", (x32, 3)),                                     # float64, as numpy
+        ("ij,jk->ik", (x32, np.arange(20, dtype=np.int16).reshape(4, 5))),  # float32
+        ("ij,jk->ik", (A, np.arange(20).reshape(4, 5))),
+        ("i,i->", (np.array([True, False, True]), np.array([1.5, 2.0, 4.0]))),
+        ("ij,jk,k->i", (A, np.arange(20).reshape(4, 5), [1, 2, 3, 4, 5])),
+    ]:
+        expected = np.einsum(subscripts, *operands)
+        got = einsum(subscripts, *operands)
+        assert np.asarray(got).dtype == expected.dtype, subscripts
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+    assert einsum("i,i->", np.arange(3), np.arange(3), dtype="float64") == 5.0
+    out = np.zeros((), np.int64)
+    einsum("i->", np.array([0.5, 0.5, 0.25]), out=out, casting="unsafe")
+    assert out == 1 == np.einsum("i->", np.array([0.5, 0.5, 0.25]),
+                                 out=np.zeros((), np.int64), casting="unsafe")
+
+
 @pytest.mark.parametrize("make_out", [
     lambda: np.zeros((5, 3)).T,                         # transposed
     lambda: np.zeros((6, 10))[::-2, 1::2],              # backwards, sliced
@@ -310,13 +334,17 @@ M = np.ones((3, 3))
     (lambda: einsum("i,i->i", V, V, out=np.ones(4)), ValueError, "out has shape"),
     (lambda: einsum("i->i", V, out=np.broadcast_to(V, (3,))), ValueError, "read-only"),
     (lambda: einsum("i->i", V, out=[0.0] * 3), TypeError, "out must be a numpy array"),
-    (lambda: einsum("i,i", np.ones(3, np.int64), V), TypeError, "operand 0 holds int64"),
     (lambda: einsum("i", np.ones(3, complex)), TypeError, "holds complex128"),
-    (lambda: einsum("i", np.ones(3, bool)), TypeError, "holds bool"),
+    (lambda: einsum("i", np.ones(3, bool)), TypeError,
+     "result type numpy gives these operands is bool"),
     (lambda: einsum("i", np.ones(3, object)), TypeError, "holds object"),
-    (lambda: einsum("i", [1, 2]), TypeError, "holds int64"),
-    (lambda: einsum("i->i", V, out=np.ones(3, np.int32)), TypeError, "out holds int32"),
-    (lambda: einsum("i", V, dtype=np.int16), TypeError, "holds int16"),
+    (lambda: einsum("i", [1, 2]), TypeError, r"is int64; .* \(pass dtype="),
+    (lambda: einsum("i,i", [1, 2], np.ones(2, np.int8), out=np.ones((), np.int64)),
+     TypeError, "operands and out is int64"),
+    (lambda: einsum("i->i", V, out=np.ones(3, np.int32)), TypeError,
+     "result cannot be cast from float64 to out's int32"),
+    (lambda: einsum("i->i", V, out=np.ones(3, complex)), TypeError, "out holds complex128"),
+    (lambda: einsum("i", V, dtype=np.int16), TypeError, "is int16"),
     (lambda: einsum("i", V, dtype="bogus"), TypeError, "not a data type"),
     (lambda: einsum("i", V, casting="bogus"), ValueError, "casting must be one of"),
     (lambda: einsum("i", V, order="X"), ValueError, "order must be one of"),

@@ -291,12 +291,23 @@ def _planned(key: tuple, run: Run | None, spec: str, arrays: tuple[np.ndarray, .
     return run(arrays, target, threads)
 
 
-def _check_float(dtype: np.dtype, where: str) -> None:
+def _check_float(dtype: np.dtype, where: str, hint: str = "") -> None:
     if dtype.name not in _TEIR_TYPES:
         raise TypeError(
+            f"einsum: {where} is {dtype}; TEIR computes in float16, bfloat16, float32 "
+            f"or float64{hint}"
+        )
+
+
+def _check_real(dtype: np.dtype, where: str) -> None:
+    """Operands and out may hold what numpy casts to a TEIR type (bool, integers:
+    `einsum('ij,->ij', x, 2)` computes in x's float as numpy does); complex,
+    object and text are refused by name before numpy's promotion is asked."""
+    if dtype.name not in _TEIR_TYPES and dtype.kind not in "biuf":
+        raise TypeError(
             f"einsum: {where} holds {dtype} elements; TEIR computes in float16, "
-            "bfloat16, float32 or float64 (integer, complex, bool and object arrays "
-            "are not TEIR data types)"
+            "bfloat16, float32 or float64 (complex, object and text arrays are not "
+            "TEIR data types)"
         )
 
 
@@ -312,9 +323,9 @@ def _types(arrays: Sequence[np.ndarray], target: np.ndarray | None, dtype: objec
             f"(got {casting!r})"
         )
     for index, array in enumerate(arrays):
-        _check_float(array.dtype, f"operand {index}")
+        _check_real(array.dtype, f"operand {index}")
     if target is not None:
-        _check_float(target.dtype, "out")
+        _check_real(target.dtype, "out")
     spelled = parse_enum(DataType, dtype)
     if spelled is not None:
         compute, teir = spelled.numpy_dtypes[0], str(spelled)
@@ -336,6 +347,9 @@ def _types(arrays: Sequence[np.ndarray], target: np.ndarray | None, dtype: objec
                 + ("" if target is None else f" and out's {target.dtype}")
                 + "; pass dtype="
             ) from None
+        _check_float(compute, "the result type numpy gives these operands"
+                     + ("" if target is None else " and out"),
+                     " (pass dtype= to compute in one of them)")
         teir = _TEIR_TYPES[compute.name]
     compute = compute.newbyteorder("=")  # TEIR reads native byte order
     for index, array in enumerate(arrays):
