@@ -1,5 +1,6 @@
-"""FP16 and BF16 kernels next to FP32: GEMM, BRGEMM (the spec's record and the one
-`einsum` schedules) and the permutation abcd->dcba.
+"""FP16 and BF16 kernels next to FP32: GEMM (a hand-made record and `einsum`'s),
+BRGEMM (the spec's record and the one `einsum` schedules) and the permutation
+abcd->dcba.
 
     python benchmarks/data_types.py [--rounds 5] [--threads 1] [--quick]
 
@@ -135,6 +136,27 @@ def einsum_case(p: int, q: int, r: int, s: int, t: int, u: int) -> Case:
                                name=f"einsum {subscripts} p{p} q{q} r{r} s{s} t{t} u{u}")
 
 
+def einsum_gemm_case(size: int) -> Case:
+    """GEMM as `teir_lowering.einsum` builds it (`ij,jk->ik`, row-major), scheduled
+    for the row's thread count by teir-auto-schedule: whether it forks is the
+    scheduler's choice per data type, the hand-made GEMM record's is fixed."""
+    m = n = k = size
+
+    def record(dtype: str) -> dict:
+        return einsum_config("ij,jk->ik", np.empty((m, k), NUMPY[dtype]),
+                             np.empty((k, n), NUMPY[dtype]), dtype=dtype)
+
+    def expected(arrays: Sequence[np.ndarray]) -> np.ndarray:
+        a, b = arrays[0][: m * k].reshape(m, k), arrays[1][: k * n].reshape(k, n)
+        return (a.astype(np.float64) @ b.astype(np.float64)).reshape(-1)
+
+    def peers(dtype: str) -> dict[str, Peer]:
+        return {}  # the GEMM case's np.matmul peers
+
+    return Case(f"einsum ij,jk->ik {size}^3", record, 2.0 * m * n * k, 0, k, expected,
+                peers)
+
+
 def permutation_case(extent: int) -> Case:
     a = b = c = d = extent
     count = a * b * c * d
@@ -217,6 +239,10 @@ def measure(cases: Sequence[Case], rounds: int, repeat: int, threads: int,
                 seconds = median_time(lambda f=peer, a=arrays: f(a), repeat, budget=1.0,
                                       clock=clock)
                 timing.peers.setdefault(name, []).append(seconds)
+            if threads > 1 and peers[case.name]:
+                # OpenBLAS's worker spins on a core after a call: the next case's
+                # first kernel would share its cores (benchmarks/mixed_pools.py)
+                time.sleep(POOL_PAUSE)
         print(f"  round {round_number + 1}/{rounds} done", file=sys.stderr, flush=True)
     return timings
 
@@ -277,6 +303,8 @@ def report(cases: Sequence[Case], timings: dict[str, Timing]) -> bool:
     return met
 
 
+POOL_PAUSE = 0.25
+"""Seconds: longer than OpenBLAS's worker spins after a call on these hosts."""
 PEER_LIMIT = 1.0
 """Seconds: a numpy peer slower than this per call is not timed (float16 einsums)."""
 PERMUTATION_TARGET = 1.7
@@ -297,10 +325,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     removed = clean_environment()
     if args.quick:
         args.rounds = min(args.rounds, 3)
-        cases = [gemm_case(64), brgemm_case(8, 16, 8, 64, 4, 64),
+        cases = [gemm_case(64), einsum_gemm_case(64), brgemm_case(8, 16, 8, 64, 4, 64),
                  einsum_case(8, 16, 8, 64, 4, 64), permutation_case(32)]
     else:
-        cases = [gemm_case(128), brgemm_case(32, 64, 32, 64, 8, 64),
+        cases = [gemm_case(128), einsum_gemm_case(256), brgemm_case(32, 64, 32, 64, 8, 64),
                  einsum_case(32, 64, 32, 64, 8, 64), permutation_case(64)]
     wall = args.wall or args.threads > 1
     facts = host()

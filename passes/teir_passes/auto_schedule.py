@@ -658,7 +658,8 @@ class _Scheduler:
         """Whether the work of one fork/join (the whole work over `forks` of them)
         pays for it on this host at this thread count (`fork_pays`)."""
         flops, moved = work(self.config)
-        widths = [p.element_width for p in self.config.primitives
+        # 16-bit products are summed in f32 lanes: their rate is FP32's
+        widths = [max(4, p.element_width) for p in self.config.primitives
                   if p.kind is OperationKind.CONTRACTION]
         return fork_pays(flops / forks, moved / forks, self.host, self.threads,
                          max(widths, default=4))
