@@ -779,14 +779,17 @@ def vector_pieces(extent: int, lanes: int) -> int:
 
 def thread_block(size: int, wanted: int, lanes: int, threads: int) -> int:
     """The block an axis of `size` is cut into for `wanted` to 2 * wanted parallel
-    blocks: the one needing the fewest register-block shapes (`vector_pieces`, the
-    remainder block's counted too), then the shortest run on `threads` threads
-    in vector operations (a narrow piece costs one, like a full vector; the
-    remainder runs after the parallel loop), then without a remainder block
-    (a second microkernel), then the count nearest `wanted`. Candidates are the
-    blocks that divide `size` and those of whole vectors: 504 in blocks of 56 = 3
-    x 16 + 8, not 63 = 3 x 16 + 8 + 4 + 2 + 1; 464 in 14 blocks of 32 and one of
-    16, not 58 = 3 x 16 + 8 + 2, whose narrow vectors ran in every block.
+    blocks: among those whose run on `threads` threads in vector operations (a
+    narrow piece costs one, like a full vector; the remainder runs after the
+    parallel loop) is within `RUN_MARGIN` of the shortest, the one needing the
+    fewest register-block shapes (`vector_pieces`, the remainder block's counted
+    too), then the shortest run, then without a remainder block (a second
+    microkernel), then the count nearest `wanted`. Candidates are the blocks
+    that divide `size` and those of whole vectors: 504 in blocks of 56 = 3 x 16
+    + 8, not 63 = 3 x 16 + 8 + 4 + 2 + 1; 464 in 14 blocks of 32 and one of 16,
+    not 58 = 3 x 16 + 8 + 2, whose narrow vectors ran in every block; 300 in 9
+    blocks of 32 and one of 12, not 15 of 20 = 16 + 4 (fewer shapes, but a
+    quarter-filled vector in every block: a third longer run).
     ceil(size / wanted) when no candidate fits."""
     divisors = {d for n in range(1, isqrt(size) + 1) if size % n == 0 for d in (n, size // n)}
     # ceil(size / count) rounded up to whole vectors, for each count of blocks
@@ -807,8 +810,16 @@ def thread_block(size: int, wanted: int, lanes: int, threads: int) -> int:
     def run(block: int) -> int:
         return -(-(size // block) // threads) * ops(block) + ops(size % block)
 
-    return min(fitting, key=lambda b: (shapes(b), run(b), size % b != 0,
-                                       abs(-(-size // b) - wanted)))
+    shortest = min(run(b) for b in fitting)
+    near = [b for b in fitting if run(b) * RUN_MARGIN[1] <= shortest * RUN_MARGIN[0]]
+    return min(near, key=lambda b: (shapes(b), run(b), size % b != 0,
+                                    abs(-(-size // b) - wanted)))
+
+
+RUN_MARGIN = (5, 4)
+"""`thread_block`: blocks whose run is within 5/4 of the shortest compete on their
+register-block shapes (fewer microkernel variants, less code); a longer run
+loses outright."""
 
 
 def _directly_parallel(node: InvokeOp) -> bool:
