@@ -434,8 +434,10 @@ class GemmEmitter:
             scratch = builder.insert(
                 memref.AllocaOp.get(self.element, 64, [rows * batches * steps])).memref
         if plan.pack_y or plan.widen_panels:
+            columns = plan.panel_columns(o.nv, o.nu, plan.transposes_c(o.c_v, o.c_u),
+                                         self.width, batches * steps)
             y_scratch = builder.insert(memref.AllocaOp.get(
-                self.element, 64, [plan.panel_columns * batches * steps])).memref
+                self.element, 64, [columns * batches * steps])).memref
         if plan.widen_y:
             y = self.widen_y(builder, o, y, batches, steps)
         tile = OuterTile(o.nv, o.nu, x, y, c0, o.c_v, o.c_u, batches, steps, rows, scratch,

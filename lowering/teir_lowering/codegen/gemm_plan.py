@@ -238,10 +238,14 @@ class GemmPlan:
     read it: a conversion per vector of elements and panel instead of a broadcast
     and a conversion per element and row block (`widen_panels_pay`)."""
 
-    @property
-    def panel_columns(self) -> int:
-        """The most columns of a Y panel any segment's blocks take (`outer_layout`)."""
-        return max(self.columns, widest_columns(1, self.registers), self.lanes)
+    def panel_columns(self, nv: int, nu: int, transposing: bool, width: int,
+                      span: int) -> int:
+        """The most columns of a Y panel any register block of an nv x nu tile takes
+        (the layouts of its M-blocks of `span` K steps, as the emitter walks them)."""
+        rows = self.m_block(nv, width, span)
+        extents = {rows, nv % rows} - {0}
+        return max(nr for extent in extents
+                   for seg in self.layout(extent, nu, transposing) for _, _, nr in seg.columns)
 
     def k_steps(self, shape: GemmShape) -> tuple[int, int]:
         """(batches, k) per K-block, all of K when there is one."""
@@ -779,8 +783,9 @@ def widen_panels_pay(plan: GemmPlan, s: GemmShape, width: int) -> bool:
     if plan.kernel != "outer" or plan.lanes == 1 or plan.pack_y or plan.k_block != (0, 0):
         return False
     o = Oriented.of(s, plan.vector)
-    return (o.y_k == 1 and plan.panel_columns * s.k * s.batch * width
-            <= widened_bytes(plan.scratch_bytes))
+    span = s.k * s.batch
+    columns = plan.panel_columns(o.nv, o.nu, plan.transposes_c(o.c_v, o.c_u), width, span)
+    return o.y_k == 1 and columns * span * width <= widened_bytes(plan.scratch_bytes)
 
 
 def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
