@@ -548,6 +548,43 @@ def test_tiles_whose_out_is_one_block_stream_it_through_a_buffer(
                       special=kind == "ReLU", seed=9)
 
 
+@pytest.mark.parametrize("dtype, rows, columns, kind", [
+    ("FP32", 258, 37, "Copy"),    # rows of out 1,044 bytes: 16.3 lines, columns left over
+    ("FP64", 130, 21, "ReLU"),
+    ("FP16", 515, 40, "Copy"),
+])
+def test_rows_of_out_that_are_not_whole_lines_stream_them_shifted(
+        streaming: None, vector_bytes: int, monkeypatch: pytest.MonkeyPatch, dtype: str,
+        rows: int, columns: int, kind: str) -> None:
+    """A transposing tile of a large out whose rows of out are not whole lines and lie
+    apart (`TileEmitter.shifted_tile`): each column's lines shifted by its own offset
+    and streamed, the rows before the first line and after the last stored
+    plainly, in panels of columns (here one block of lanes each); the reference's
+    bits at every placement of in0 and out (out off 16 bytes: ordinary stores), 1
+    and 2 threads, nothing written outside out. Every streaming store keeps LLVM's
+    flag, except FP16 with 64-byte vectors: LLVM's O3 pipeline (not O2) drops all
+    of them there (a known gap, README: the path still ran 1.3x faster than plain
+    stores)."""
+    taken: list[int] = []
+    original = tile_primitives.TileEmitter.shifted_tile
+
+    def spy(self: Any, *args: Any) -> None:
+        taken.append(1)
+        original(self, *args)
+
+    monkeypatch.setattr(tile_primitives, "SHIFTED_PANEL_L2_PART", 1 << 30)  # a block a panel
+    monkeypatch.setattr(tile_primitives.TileEmitter, "shifted_tile", spy)
+    record = transpose_record(rows, columns, dtype, kind=kind, out_row=rows + 3, outer=2)
+    kernel = compile_kernel(record, keep_ir=True)
+    assert taken
+    marked = kernel.stages["llvm"].count("nontemporal")
+    assert marked
+    if not (dtype == "FP16" and vector_bytes == 64):
+        assert kernel._engine.llvm_ir.count("!nontemporal") >= marked
+    _check_placements(record, kernel, dtype, [(0, 0), (16, 48), (0, 32), (4, 16), (0, 20)],
+                      special=kind == "ReLU", seed=11)
+
+
 CROWDED_WALK_SHAPES = [
     # dtype, rows (no stream: not whole lines), columns, pad of in0's rows, out_row
     # (rows of out 4 KiB apart: crowded)

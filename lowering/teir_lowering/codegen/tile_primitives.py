@@ -71,6 +71,7 @@ from teir_dialect.analysis import disjoint_windows
 from teir_dialect.dialect import AxisOp, PrimitiveOp
 from teir_dialect.host import (
     CACHE_LINE,
+    SCRATCH_BYTES,
     SET_SPAN,
     buffers_transpose,
     crowds,
@@ -151,6 +152,20 @@ to the host's L1d: on a 32 KiB one (Zen 4) 5/12 of it, 13 KiB, and a stage of
 BLOCK_BUFFER_BYTES = 16 * 1024
 """The most bytes of the buffer a tile whose out is one contiguous block goes through
 (`TileEmitter.stream_block`): half a 32 KiB L1d, the rest for the lines of in0."""
+
+SHIFTED_MIN_LINES = 16
+"""Lines of out per row (at least) for a tile whose rows of out are not whole lines
+to store them shifted (`TileEmitter.shifted_tile`): the rows before the first
+line and after the last are stored plainly, lines read for ownership."""
+
+SHIFTED_PANEL_L2_PART = 8
+"""The buffer of `TileEmitter.shifted_tile` takes an eighth of the host's L2 (at most
+half the scratch budget): a line of each column of a panel of columns, kept from
+one block of rows to the next. In0 is read along its rows a panel wide, so the
+wider the panel the longer its reads: `ab->ba` 686 x 24472 FP32 reached 47, 65,
+88, 92, 98% of a copy with 4, 8, 16, 32, 128 KiB, and 98% with 256 (beyond a
+quarter of the L2 a 1000-row case fell back from 101 to 71%; AMD EPYC Zen 4,
+1 MiB L2)."""
 
 STAGE_BYTES = 40 * 1024
 """The most bytes of a staging buffer: within the L1 with room for the lines read.
@@ -320,6 +335,8 @@ class TileEmitter:
                 self.aligned_tile(b, rows, columns, src, dst)
             elif self.streams_block(rows, columns):
                 self.stream_block(b, rows, columns, src, dst)
+            elif self.streams_shifted(rows, columns):
+                self.shifted_tile(b, rows, columns, src, dst)
             elif self.stages(rows, columns):
                 self.staged(b, rows, columns, src, dst)
             elif self.crowded(columns) and self.walks_source_lines(rows, columns):
@@ -635,6 +652,159 @@ class TileEmitter:
         _loop(builder, 0, full, chunk, lambda b, c0, _: block(b, c0, chunk))
         if full < columns.size:
             block(builder, index(builder, full), columns.size - full)
+
+    def streams_shifted(self, rows: TileAxis, columns: TileAxis) -> bool:
+        """Whether a tile of a large out whose rows of out are not whole lines, each
+        at its own offset in its lines, stores its lines shifted (`shifted_tile`)."""
+        line = CACHE_LINE // self.width
+        return (self.nontemporal and self.large_output and self.source is not None
+                and CACHE_LINE % (self.lanes * self.width) == 0
+                and (columns.out * self.width) % CACHE_LINE != 0
+                and rows.size >= SHIFTED_MIN_LINES * line
+                and columns.size >= self.lanes)
+
+    def shifted_tile(self, builder: Builder, rows: TileAxis, columns: TileAxis,
+                     source: SSAValue, out: SSAValue) -> None:
+        """The transpose of a tile whose rows of out are not whole lines (`ab->ba`
+        686 x 24472: every row 42.875 lines, eight offsets in turn): whole lines
+        of out with non-temporal stores, each column's shifted by its own offset.
+
+        A block of L columns (the host's lanes) starts at a 16-byte offset in its
+        line when out is 16-byte aligned (L elements are 16 bytes or more), so
+        four variants, one per offset, know every column's offset p (rows to
+        its first line boundary) when compiled. The rows go in blocks of a line
+        (E elements), each transposed once and kept in a buffer until the next
+        block of rows: column c's line, rows E (b - 1) + p_c .., is gathered
+        from the two blocks by shuffles (`select_lanes`) and stored aligned.
+        The columns go in panels of `SHIFTED_PANEL_L2_PART` of the L2 of buffer, rows
+        outermost within a panel, so in0 is read along its rows once. The rows
+        before each column's first line and after its last one are stored
+        plainly. Written from the registers, each such row of out cost a read
+        for ownership of every line and ran at a third of the whole-line
+        neighbour's speed (686 rows: 2744 against 2752 bytes, AMD EPYC Zen 4)."""
+        width, nr, lanes = self.width, rows.size, self.lanes
+        line = CACHE_LINE // width
+        pitch = columns.out * width  # bytes from one row of out to the next
+        full_rows = nr // line * line  # rows in whole blocks of a line
+        columns_full = columns.size // lanes * lanes
+        panel_bytes = min(SCRATCH_BYTES // 2, host().l2 // SHIFTED_PANEL_L2_PART)
+        panel = max(lanes, panel_bytes // (line * width) // lanes * lanes)
+        granule = 16
+        misalignment = self.misalignment(builder, self.out, out)
+        aligned = builder.insert(arith.CmpiOp(
+            builder.insert(arith.RemUIOp(misalignment, index(builder, granule))).result,
+            index(builder, 0), "eq")).result
+        # each block's columns' last rows of a line, until the next rows come
+        buffer = builder.insert(memref.AllocaOp.get(self.element, 64, [panel * line])).memref
+
+        def firsts(start: int) -> list[int]:
+            """Each column's rows before its first line boundary, the block starting
+            `start` bytes into a line."""
+            return [(-(start + j * pitch)) % CACHE_LINE // width for j in range(lanes)]
+
+        def transposed_rows(b: Builder, r0: int | SSAValue, c0: SSAValue) -> list[list[SSAValue]]:
+            """Rows r0 .. r0 + E - 1 at columns c0 .. as L x L transposed parts."""
+            src = add(b, add(b, source, r0, rows.source), c0)
+            return [self.transposed(b, [add(b, src, (q + k) * rows.source)
+                                        for k in range(lanes)], lanes)
+                    for q in range(0, line, lanes)]
+
+        def plain(b: Builder, parts: list[list[SSAValue]], r0: int | SSAValue,
+                  c0: SSAValue, wanted: Callable[[int], bool]) -> None:
+            dst = add(b, add(b, out, c0, columns.out), r0)
+            for j in range(lanes):
+                if wanted(j):
+                    for q, part in enumerate(parts):
+                        store(b, part[j], self.out, add(b, dst, j * columns.out + q * lanes))
+
+        def first_block(b: Builder, c0: SSAValue, kept: SSAValue) -> None:
+            """Rows 0 .. E - 1: kept, and stored plainly (the rows before each
+            column's first line; a column whose first line starts at row 0 stores
+            it again, streamed)."""
+            parts = transposed_rows(b, 0, c0)
+            plain(b, parts, 0, c0, lambda j: True)
+            keep(b, parts, kept)
+
+        def keep(b: Builder, parts: list[list[SSAValue]], kept: SSAValue) -> None:
+            for j in range(lanes):
+                for q, part in enumerate(parts):
+                    store(b, part[j], buffer, add(b, kept, j * line + q * lanes))
+
+        def next_block(r0: SSAValue, b: Builder, c0: SSAValue, kept: SSAValue) -> None:
+            """Rows r0 .. r0 + E - 1 (r0 a multiple of E from E on): each column's
+            line from row r0 - E + p, non-temporally, from the kept rows and these,
+            in the variant of the block's offset (each variant transposes its own:
+            computed before the branch, the transposed rows and the kept ones
+            spilled, 15% slower)."""
+
+            def lines(start: int, vb: Builder) -> None:
+                p = firsts(start)
+                parts = transposed_rows(vb, r0, c0)
+                dst = add(vb, add(vb, out, c0, columns.out), r0)
+                for j in range(lanes):
+                    below = [load(vb, buffer, add(vb, kept, j * line + q * lanes), lanes)
+                             for q in range(line // lanes)]
+                    pieces = select_lanes(vb, [*below, *(part[j] for part in parts)], [
+                        [divmod(p[j] + v * lanes + i, lanes) for i in range(lanes)]
+                        for v in range(line // lanes)])
+                    for v, piece in enumerate(pieces):
+                        store(vb, piece, self.out,
+                              add(vb, dst, j * columns.out + p[j] - line + v * lanes),
+                              nontemporal=True)
+                keep(vb, parts, kept)
+
+            variant(b, c0, lines)
+
+        def last_rows(b: Builder, c0: SSAValue) -> None:
+            """Rows from each column's last line to the end, plainly: the last whole
+            block of rows (its lines end at row full_rows - E + p), then the rows
+            after it as a block ending at the last row."""
+            plain(b, transposed_rows(b, full_rows - line, c0), full_rows - line, c0,
+                  lambda j: True)
+            if nr > full_rows:
+                plain(b, transposed_rows(b, nr - line, c0), nr - line, c0, lambda j: True)
+
+        def variant(b: Builder, c0: SSAValue, body: Callable[[int, Builder], None]) -> None:
+            """`body(start, builder)` in the variant of the offset in its line of the
+            block of columns at c0 (16-byte offsets only: `aligned`)."""
+            start = self.misalignment(b, self.out, add(b, out, c0, columns.out))
+
+            def choose(vb: Builder, cases: list[int]) -> None:
+                if len(cases) == 1:
+                    body(cases[0], vb)
+                    return
+                equal = vb.insert(arith.CmpiOp(start, index(vb, cases[0]), "eq")).result
+                if_then(vb, equal, lambda tb: body(cases[0], tb),
+                        lambda eb: choose(eb, cases[1:]))
+
+            choose(b, list(range(0, CACHE_LINE, granule)))
+
+        def blocks(b: Builder, lo: SSAValue, hi: SSAValue,
+                   body: Callable[[Builder, SSAValue, SSAValue], None]) -> None:
+            """`body(builder, c0, kept)` for every block of L columns in [lo, hi),
+            `kept` the block's place in the buffer."""
+
+            def block(cb: Builder, c0: SSAValue, _: list[SSAValue]) -> None:
+                kept = cb.insert(arith.MuliOp(
+                    cb.insert(arith.SubiOp(c0, lo)).result, index(cb, line))).result
+                body(cb, c0, kept)
+
+            for_loop(b, lo, hi, lanes, block)
+
+        def streaming(b: Builder) -> None:
+            def one_panel(pb: Builder, lo: SSAValue, _: list[SSAValue]) -> None:
+                hi = pb.insert(arith.MinUIOp(add(pb, lo, panel), index(pb, columns_full))).result
+                blocks(pb, lo, hi, first_block)
+                _loop(pb, line, full_rows, line, lambda rb, r0, _: blocks(
+                    rb, lo, hi, lambda cb, c0, kept: next_block(r0, cb, c0, kept)))
+                blocks(pb, lo, hi, lambda cb, c0, _: last_rows(cb, c0))
+
+            for_loop(b, 0, columns_full, panel, one_panel)
+            self.region(b, rows, columns, source, out, (0, nr), (columns_full, columns.size),
+                        lanes)
+
+        if_then(builder, aligned, streaming,
+                lambda b: self.whole_region(b, rows, columns, source, out))
 
     def stages(self, rows: TileAxis, columns: TileAxis) -> bool:
         """Whether the tile goes through a staging buffer (`staged`): the stores of a
