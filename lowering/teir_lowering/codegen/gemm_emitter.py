@@ -242,6 +242,9 @@ class OuterTile:
     transposing: bool
     y_scratch: SSAValue | None = None
     """Y's column panels packed here (`GemmPlan.pack_y`), else read in place."""
+    memo_x: bool = False
+    """`scratch` lives in the scope's prologue and holds the packed X of the last call
+    (one K-block, one M-block): packed again only when X moves."""
 
     @property
     def span(self) -> int:
@@ -430,8 +433,15 @@ class GemmEmitter:
         batches, steps = plan.k_steps(self.shape)
         rows = plan.m_block(o.nv, self.width, batches * steps)
         scratch = y_scratch = None
+        # X packed whole (one K-block, one M-block) is a function of X alone: kept in
+        # the scope's prologue and packed again only for another X (`emit.memoized`),
+        # as a loop around the calls that keeps X (`abc,cd->abd` with B transposed:
+        # one GEMM per a) would otherwise pack it once per call
+        memo_x = (self.prologue is not None and rows == o.nv
+                  and (batches, steps) == (self.shape.batch, self.shape.k))
         if plan.pack:
-            scratch = builder.insert(
+            scope = self.prologue.builder if memo_x else builder  # pyright: ignore
+            scratch = scope.insert(
                 memref.AllocaOp.get(self.element, 64, [rows * batches * steps])).memref
         if plan.pack_y or plan.widen_panels:
             columns = plan.panel_columns(o.nv, o.nu, plan.transposes_c(o.c_v, o.c_u),
@@ -441,7 +451,7 @@ class GemmEmitter:
         if plan.widen_y:
             y = self.widen_y(builder, o, y, batches, steps)
         tile = OuterTile(o.nv, o.nu, x, y, c0, o.c_v, o.c_u, batches, steps, rows, scratch,
-                         plan.transposes_c(o.c_v, o.c_u), y_scratch)
+                         plan.transposes_c(o.c_v, o.c_u), y_scratch, memo_x)
         self.k_blocks(builder, batches, steps, partial(self.outer_k_block, tile))
 
     def widen_y(self, builder: Builder, o: Oriented, y: Operand, batches: int,
@@ -530,8 +540,13 @@ class GemmEmitter:
         x = block.x.shifted(builder, rows=m0)
         c0 = add(builder, tile.c0, m0, tile.cv)
         if tile.scratch is not None:
-            self.pack(builder, Packing(x, tile.scratch, segments, tile.batches, block.length,
-                                       tile.steps))
+            packing = Packing(x, tile.scratch, segments, tile.batches, block.length,
+                              tile.steps)
+            if tile.memo_x:
+                memoized(builder, self.prologue, x.base,  # pyright: ignore[reportArgumentType]
+                         lambda inner: self.pack(inner, packing))
+            else:
+                self.pack(builder, packing)
         for seg in segments:
             x_seg = x if tile.scratch is None else Operand(
                 tile.scratch, index(builder, 0), 1, seg.height, seg.height * tile.steps,
