@@ -709,20 +709,19 @@ class TileEmitter:
                                         for k in range(lanes)], lanes)
                     for q in range(0, line, lanes)]
 
-        def plain(b: Builder, parts: list[list[SSAValue]], r0: int | SSAValue,
-                  c0: SSAValue, wanted: Callable[[int], bool]) -> None:
+        def plain(b: Builder, parts: list[list[SSAValue]], r0: int, c0: SSAValue) -> None:
+            """Rows r0 .. r0 + E - 1 of every column of the block, ordinary stores."""
             dst = add(b, add(b, out, c0, columns.out), r0)
             for j in range(lanes):
-                if wanted(j):
-                    for q, part in enumerate(parts):
-                        store(b, part[j], self.out, add(b, dst, j * columns.out + q * lanes))
+                for q, part in enumerate(parts):
+                    store(b, part[j], self.out, add(b, dst, j * columns.out + q * lanes))
 
         def first_block(b: Builder, c0: SSAValue, kept: SSAValue) -> None:
             """Rows 0 .. E - 1: kept, and stored plainly (the rows before each
             column's first line; a column whose first line starts at row 0 stores
             it again, streamed)."""
             parts = transposed_rows(b, 0, c0)
-            plain(b, parts, 0, c0, lambda j: True)
+            plain(b, parts, 0, c0)
             keep(b, parts, kept)
 
         def keep(b: Builder, parts: list[list[SSAValue]], kept: SSAValue) -> None:
@@ -759,10 +758,9 @@ class TileEmitter:
             """Rows from each column's last line to the end, plainly: the last whole
             block of rows (its lines end at row full_rows - E + p), then the rows
             after it as a block ending at the last row."""
-            plain(b, transposed_rows(b, full_rows - line, c0), full_rows - line, c0,
-                  lambda j: True)
+            plain(b, transposed_rows(b, full_rows - line, c0), full_rows - line, c0)
             if nr > full_rows:
-                plain(b, transposed_rows(b, nr - line, c0), nr - line, c0, lambda j: True)
+                plain(b, transposed_rows(b, nr - line, c0), nr - line, c0)
 
         def variant(b: Builder, c0: SSAValue, body: Callable[[int, Builder], None]) -> None:
             """`body(start, builder)` in the variant of the offset in its line of the
