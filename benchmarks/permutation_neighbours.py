@@ -1,6 +1,7 @@
 """Slow paths among permutations: each random permutation against its neighbour shapes.
 
     python benchmarks/permutation_neighbours.py [--cases 24] [--seed 0] [--rounds 5]
+    python benchmarks/permutation_neighbours.py --memory [--cases 12] [--seed 0]
 
 Each case is a random permutation (`einsum("abcd->dbca", x)`, 3 to 5 axes) of a
 random array whose extents mix powers of two and their neighbours, in FP16,
@@ -15,6 +16,14 @@ of two apart put a tile's loads and stores in a few cache sets
 time per element before the buffered tiles: README, Benchmarks). A case
 more than `LIMIT` x its faster neighbour is a slow path: the run lists them and
 exits 1.
+
+With `--memory` the cases are 2 to 4 axes of any extents (17 to a few thousand)
+holding two to three times the last-level cache, where the stores decide: each
+against its round neighbour, every extent rounded down to a multiple of 16
+(rows of whole cache lines in every type), per element, and more than
+`MEMORY_LIMIT` x it is a slow path (`ab->ba` 686 x 24472 FP32 ran about 3x its
+672 x 24464 neighbour's time per element before its rows of out, not whole
+lines, were streamed: README, Benchmarks).
 """
 
 from __future__ import annotations
@@ -38,6 +47,9 @@ TYPES = {"FP16": np.float16, "BF16": ml_dtypes.bfloat16, "FP32": np.float32,
          "FP64": np.float64}
 EXTENTS = (4, 8, 12, 16, 24, 31, 32, 33, 48, 63, 64, 65, 96, 128)
 LETTERS = "abcde"
+MEMORY_LIMIT = 2.0
+"""`--memory`: the largest time per element over the round neighbour's that is not a
+slow path (memory-bound: both move the same bytes per element)."""
 
 
 def cases(count: int, seed: int) -> list[tuple[str, str, tuple[int, ...]]]:
@@ -57,24 +69,53 @@ def cases(count: int, seed: int) -> list[tuple[str, str, tuple[int, ...]]]:
     return chosen
 
 
+def memory_cases(count: int, seed: int, last_level: int) -> list[tuple[str, str, tuple[int, ...]]]:
+    """(subscripts, type, shape) for `count` random cases of two to three times the
+    last-level cache, 2 to 4 axes, each extent 17 or more."""
+    rng = np.random.default_rng(seed)
+    chosen: list[tuple[str, str, tuple[int, ...]]] = []
+    while len(chosen) < count:
+        rank = int(rng.integers(2, 5))
+        name = list(TYPES)[int(rng.integers(len(TYPES)))]
+        elements = rng.uniform(2, 3) * last_level / np.dtype(TYPES[name]).itemsize
+        most = elements ** (1 / rank) * 8  # extents log-uniform in 17 .. most, the last
+        first = [int(np.exp(rng.uniform(np.log(17), np.log(most)))) for _ in range(rank - 1)]
+        last = int(elements // prod(first))
+        shape = tuple(first[:] + [last])
+        order = rng.permutation(rank)
+        if last < 17 or (order == np.arange(rank)).all():
+            continue
+        inputs = LETTERS[:rank]
+        chosen.append((f"{inputs}->{''.join(inputs[i] for i in order)}", name, shape))
+    return chosen
+
+
 def run_case(subscripts: str, name: str, shape: tuple[int, ...],
-             rounds: int) -> tuple[float, float, float]:
-    """(time per element / the faster neighbour's, fraction of a copy, seconds per call)."""
+             rounds: int, memory: bool = False) -> tuple[float, float, float]:
+    """(time per element / the faster neighbour's, fraction of a copy, seconds per call).
+    `memory`: the one neighbour is the round one (extents down to a multiple of 16)."""
     rng = np.random.default_rng(1)
-    shapes = {"case": shape, "larger": tuple(e + 1 for e in shape),
-              "smaller": tuple(max(1, e - 1) for e in shape)}
+    shapes = ({"case": shape, "round": tuple(max(16, e // 16 * 16) for e in shape)}
+              if memory else
+              {"case": shape, "larger": tuple(e + 1 for e in shape),
+               "smaller": tuple(max(1, e - 1) for e in shape)})
     arrays = {key: rng.standard_normal(s).astype(TYPES[name]) for key, s in shapes.items()}
     order = [subscripts.split("->")[0].index(c) for c in subscripts.split("->")[1]]
     for key, x in arrays.items():
         if not np.array_equal(einsum(subscripts, x), x.transpose(order)):
             raise SystemExit(f"{subscripts} {shapes[key]} {name}: not numpy's transpose")
     copy = np.empty_like(arrays["case"])
-    functions = {key: (lambda x=x: einsum(subscripts, x)) for key, x in arrays.items()}
+    if memory:  # into preallocated outs: a new result's page faults are the OS's time
+        outs = {key: np.empty_like(x.transpose(order)) for key, x in arrays.items()}
+        functions = {key: (lambda x=x, out=outs[key]: einsum(subscripts, x, out=out))
+                     for key, x in arrays.items()}
+    else:
+        functions = {key: (lambda x=x: einsum(subscripts, x)) for key, x in arrays.items()}
     functions["copy"] = lambda: np.copyto(copy, arrays["case"])
     samples = interleaved(functions, rounds, budget=3.0)
     per_element = {key: [t / arrays[key].size for t in samples[key]] for key in arrays}
     slower = min(median_ratio(per_element["case"], per_element[key])
-                 for key in ("larger", "smaller"))
+                 for key in shapes if key != "case")
     return (slower, median_ratio(samples["copy"], samples["case"]),
             float(np.median(samples["case"])))
 
@@ -84,24 +125,32 @@ def main() -> int:
     parser.add_argument("--cases", type=int, default=24)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--memory", action="store_true",
+                        help="cases of 2-3x the last-level cache against round neighbours")
     args = parser.parse_args()
     removed = clean_environment()
-    for line in describe_host(removed).header():
+    host = describe_host(removed)
+    for line in host.header():
         print(line)
-    print("1 thread; ratios are medians over interleaved rounds: the case's time per "
-          "element over its faster neighbour's (every extent +1 or -1), and a same-size "
-          "np.copyto's time over the case's")
+    limit = MEMORY_LIMIT if args.memory else LIMIT
+    neighbours = ("its round neighbour's (every extent down to a multiple of 16)"
+                  if args.memory else "its faster neighbour's (every extent +1 or -1)")
+    print(f"1 thread; ratios are medians over interleaved rounds: the case's time per "
+          f"element over {neighbours}, and a same-size np.copyto's time over the case's")
     print("| case | type | us | / neighbour | of copy |\n| --- | --- | --- | --- | --- |")
     slow = []
-    for subscripts, name, shape in cases(args.cases, args.seed):
-        neighbour, of_copy, seconds = run_case(subscripts, name, shape, args.rounds)
+    chosen = (memory_cases(args.cases, args.seed, host.l3) if args.memory
+              else cases(args.cases, args.seed))
+    for subscripts, name, shape in chosen:
+        neighbour, of_copy, seconds = run_case(subscripts, name, shape, args.rounds,
+                                               args.memory)
         label = f"{subscripts} {'x'.join(map(str, shape))}"
-        flag = " **slow**" if neighbour > LIMIT else ""
+        flag = " **slow**" if neighbour > limit else ""
         print(f"| {label} | {name} | {seconds * 1e6:.0f} | {neighbour:.2f}{flag} "
               f"| {of_copy:.0%} |", flush=True)
-        if neighbour > LIMIT:
+        if neighbour > limit:
             slow.append(f"{label} {name}")
-    print(f"{len(slow)} slow path(s) (> {LIMIT}x the faster neighbour's time per element)"
+    print(f"{len(slow)} slow path(s) (> {limit}x the neighbour's time per element)"
           + "".join(f"\n  {case}" for case in slow))
     return 1 if slow else 0
 

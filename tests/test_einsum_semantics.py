@@ -168,6 +168,21 @@ def test_out_of_any_layout(make_out) -> None:
     np.testing.assert_allclose(flipped, A[::-1] @ B, rtol=1e-12)
 
 
+def test_an_out_laid_out_in_another_axis_order_is_taken() -> None:
+    """An out whose memory order is not the output's axis order (`np.empty_like` of a
+    transposed view, or `o.transpose(...)`) writes each element once by the
+    mixed-radix rule; the exact overlap search alone ran past its budget on this
+    4-D one and refused it as an overlapping output."""
+    rng = np.random.default_rng(8)
+    out = np.empty((2, 187, 144, 41), np.float16).transpose(2, 3, 0, 1)
+    x = rng.standard_normal(out.shape).astype(np.float16)
+    assert einsum("abcd->abcd", x, out=out) is out
+    np.testing.assert_array_equal(out, x)
+    y = rng.standard_normal((41, 144, 2, 187)).astype(np.float16)
+    einsum("dcab->cdab", y, out=out)
+    np.testing.assert_array_equal(out, y.transpose(1, 0, 2, 3))
+
+
 def test_out_overlapping_an_operand_gets_numpys_result() -> None:
     x = A.copy()
     expected = np.einsum("ij,jk->ik", A[:, :3], S[:3, :3])
