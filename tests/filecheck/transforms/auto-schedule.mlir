@@ -473,6 +473,7 @@ func.func @column_sums(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?x
 // UNIT-NEXT:      teir.iter loop_j over j {
 // UNIT-NEXT:        teir.invoke mac -> c
 // UNIT-NOT:     reorder
+// UNIT:         func.return
 
 // A transposing tile whose rows of in0 (a) and of out (d) lie 132 KiB apart, all
 // in one L1 set, with rows of out of 132 bytes (not whole lines): the loop over b,
@@ -592,4 +593,57 @@ func.func @long_runs(%in0: memref<?xf32>, %out: memref<?xf32>) {
 }
 // RUNS-LABEL: func.func @long_runs
 // RUNS-NOT:   \22tile\22
+// RUNS:       func.return
+
+// abc->bac 4 x 6 x 9 FP32: runs of c of 36 bytes, shorter than a line, and the
+// loop continuing them on in0 (b, stride 36) is not the innermost: in out's
+// order the runs that share a line of in0 are read far apart. b is split by
+// the divisor of 6 nearest the runs of two lines (3) and b_in goes innermost;
+// runs of a line or more, and a continuation already innermost, stay.
+func.func @gathered_runs(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis b extent 6 strides [36, 144] offsets [0, 0]
+    teir.axis a extent 4 strides [216, 36] offsets [0, 0]
+    teir.axis c extent 9 strides [4, 4] offsets [0, 0]
+    teir.primitive copy_scalar Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter b over b {
+        teir.iter a over a {
+          teir.iter c over c {
+            teir.invoke copy -> copy_scalar
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+// RUNS-LABEL: func.func @gathered_runs
+// RUNS:       teir.axis b_in extent 3 strides [36, 144]
+// RUNS:       teir.iter b over b {
+// RUNS-NEXT:    teir.iter a over a {
+// RUNS-NEXT:      teir.iter b_in over b_in {
+// RUNS-NEXT:        teir.invoke copy -> copy_c
+// RUNS:       \22op\22: \22split\22, \22axis\22: \22b\22, \22factor\22: 3}, {\22op\22: \22reorder\22, \22order\22: [\22b\22, \22a\22, \22b_in\22]}
+
+func.func @gathered_runs_of_a_line(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis b extent 6 strides [64, 256] offsets [0, 0]
+    teir.axis a extent 4 strides [384, 64] offsets [0, 0]
+    teir.axis c extent 16 strides [4, 4] offsets [0, 0]
+    teir.primitive copy_scalar Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter b over b {
+        teir.iter a over a {
+          teir.iter c over c {
+            teir.invoke copy -> copy_scalar
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+// RUNS-LABEL: func.func @gathered_runs_of_a_line
+// RUNS-NOT:   b_in
 // RUNS:       func.return
