@@ -241,7 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             module = load_module(args.config)
             if _holds_linalg(module):
                 return run_linalg_program(args, args.config, module, start)
-            return run(args, args.config, args.config, module)
+            return run(args, args.config, args.config, module, start)
         return run(args, args.config, args.config)
 
     return run_tool(
@@ -320,16 +320,16 @@ def list_examples() -> int:
 
 
 def run(args: argparse.Namespace, config_path: str, label: str,
-        module: ModuleOp | None = None) -> int:
-    """Compiles, checks and times the configuration at config_path (`module`: read
-    from it already)."""
+        module: ModuleOp | None = None, start: float | None = None) -> int:
+    """Compiles, checks and times the configuration at config_path, read once
+    (`module`: read from it already, since `start`)."""
     from teir_lowering.frontends.numpy_peer import numpy_peers
     from teir_lowering.runtime.kernel import compile_kernel
 
-    start = time.perf_counter()
-    kernel = compile_kernel(config_path, name=args.name, threads=args.threads)
-    compile_seconds = time.perf_counter() - start
+    start = time.perf_counter() if start is None else start
     module = load_module(config_path) if module is None else module
+    kernel = compile_kernel(module, name=args.name, threads=args.threads)
+    compile_seconds = time.perf_counter() - start
     configs = [c for c in find_configs(module) if args.name in (None, _func_name(c))]
     if not configs:
         raise TeirError(f"{label} holds no configuration in a func.func @{args.name}")
