@@ -153,6 +153,10 @@ BLOCK_BUFFER_BYTES = 16 * 1024
 """The most bytes of the buffer a tile whose out is one contiguous block goes through
 (`TileEmitter.stream_block`): half a 32 KiB L1d, the rest for the lines of in0."""
 
+STREAM_GRANULE = 16
+"""Bytes: out's start the streamed transposes need (x86 streams aligned vectors
+only; numpy's large buffers sit 16 bytes past a line), else ordinary stores."""
+
 SHIFTED_MIN_LINES = 16
 """Lines of out per row (at least) for a tile whose rows of out are not whole lines
 to store them shifted (`TileEmitter.shifted_tile`): the rows before the first
@@ -483,8 +487,7 @@ class TileEmitter:
         line = CACHE_LINE // width  # rows of the tile per line of out
         piece = self.min_lanes  # lanes per 16 bytes
         misalignment = self.misalignment(builder, self.out, out)
-        granule = builder.insert(arith.RemUIOp(misalignment, index(builder, 16))).result
-        aligned = builder.insert(arith.CmpiOp(granule, index(builder, 0), "eq")).result
+        aligned = self.on_granule(builder, misalignment)
         columns_full = columns.size // lanes * lanes
 
         def whole_blocks(wb: Builder, block: BlockBody) -> None:
@@ -689,11 +692,7 @@ class TileEmitter:
         columns_full = columns.size // lanes * lanes
         panel_bytes = min(SCRATCH_BYTES // 2, host().l2 // SHIFTED_PANEL_L2_PART)
         panel = max(lanes, panel_bytes // (line * width) // lanes * lanes)
-        granule = 16
-        misalignment = self.misalignment(builder, self.out, out)
-        aligned = builder.insert(arith.CmpiOp(
-            builder.insert(arith.RemUIOp(misalignment, index(builder, granule))).result,
-            index(builder, 0), "eq")).result
+        aligned = self.on_granule(builder, self.misalignment(builder, self.out, out))
         # each block's columns' last rows of a line, until the next rows come
         buffer = builder.insert(memref.AllocaOp.get(self.element, 64, [panel * line])).memref
 
@@ -703,18 +702,11 @@ class TileEmitter:
             return [(-(start + j * pitch)) % CACHE_LINE // width for j in range(lanes)]
 
         def transposed_rows(b: Builder, r0: int | SSAValue, c0: SSAValue) -> list[list[SSAValue]]:
-            """Rows r0 .. r0 + E - 1 at columns c0 .. as L x L transposed parts."""
-            src = add(b, add(b, source, r0, rows.source), c0)
-            return [self.transposed(b, [add(b, src, (q + k) * rows.source)
-                                        for k in range(lanes)], lanes)
-                    for q in range(0, line, lanes)]
+            return self.line_rows(b, rows, source, r0, c0, lanes)
 
         def plain(b: Builder, parts: list[list[SSAValue]], r0: int, c0: SSAValue) -> None:
             """Rows r0 .. r0 + E - 1 of every column of the block, ordinary stores."""
-            dst = add(b, add(b, out, c0, columns.out), r0)
-            for j in range(lanes):
-                for q, part in enumerate(parts):
-                    store(b, part[j], self.out, add(b, dst, j * columns.out + q * lanes))
+            self.store_lines(b, columns, out, parts, r0, c0, lanes, nontemporal=False)
 
         def first_block(b: Builder, c0: SSAValue, kept: SSAValue) -> None:
             """Rows 0 .. E - 1: kept, and stored plainly (the rows before each
@@ -775,7 +767,7 @@ class TileEmitter:
                 if_then(vb, equal, lambda tb: body(cases[0], tb),
                         lambda eb: choose(eb, cases[1:]))
 
-            choose(b, list(range(0, CACHE_LINE, granule)))
+            choose(b, list(range(0, CACHE_LINE, STREAM_GRANULE)))
 
         def blocks(b: Builder, lo: SSAValue, hi: SSAValue,
                    body: Callable[[Builder, SSAValue, SSAValue], None]) -> None:
@@ -890,6 +882,13 @@ class TileEmitter:
             memref.ExtractAlignedPointerAsIndexOp.get(memory)).aligned_pointer
         start = add(builder, pointer, at, self.width)
         return builder.insert(arith.RemUIOp(start, index(builder, CACHE_LINE))).result
+
+    def on_granule(self, builder: Builder, misalignment: SSAValue) -> SSAValue:
+        """Whether `misalignment` (bytes into a line) is a multiple of
+        `STREAM_GRANULE`: the starts the streamed paths take."""
+        granule = builder.insert(
+            arith.RemUIOp(misalignment, index(builder, STREAM_GRANULE))).result
+        return builder.insert(arith.CmpiOp(granule, index(builder, 0), "eq")).result
 
     def up_to_line(self, builder: Builder, misalignment: SSAValue) -> SSAValue:
         """The elements from one `misalignment` bytes into a line to the next line
@@ -1129,15 +1128,30 @@ class TileEmitter:
                    lanes: int) -> None:
         """Rows r0.. (a line of out each column) x `lanes` columns from c0, stored with
         non-temporal stores, the vectors of one line of out back to back."""
+        self.store_lines(builder, columns, out,
+                         self.line_rows(builder, rows, source, r0, c0, lanes), r0, c0,
+                         lanes, nontemporal=True)
+
+    def line_rows(self, builder: Builder, rows: TileAxis, source: SSAValue,
+                  r0: SSAValue | int, c0: SSAValue, lanes: int) -> list[list[SSAValue]]:
+        """Rows r0 .. (a line of out) x `lanes` columns from c0, transposed: part h
+        holds rows h * lanes .., vector j of a part column c0 + j."""
         src = add(builder, add(builder, source, r0, rows.source), c0)
+        return [self.transposed(builder, [add(builder, src, (h + k) * rows.source)
+                                          for k in range(lanes)], lanes)
+                for h in range(0, CACHE_LINE // self.width, lanes)]
+
+    def store_lines(self, builder: Builder, columns: TileAxis, out: SSAValue,
+                    parts: list[list[SSAValue]], r0: SSAValue | int, c0: SSAValue,
+                    lanes: int, nontemporal: bool) -> None:
+        """`line_rows`' parts into rows r0 .. of out's columns c0 .., each column's
+        vectors back to back."""
         dst = add(builder, add(builder, out, c0, columns.out), r0)
-        parts = [self.transposed(builder, [add(builder, src, (h + k) * rows.source)
-                                           for k in range(lanes)], lanes)
-                 for h in range(0, CACHE_LINE // self.width, lanes)]
         for column in range(lanes):
             for h, part in enumerate(parts):
                 store(builder, part[column], self.out,
-                      add(builder, dst, column * columns.out + h * lanes), nontemporal=True)
+                      add(builder, dst, column * columns.out + h * lanes),
+                      nontemporal=nontemporal)
 
     def block(self, builder: Builder, rows: TileAxis, columns: TileAxis, source: SSAValue,
               out: SSAValue, r0: SSAValue, c0: SSAValue, lanes: int,
