@@ -400,15 +400,12 @@ class _Scheduler:
         64 x 8: README, Benchmarks)."""
         steps: dict[tuple[str, str], dict] = {}
         for invoke in [n for n in self.config.schedule.walk_nodes() if isinstance(n, InvokeOp)]:
-            prim = invoke.primitive_op()
-            width = prim.element_width
-            runs = [a for a in _unit_axes(prim, "in0") if a.stride_on("out") == width]
-            if not _unary(prim) or len(prim.all_role_axes) != 1 or len(runs) != 1:
+            run_bytes = _run_bytes(invoke.primitive_op())
+            if run_bytes is None:
                 continue  # (before the loops: a node's only_child counts its children)
             chain = exclusive_loops(invoke)
             if len(chain) < 2 or any(n.parallel or n.guard is not None for n in chain[:2]):
                 continue
-            run_bytes = runs[0].size * width
             inner, outer = chain[0].axis_op(), chain[1].axis_op()
             crowded = [t for t in ("in0", "out") if outer.stride_on(t) == run_bytes
                        and l1_sets(inner.stride_on(t)) <= BUFFERED_SETS]
@@ -432,15 +429,11 @@ class _Scheduler:
         so that consecutive tiles read in0 contiguously and write a few streams of
         out."""
         for invoke in [n for n in self.config.schedule.walk_nodes() if isinstance(n, InvokeOp)]:
-            prim = invoke.primitive_op()
-            width = prim.element_width
-            runs = [a for a in _unit_axes(prim, "in0") if a.stride_on("out") == width]
-            if not _unary(prim) or len(prim.all_role_axes) != 1 or len(runs) != 1:
+            run_bytes = _run_bytes(invoke.primitive_op())
+            if run_bytes is None or run_bytes >= CACHE_LINE:
                 continue
-            run_bytes = runs[0].size * width
             chain = exclusive_loops(invoke)
-            if run_bytes >= CACHE_LINE or len(chain) < 2 or any(
-                    n.parallel or n.guard is not None for n in chain):
+            if len(chain) < 2 or any(n.parallel or n.guard is not None for n in chain):
                 continue
             continuing = [n for n in chain[1:] if n.axis_op().stride_on("in0") == run_bytes
                           and n.axis_op().stride_on("out") != 0]
@@ -457,9 +450,11 @@ class _Scheduler:
             name = invoke.node_id
             if not self.nest_step({"op": "split", "axis": axis.axis_id, "factor": factor}):
                 continue
-            (moved,) = [n for n in self.config.schedule.walk_nodes()
-                        if isinstance(n, InvokeOp) and n.node_id == name]
-            loops = [n.axis_id for n in reversed(exclusive_loops(moved))]
+            moved = [n for n in self.config.schedule.walk_nodes()
+                     if isinstance(n, InvokeOp) and n.node_id == name]
+            if len(moved) != 1:
+                continue
+            loops = [n.axis_id for n in reversed(exclusive_loops(moved[0]))]
             inner = [x for x in loops if x not in before]
             if len(inner) != 1:
                 continue
@@ -868,6 +863,16 @@ RUN_MARGIN = (5, 4)
 """`thread_block`: blocks whose run is within 5/4 of the shortest compete on their
 register-block shapes (fewer microkernel variants, less code); a longer run
 loses outright."""
+
+
+def _run_bytes(prim: PrimitiveOp) -> int | None:
+    """The bytes of a Copy/ReLU tile that is one contiguous run (its one role axis of
+    unit stride on in0 and out), else None."""
+    width = prim.element_width
+    runs = [a for a in _unit_axes(prim, "in0") if a.stride_on("out") == width]
+    if not _unary(prim) or len(prim.all_role_axes) != 1 or len(runs) != 1:
+        return None
+    return runs[0].size * width
 
 
 def _directly_parallel(node: InvokeOp) -> bool:
