@@ -81,7 +81,7 @@ def memory_cases(count: int, seed: int, last_level: int) -> list[tuple[str, str,
         most = elements ** (1 / rank) * 8  # extents log-uniform in 17 .. most, the last
         first = [int(np.exp(rng.uniform(np.log(17), np.log(most)))) for _ in range(rank - 1)]
         last = int(elements // prod(first))
-        shape = tuple(first[:] + [last])
+        shape = (*first, last)
         order = rng.permutation(rank)
         if last < 17 or (order == np.arange(rank)).all():
             continue
@@ -107,10 +107,10 @@ def run_case(subscripts: str, name: str, shape: tuple[int, ...],
     copy = np.empty_like(arrays["case"])
     if memory:  # into preallocated outs: a new result's page faults are the OS's time
         outs = {key: np.empty_like(x.transpose(order)) for key, x in arrays.items()}
-        functions = {key: (lambda x=x, out=outs[key]: einsum(subscripts, x, out=out))
+        functions = {key: (lambda x=x, out=outs[key]: einsum(subscripts, x, out=out, threads=1))
                      for key, x in arrays.items()}
     else:
-        functions = {key: (lambda x=x: einsum(subscripts, x)) for key, x in arrays.items()}
+        functions = {key: (lambda x=x: einsum(subscripts, x, threads=1)) for key, x in arrays.items()}
     functions["copy"] = lambda: np.copyto(copy, arrays["case"])
     samples = interleaved(functions, rounds, budget=3.0)
     per_element = {key: [t / arrays[key].size for t in samples[key]] for key in arrays}
