@@ -26,7 +26,7 @@ from xdsl.ir import SSAValue
 
 from teir_dialect.dialect import ConfigOp, fresh_id
 from teir_dialect.records import TeirError, find_configs, from_json, tree_to_func
-from teir_dialect.strided import Box, Undecided, disjoint_windows, tuples_overlap
+from teir_dialect.strided import Box, Undecided, tuples_overlap
 from teir_dialect.vocabulary import (
     TENSOR_NAMES,
     DataType,
@@ -105,13 +105,9 @@ def _int_list(where: str, values: Sequence[int], count: int) -> list[int]:
 
 def writes_each_once(axes: Sequence[tuple[int, int]], width: int) -> bool:
     """Whether (extent, byte stride) axes place distinct index tuples on disjoint
-    `width`-byte elements: the mixed-radix proof first (every dense layout in any
-    axis order: the exact search over a 4-D out in another order than its memory's
-    ran past its budget and refused the out), then teir_dialect.strided's search."""
+    `width`-byte elements (exactly: teir_dialect.strided's search)."""
     if any(extent > 1 and stride == 0 for extent, stride in axes):
         return False
-    if disjoint_windows(axes, width):
-        return True
     try:
         return not tuples_overlap([Box(0, (), width)], axes)
     except Undecided:

@@ -298,6 +298,10 @@ def tuples_overlap(boxes: Sequence[Box], axes: Sequence[tuple[int, int]],
     if not loops:
         return False
     unique = [b.normalized() for b in dict.fromkeys(boxes)]
+    if len(unique) == 1 and disjoint_windows([*loops, *unique[0].axes], unique[0].width):
+        # every (loop, box) index tuple on its own window: the dense layouts, in any
+        # axis order, without a search that a 4-D one in another order ran past
+        return False
     for x in unique:
         for y in unique:
             difference = _merged(
