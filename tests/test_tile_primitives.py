@@ -265,6 +265,30 @@ def test_transposes_whose_rows_of_out_crowd_the_l1_sets(rows: int, columns: int,
     assert ("nontemporal = true" in kernel.stages["scf"]) is streamed
 
 
+@pytest.mark.parametrize("dtype", ["FP16", "FP32", "FP64"])
+@pytest.mark.parametrize("large", [True, False])
+def test_a_large_transpose_prefetches_its_rows_of_in0_ahead(
+        monkeypatch: pytest.MonkeyPatch, dtype: str, large: bool) -> None:
+    """The tiles of a large out (teir-mark-streamed-out) prefetch every row of in0 they
+    load `PREFETCH_AHEAD` bytes ahead, a displacement of the load's own address;
+    a 16-bit kernel still only moves its values, so it stays typed as i16 (typed
+    as half, the shifted FP16 transpose ran at 0.7x the speed). A small out
+    prefetches nothing. The reference's bits at 1 and 2 threads either way."""
+    monkeypatch.setattr(mark_streamed_out, "STREAMED_MIN_BYTES", 0 if large else 1 << 40)
+    monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
+    record = transpose_record(70, 96, dtype, out_row=70 + 3, outer=2)
+    kernel = _check(record, "vector.shuffle")
+    ahead = tile_primitives.PREFETCH_AHEAD // WIDTH[dtype]
+    prefetches = re.findall(r"teir_lane.prefetch %\S+\[%\S+\] ahead (\d+)",
+                            kernel.stages["scf"])
+    assert bool(prefetches) is large
+    assert set(prefetches) <= {str(ahead)}
+    llvm_ir = kernel.stages["llvm"]
+    assert (f"i64 {tile_primitives.PREFETCH_AHEAD}\n  call void @\"llvm.prefetch.p0\""
+            in llvm_ir) is large
+    assert " half" not in llvm_ir and "bfloat" not in llvm_ir
+
+
 @pytest.mark.parametrize("dtype", ["FP32", "FP64"])
 @pytest.mark.parametrize("rows, columns", [(16, 16), (21, 11), (6, 35)])
 def test_transpose_with_offsets_and_outer_axes(rows: int, columns: int, dtype: str) -> None:

@@ -25,7 +25,18 @@ from __future__ import annotations
 from typing import ClassVar
 
 from xdsl.dialects import arith, llvm
-from xdsl.dialects.builtin import AnyFloat, IntegerAttr, VectorType, f32, i1, i32, i64
+from xdsl.dialects.builtin import (
+    I64,
+    AnyFloat,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    VectorType,
+    f32,
+    i1,
+    i32,
+    i64,
+)
 from xdsl.ir import Dialect, Operation, SSAValue
 from xdsl.irdl import (
     AnyAttr,
@@ -214,6 +225,36 @@ class LaneDotBF16PairsOp(IRDLOperation):
         return f"llvm.x86.avx512bf16.dpbf16ps.{32 * self.acc.type.get_shape()[0]}"
 
 
+@irdl_op_definition
+class LanePrefetchOp(IRDLOperation):
+    """A hint to bring the cache line of `memref[index + ahead]` into every cache
+    level for a read (MLIR's `memref.prefetch ..., read, locality<3>, data`;
+    LLVM's `llvm.prefetch`). `ahead` is a constant so that the address is the
+    one of a load at `index` plus a displacement (`prefetcht0 256(%rax)`): as an
+    index of its own LLVM built the addresses in vector registers. x86's
+    prefetch never faults, so a line past the end of the memory names no access:
+    a streamed transpose prefetches its rows of in0 a few lines ahead of its
+    loads without a bound (`TileEmitter.transposed`)."""
+
+    name = "teir_lane.prefetch"
+
+    memref = operand_def(MemRefType)
+    index = operand_def(IndexType)
+    ahead = prop_def(IntegerAttr[I64])
+
+    assembly_format = "$memref `[` $index `]` `ahead` $ahead attr-dict `:` type($memref)"
+
+    def __init__(self, memref: SSAValue, index: SSAValue, ahead: int):
+        super().__init__(operands=[memref, index],
+                         properties={"ahead": IntegerAttr(ahead, i64)})
+
+
+PREFETCH_INTRINSIC = "llvm.prefetch.p0"
+PREFETCH_ARGUMENTS = (0, 3, 1)
+"""`llvm.prefetch`'s arguments after the address: a read, kept in every level
+(locality 3), of data."""
+
+
 PAIR_LANES = (4, 8, 16)
 """f32 lanes of the `vdpbf16ps` forms (xmm, ymm, zmm)."""
 
@@ -234,7 +275,7 @@ LLVM_LEVEL = (LaneFCmpOp, LaneLLVMSelectOp)
 """The lane ops that xDSL's translation to LLVM IR takes."""
 
 TEIR_LANE = Dialect("teir_lane", [LaneCmpfOp, LaneSelectOp, LaneFCmpOp, LaneLLVMSelectOp,
-                                  LaneDotBF16PairsOp])
+                                  LaneDotBF16PairsOp, LanePrefetchOp])
 
 
 def is_llvm_level(op: Operation) -> bool:

@@ -17,6 +17,8 @@ a 1-D memref without layout (the kernels' tensors and buffers) becomes the code
 `getelementptr i8`, an access aligned to the element), in one step: the
 scalar accesses are the most numerous ops of the edge code, and the chain built
 five ops for each only to convert them again. Other accesses are left to the chain.
+`teir_lane.prefetch` takes the same address, plus its bytes ahead, to
+`llvm.prefetch`.
 """
 
 from dataclasses import dataclass
@@ -31,6 +33,7 @@ from xdsl.dialects.builtin import (
     NoneAttr,
     UnrealizedConversionCastOp,
     i8,
+    i32,
     i64,
 )
 from xdsl.ir import Operation, SSAValue
@@ -41,6 +44,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from teir_lowering.lane import PREFETCH_ARGUMENTS, PREFETCH_INTRINSIC, LanePrefetchOp
 from teir_lowering.llvm.common import cast_to_llvm
 from teir_lowering.llvm.rewriting import rewrite_once
 
@@ -101,7 +105,7 @@ class HoistAllocasPass(ModulePass):
 
 
 def _element_address(
-    op: memref.LoadOp | memref.StoreOp, rewriter: PatternRewriter
+    op: memref.LoadOp | memref.StoreOp | LanePrefetchOp, rewriter: PatternRewriter
 ) -> tuple[list[Operation], SSAValue, int] | None:
     """The ops computing the address of the element `op` accesses, the address and
     the element's size; None unless a scalar of a 1-D memref without layout."""
@@ -113,7 +117,8 @@ def _element_address(
     if not isinstance(element, FixedBitwidthType) or element.bitwidth % 8:
         return None
     size = element.size
-    base, position = cast_to_llvm((op.memref, op.indices[0]), rewriter)
+    position = op.index if isinstance(op, LanePrefetchOp) else op.indices[0]
+    base, position = cast_to_llvm((op.memref, position), rewriter)
     scale = llvm.ConstantOp(IntegerAttr(size, i64), i64)
     offset = llvm.MulOp(position, scale.result)
     address = llvm.GEPOp.from_mixed_indices(base, (offset.res,), i8)
@@ -142,11 +147,30 @@ class ConvertMemRefStore(RewritePattern):
         rewriter.replace(op, llvm.StoreOp(op.value, address, alignment=size))
 
 
+@dataclass
+class ConvertLanePrefetch(RewritePattern):
+    """`teir_lane.prefetch` -> the element's address and `llvm.prefetch`'s call."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: LanePrefetchOp, rewriter: PatternRewriter, /):
+        if (found := _element_address(op, rewriter)) is None:
+            return
+        ops, address, size = found
+        bytes_ahead = llvm.ConstantOp(IntegerAttr(op.ahead.value.data * size, i64), i64)
+        ahead = llvm.GEPOp.from_mixed_indices(address, (bytes_ahead.result,), i8)
+        flags = [llvm.ConstantOp(IntegerAttr(value, i32), i32) for value in PREFETCH_ARGUMENTS]
+        rewriter.insert([*ops, bytes_ahead, ahead, *flags])
+        rewriter.replace(op, llvm.CallIntrinsicOp(
+            PREFETCH_INTRINSIC, [ahead.result, *(flag.result for flag in flags)], []))
+
+
 @dataclass(frozen=True)
 class ConvertMemRefAccessToLLVMPass(ModulePass):
-    """Scalar `memref.load`/`memref.store` on 1-D memrefs -> llvm (see the module doc)."""
+    """Scalar `memref.load`/`memref.store` and `teir_lane.prefetch` on 1-D memrefs ->
+    llvm (see the module doc)."""
 
     name = "teir-convert-memref-access-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        rewrite_once(op, [ConvertMemRefLoad(), ConvertMemRefStore()], dce=False)
+        rewrite_once(op, [ConvertMemRefLoad(), ConvertMemRefStore(), ConvertLanePrefetch()],
+                     dce=False)

@@ -56,9 +56,12 @@ from xdsl.utils.target import Target
 from teir_dialect.vocabulary import DataType
 from teir_lowering.lane import (
     PREDICATES,
+    PREFETCH_ARGUMENTS,
+    PREFETCH_INTRINSIC,
     UNROLLED,
     LaneCmpfOp,
     LaneDotBF16PairsOp,
+    LanePrefetchOp,
     LaneSelectOp,
 )
 from teir_lowering.llvm.bf16 import check_bf16_moves_only, half_bits
@@ -436,6 +439,18 @@ def _load(f: _Function, op: Operation) -> None:
     address, size = f.address(op, memory, indices)
     result = op.results[0]
     f.define(result, f"load {llvm_type(result.type)}, ptr {address}, align {size}")
+
+
+@_handles(LanePrefetchOp)
+def _prefetch(f: _Function, op: Operation) -> None:
+    assert isinstance(op, LanePrefetchOp)
+    address, size = f.address(op, op.memref, [op.index])
+    ahead = f.fresh()
+    f.lines.append(f"  {ahead} = getelementptr i8, ptr {address}, i64 "
+                   f"{op.ahead.value.data * size}")
+    f.module.declare(f'declare void @"{PREFETCH_INTRINSIC}"(ptr, i32, i32, i32)')
+    flags = ", ".join(f"i32 {value}" for value in PREFETCH_ARGUMENTS)
+    f.lines.append(f'  call void @"{PREFETCH_INTRINSIC}"(ptr {ahead}, {flags})')
 
 
 @_handles(memref.StoreOp, vector.StoreOp)

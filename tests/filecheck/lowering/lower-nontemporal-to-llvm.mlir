@@ -1,4 +1,4 @@
-// RUN: teir-opt %s -p teir-lower-to-llvm-dialect | filecheck %s
+// RUN: teir-opt %s --split-input-file -p teir-lower-to-llvm-dialect | filecheck %s
 
 // What the streaming transposes of teir_lowering.codegen.tile_primitives need from the
 // llvm pipeline: a non-temporal vector.store stays non-temporal down to llvm.store,
@@ -22,3 +22,18 @@ func.func @k(%v: vector<16xf32>, %m: memref<?xf32>, %i: index) -> index {
 // CHECK-NEXT:    %[[I:.*]] = llvm.ptrtoint %m : !llvm.ptr to i64
 // CHECK-NEXT:    llvm.call_intrinsic "llvm.x86.sse.sfence"() : () -> ()
 // CHECK-NEXT:    llvm.return %[[I]] : i64
+
+// -----
+
+// The prefetch of a streamed transpose's rows: the element's address, the bytes
+// ahead as a getelementptr, and llvm.prefetch's call (read, locality 3, data).
+
+func.func @ahead(%m: memref<?xf16>, %i: index) {
+  teir_lane.prefetch %m[%i] ahead 128 : memref<?xf16>
+  func.return
+}
+
+// CHECK-LABEL: llvm.func @ahead
+// CHECK:         %[[BYTES:.*]] = llvm.mlir.constant(256) : i64
+// CHECK-NEXT:    %[[AHEAD:.*]] = llvm.getelementptr %{{.*}}[%[[BYTES]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK:         llvm.call_intrinsic "llvm.prefetch.p0"(%[[AHEAD]], %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, i32, i32, i32) -> ()

@@ -233,3 +233,30 @@ func.func @halves(%m: memref<?xbf16>, %c: i1) {
 // CHECK:         store <8 x i16> <i16 16043, i16 16043, i16 16043, i16 16043, i16 16043, i16 16043, i16 16043, i16 16043>
 
 // BF16: teir-opt: error: teir-bf16-as-i16: arith.addf computes on bf16 values; widen them to f32 first
+
+// -----
+
+// A prefetch (the streamed transposes' rows of in0, `ahead` elements past a load):
+// the load's address plus the bytes ahead as a constant displacement, and
+// `llvm.prefetch` of a read kept in every level, declared once; on a bf16 memref
+// it moves nothing, so the module is still typed as i16.
+
+func.func @ahead(%m: memref<?xbf16>, %i: index) {
+  teir_lane.prefetch %m[%i] ahead 128 : memref<?xbf16>
+  %x = vector.load %m[%i] : memref<?xbf16>, vector<32xbf16>
+  vector.store %x, %m[%i] : memref<?xbf16>, vector<32xbf16>
+  teir_lane.prefetch %m[%i] ahead 64 : memref<?xbf16>
+  func.return
+}
+
+// CHECK-LABEL: define void @"ahead"(ptr %a0, i64 %a1) {
+// CHECK-NEXT:  entry:
+// CHECK-NEXT:    %[[OFF:v[0-9]+]] = mul i64 %a1, 2
+// CHECK-NEXT:    %[[AT:v[0-9]+]] = getelementptr i8, ptr %a0, i64 %[[OFF]]
+// CHECK-NEXT:    %[[AHEAD:v[0-9]+]] = getelementptr i8, ptr %[[AT]], i64 256
+// CHECK-NEXT:    call void @"llvm.prefetch.p0"(ptr %[[AHEAD]], i32 0, i32 3, i32 1)
+// CHECK:         load <32 x i16>
+// CHECK:         getelementptr i8, ptr %{{v[0-9]+}}, i64 128
+// CHECK-NEXT:    call void @"llvm.prefetch.p0"
+// CHECK:         declare void @"llvm.prefetch.p0"(ptr, i32, i32, i32)
+// CHECK-NOT:     declare void @"llvm.prefetch.p0"
