@@ -35,6 +35,7 @@ from teir_lowering.lane import (
     LaneDotBF16PairsOp,
     LaneFCmpOp,
     LaneLLVMSelectOp,
+    LanePrefetchOp,
     LaneSelect,
     LaneSelectOp,
 )
@@ -54,6 +55,9 @@ class UpstreamPrinter(Printer):
     def print_op(self, op: Operation) -> None:
         if isinstance(op, LaneDotBF16PairsOp):
             self.print_pair_product(op)
+            return
+        if isinstance(op, LanePrefetchOp):
+            self.print_prefetch(op)
             return
         name = UPSTREAM_NAMES.get(type(op))
         if name is None:
@@ -81,6 +85,31 @@ class UpstreamPrinter(Printer):
         self.print_op_attributes(op.attributes)
         self.print_string(" : ")
         self.print_list((op.cond.type, op.lhs.type), self.print_attribute)
+
+    def print_prefetch(self, op: LanePrefetchOp) -> None:
+        """`memref.prefetch` of the element `ahead` past the index (MLIR's op has no
+        displacement: the index is added first)."""
+        ahead, at = self._get_new_valid_name_id(), self._get_new_valid_name_id()
+        generic = self.print_generic_format
+        self.print_string(f'%{ahead} = "arith.constant"() <{{value = {op.ahead.value.data} '
+                          ': index}> : () -> index' if generic else
+                          f"%{ahead} = arith.constant {op.ahead.value.data} : index")
+        self._print_new_line()
+        self.print_string(f'%{at} = "arith.addi"(' if generic else f"%{at} = arith.addi ")
+        self.print_ssa_value(op.index)
+        self.print_string(f", %{ahead}) : (index, index) -> index" if generic
+                          else f", %{ahead} : index")
+        self._print_new_line()
+        self.print_string('"memref.prefetch"(' if generic else "memref.prefetch ")
+        self.print_ssa_value(op.memref)
+        if generic:
+            self.print_string(f", %{at}) <{{isDataCache = true, isWrite = false, "
+                              "localityHint = 3 : i32}> : (")
+            self.print_attribute(op.memref.type)
+            self.print_string(", index) -> ()")
+            return
+        self.print_string(f"[%{at}], read, locality<3>, data : ")
+        self.print_attribute(op.memref.type)
 
     def print_pair_product(self, op: LaneDotBF16PairsOp) -> None:
         """The intrinsic's call as MLIR 19 translates it: its pairs as bf16 vectors
