@@ -586,9 +586,9 @@ def test_rows_of_out_that_are_not_whole_lines_stream_them_shifted(
     plainly, in panels of columns (here one block of lanes each); the reference's
     bits at every placement of in0 and out (out off 16 bytes: ordinary stores), 1
     and 2 threads, nothing written outside out. Every streaming store keeps LLVM's
-    flag, except FP16 with 64-byte vectors: LLVM's O3 pipeline (not O2) drops all
-    of them there (a known gap, README: the path still ran 1.3x faster than plain
-    stores)."""
+    flag, except FP16 with 64-byte vectors in this shape (a panel of one block):
+    LLVM's LICM finds the loop of such stores invariant in one of its unswitched
+    copies and promotes them, without the flag (README, Fast kernels)."""
     taken: list[int] = []
     original = tile_primitives.TileEmitter.shifted_tile
 
