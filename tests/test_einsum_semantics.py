@@ -224,6 +224,27 @@ def test_repeated_calls_reuse_the_plan() -> None:
     assert len(_PLANS) == before
 
 
+def test_a_call_on_arrays_as_planned_goes_straight_to_its_kernel(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Operands and out that are the kernel's own views (no copy, flip or conversion)
+    run the kernel alone, with out or into a fresh result, and numpy's answer; a
+    flipped operand or an out of another type keeps the steps between."""
+    from teir_lowering.frontends import einsum_semantics
+
+    monkeypatch.setattr(einsum_semantics, "_PLANS", {})
+    a, b = A.astype(np.float32), B.astype(np.float32)
+    out = np.empty((a.shape[0], b.shape[1]), np.float32)
+    calls = [("ij,jk->ik", (a, b), out), ("ij,jk->ik", (a, b), None),
+             ("ij->ji", (a,), None), ("ij,jk->ik", (a[::-1], b), out),
+             ("ij,jk->ik", (a, b), np.empty_like(out, np.float64))]
+    for spec, operands, target in calls:
+        for _ in range(2):  # planned, then planned again
+            got = einsum(spec, *operands, out=target, threads=1)
+            np.testing.assert_allclose(got, np.einsum(spec, *operands), rtol=1e-5)
+    runs = [run.__name__ for run in einsum_semantics._PLANS.values()]
+    assert runs == ["run_kernel", "run_kernel", "run_kernel", "run", "run"]
+
+
 # --------------------------------------------------------------------------
 # opt_einsum's test expressions
 # --------------------------------------------------------------------------

@@ -110,8 +110,9 @@ def einsum(subscripts: object, *operands: object, out: object = None,
            optimize if isinstance(optimize, (bool, str)) else repr(optimize), bf16_products)
     run = _PLANS.get(key)  # one dict read: atomic, no lock (writes take it)
     if bf16_products is None:  # the records' default: no context to set
-        result = _planned(key, run, spec, arrays, target, dtype, order, casting, optimize,
-                          relu, threads, tune)
+        result = run(arrays, target, threads) if run is not None else _planned(
+            key, run, spec, arrays, target, dtype, order, casting, optimize, relu, threads,
+            tune)
     else:
         from teir_lowering.frontends.einsum_frontend import (
             bf16_products as paired_products,
@@ -551,6 +552,20 @@ def _plan(spec: str, arrays: Sequence[np.ndarray], target: np.ndarray | None,
     steps = _steps([v.letters.translate(ascii_) for v in views], output.translate(ascii_),
                    examples, sample_out, _renamed(extents, ascii_), compute, teir, relu,
                    threads, tune)
+    kernel = getattr(steps, "kernel", None)
+    if kernel is not None and (direct or target is None) and not copied and (
+            result.identity and all(v.identity for v in views)):
+        # the arrays as they are into one kernel: its call alone (a small einsum's
+        # time went to the views, steps and plans between)
+        call = kernel.call_planned
+
+        def run_kernel(given: Sequence[np.ndarray], out: np.ndarray | None,
+                       count: int | None):
+            result = fresh() if out is None else out
+            call((*given, result), count)
+            return result
+
+        return run_kernel
 
     def run(given: Sequence[np.ndarray], out: np.ndarray | None, count: int | None):
         operands = [p(a) for p, a in zip(prepare, given)]
@@ -626,6 +641,9 @@ def _steps(terms: list[str], output: str, operands: list[np.ndarray], out: np.nd
             given = [given[0], ones_last]
         final(given, target, count)
 
+    if not sum_steps and ones_last is None and hasattr(final, "kernel"):
+        steps.kernel = final.kernel  # pyright: ignore[reportFunctionMemberAccess]
+        # (one kernel on the operands as given: `_plan` may call it directly)
     return steps
 
 
