@@ -188,6 +188,13 @@ def test_out_overlapping_an_operand_gets_numpys_result() -> None:
     expected = np.einsum("ij,jk->ik", A[:, :3], S[:3, :3])
     einsum("ij,jk->ik", x[:, :3], S[:3, :3], out=x[:, 1:])
     np.testing.assert_allclose(x[:, 1:], expected, rtol=1e-12)
+    # out the very operand (both own their memory), or the array an operand views
+    square = S.copy()
+    einsum("ij,jk->ik", square, S, out=square)
+    np.testing.assert_allclose(square, S @ S, rtol=1e-12)
+    square = S.copy()
+    einsum("ij,jk->ik", S, square.T, out=square)
+    np.testing.assert_allclose(square, S @ S.T, rtol=1e-12)
 
 
 def test_zero_extents_give_numpys_empty_or_zero_result() -> None:

@@ -94,7 +94,9 @@ def einsum(subscripts: object, *operands: object, out: object = None,
         target = plain_array(out, "einsum: out")
         if not target.flags.writeable:
             raise ValueError("einsum: out is read-only")
-        if True in [np.may_share_memory(target, a) for a in arrays]:
+        owned = target.base is None  # arrays that own their memory share none of it
+        if True in [a is target or not (owned and a.base is None)
+                    and np.may_share_memory(target, a) for a in arrays]:
             # TEIR zeroes out before it accumulates: an out that overlaps an
             # operand receives the result through a temporary.
             scratch = np.empty(target.shape, target.dtype)
