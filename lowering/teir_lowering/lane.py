@@ -16,8 +16,13 @@ ops); `teir-convert-arith-to-llvm` lowers them to the other two, which xDSL's
 llvmlite translation takes as `llvm.fcmp` and `llvm.select` (it dispatches on
 `isinstance`; they are registered as virtual subclasses of xDSL's ops).
 
+Two more ops name LLVM intrinsics MLIR's dialects reach only through
+`llvm.call_intrinsic`: `teir_lane.dot_bf16_pairs` (`vdpbf16ps`) and
+`teir_lane.prefetch` (`llvm.prefetch`, a displacement past a load's address).
+
 A module at the package's root: the scf-level emitters build these ops and
-the LLVM conversions (`teir_lowering.llvm.lane`) lower them.
+the LLVM conversions (`teir_lowering.llvm.lane`, `teir_lowering.llvm.memref`)
+lower them.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ upstream MLIR has them as those ops' vector forms. This target prints them under
 MLIR's names and custom syntax and everything else as the `mlir` target does,
 so that `mlir-opt` parses and verifies TEIR's scf-level and llvm-level output
 (the bf16 pair product, `teir_lane.dot_bf16_pairs`, as the `llvm.call_intrinsic`
-of its `vdpbf16ps`, in either form):
+of its `vdpbf16ps`, in either form; `teir_lane.prefetch` as `memref.prefetch` of
+its index plus the elements ahead):
 
     teir-opt rec.json -p teir-optimize,teir-to-scf -t mlir-upstream | mlir-opt-19
 
