@@ -200,7 +200,9 @@ def _direct(record: dict, threads: int | None, tune: bool, subscripts: str,
     def direct(arrays: Sequence[np.ndarray], target: np.ndarray, count: int | None) -> None:
         kernel.call_planned((*arrays, target), count)
 
-    direct.kernel = kernel  # pyright: ignore[reportFunctionMemberAccess]  (for inspection)
+    # for inspection, and for `einsum_semantics`, which calls a plan of one such
+    # kernel on the arrays as given through `kernel.call_planned` itself
+    direct.kernel = kernel  # pyright: ignore[reportFunctionMemberAccess]
     return direct
 
 

@@ -94,8 +94,10 @@ def einsum(subscripts: object, *operands: object, out: object = None,
         target = plain_array(out, "einsum: out")
         if not target.flags.writeable:
             raise ValueError("einsum: out is read-only")
-        owned = target.base is None  # arrays that own their memory share none of it
-        if True in [a is target or not (owned and a.base is None)
+        # arrays that allocated their memory share none of it (base None alone is
+        # not enough: an extension may wrap memory it does not own without a base)
+        owned = target.flags.owndata
+        if True in [a is target or not (owned and a.flags.owndata)
                     and np.may_share_memory(target, a) for a in arrays]:
             # TEIR zeroes out before it accumulates: an out that overlaps an
             # operand receives the result through a temporary.
