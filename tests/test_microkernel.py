@@ -1028,18 +1028,35 @@ def test_x_packed_whole_is_packed_again_only_when_it_moves(subscripts: str, same
         memos.append(1)
         memoized(*args)
 
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(gemm_emitter, "plan_gemm", spy)
-        patch.setattr(gemm_emitter, "memoized", counted)
-        patch.setenv("TEIR_KERNEL_CACHE", "0")
-        saved = dict(kernel_module._CACHE)
-        kernel_module._CACHE.clear()
-        try:
-            compile_kernel(einsum_config(subscripts, a, b), keep_ir=True)
-        finally:
+    def unmemoized(builder: Any, _prologue: Any, _key: Any, body: Any) -> None:
+        body(builder)
+
+    def compiled(memo: bool) -> Any:
+        """The kernel planned for an AVX-512 host (whose plan packs B; an AVX2 one
+        reads it in place), with the memos or without."""
+        with pytest.MonkeyPatch.context() as patch, pinned("avx512"):
+            patch.setattr(gemm_emitter, "plan_gemm", spy)
+            patch.setattr(gemm_emitter, "memoized", counted if memo else unmemoized)
+            patch.setenv("TEIR_KERNEL_CACHE", "0")
+            saved = dict(kernel_module._CACHE)
             kernel_module._CACHE.clear()
-            kernel_module._CACHE.update(saved)
+            try:
+                return compile_kernel(einsum_config(subscripts, a, b), keep_ir=True)
+            finally:
+                kernel_module._CACHE.clear()
+                kernel_module._CACHE.update(saved)
+
+    unmemo = compiled(False)
+    plans.clear()
+    kernel = compiled(True)
     outer = [p for p in plans if p.kernel == "outer"]
     assert outer and all(p.pack == "transpose" for p in outer)
     # the packing under a memo (and, in FP16, Y's widening under its own)
     assert len(memos) == len(outer) * (1 + (dtype == np.float16 and outer[0].widen_y))
+    for threads in (1, 2):
+        out, out_unmemo = np.empty_like(results[0]), np.empty_like(results[0])
+        kernel.call_planned((a, b, out), threads)  # the views as einsum passes them
+        unmemo.call_planned((a, b, out_unmemo), threads)
+        np.testing.assert_allclose(out.astype(np.float64), want,
+                                   rtol=0, atol=64 * 63 * float(np.finfo(dtype).eps))
+        np.testing.assert_array_equal(out, out_unmemo)
