@@ -176,6 +176,7 @@ KERNEL_PARAMS: dict[str, tuple[str, ...]] = {
     KernelKind.GEMM: ("m", "n", "k", "lda", "ldb", "ldc", *INCREMENTS),
     KernelKind.BRGEMM: ("m", "n", "k", "lda", "ldb", "ldc", "br_size", "br_stride_a",
                         "br_stride_b", *INCREMENTS),
+    KernelKind.SEGMENTED: ("m", "n", "k", "lda", "ldc", "incc"),
 }
 """The integer parameters (Table 10.6.2, in elements) each kind carries."""
 
@@ -200,7 +201,9 @@ class KernelAttr(ParametrizedAttribute):
     elements; `trans` is the BLAS (column-major) op of A, B and C in that order.
     `inca`, `incb`, `incc` (TEIR's general strides, `INCREMENTS`) follow the
     others when not 1 (`..., ldc = 8, inca = 2, trans = "NNN"`) and are 1 when
-    omitted. Parameters a kind does not carry are stored as 0 (and trans as "").
+    omitted. `#teir.kernel<segmented m = 1, n = 6, k = 118, lda = 0, ldc = 0,
+    incc = 176>` has no `trans` (`teir_dialect.gemm`: the segmented dot). Parameters
+    a kind does not carry are stored as 0 (and trans as "").
     """
 
     name = "teir.kernel"
@@ -229,8 +232,7 @@ class KernelAttr(ParametrizedAttribute):
                 f"kernel rule: teir.kernel kind is one of {', '.join(KERNEL_KINDS)}, "
                 f"got '{kind}'"
             )
-        if KERNEL_PARAMS[member]:
-            params = {**dict.fromkeys(INCREMENTS, 1), **params}
+        params = {**{p: 1 for p in INCREMENTS if p in KERNEL_PARAMS[member]}, **params}
         super().__init__(
             KernelKindAttr(member),
             *(IntegerAttr(int(params.get(p, 0)), i64) for p in _ALL_KERNEL_PARAMS),
@@ -292,7 +294,7 @@ class KernelAttr(ParametrizedAttribute):
                     f"kernel rule: teir.kernel {param} = {value} is out of range"
                 )
         trans = self.trans.data
-        if carried:
+        if kind.transposes:
             if len(trans) != 3 or any(c not in "NT" for c in trans):
                 raise VerifyException(
                     f'kernel rule: teir.kernel trans is three of N/T (A, B, C), got "{trans}"'
@@ -307,8 +309,10 @@ class KernelAttr(ParametrizedAttribute):
                 return
             printer.print_string(" ")
             items = [f"{p} = {v}" for p, v in self.params.items()]
-            printer.print_string(", ".join(items) + ", trans = ")
-            printer.print_string_literal(self.trans.data)
+            printer.print_string(", ".join(items))
+            if self.kind.data.transposes:
+                printer.print_string(", trans = ")
+                printer.print_string_literal(self.trans.data)
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
@@ -322,7 +326,8 @@ class KernelAttr(ParametrizedAttribute):
             values: dict[str, int] = {}
             trans = ""
             if KERNEL_PARAMS[kind]:
-                expected = (*KERNEL_PARAMS[kind], "trans")
+                expected = (*KERNEL_PARAMS[kind],
+                            *(("trans",) if KernelKind(kind).transposes else ()))
                 optional = INCREMENTS
                 seen: list[str] = []
 

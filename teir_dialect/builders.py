@@ -634,6 +634,37 @@ def zeroed_nest(record: JsonDict, order: Sequence[str]) -> JsonDict:
     }}
 
 
+def segmented_rows(record: JsonDict, batch: str, reduced: str, row: str) -> JsonDict:
+    """`record` (a batched GEMV from `einsum_config`: out[b][i] = sum over j of
+    A[b][i][j] x[b][j], any strides) as one loop over the rows `row` (i) around
+    a Zero, the Contraction {M = [], N = [batch], K = [reduced]} and, when the
+    record has one, a ReLU of the row: where A's (j, b) runs and x are contiguous
+    (b at unit stride, j at |b| elements) teir-match-gemm makes that Contraction
+    a segmented dot (`teir_dialect.gemm`)."""
+    kinds = {p["operation"]: p for p in record["primitives"]}
+    axes = {a["id"] for a in record["axes"]}
+    if not {"Zero", "Contraction"} <= set(kinds) <= {"Zero", "Contraction", "ReLU"} or (
+            axes != {batch, reduced, row}):
+        raise TeirError(
+            f"segmented_rows: needs a Zero and a Contraction over axes {batch}, {reduced} "
+            f"and {row}, got {sorted(kinds)} over {sorted(axes)}")
+    roles = {"Zero": {"M": [batch], "N": []},
+             "Contraction": {"M": [], "N": [batch], "K": [reduced]},
+             "ReLU": {"M": [batch], "N": []}}
+    steps = [kind for kind in ("Zero", "Contraction", "ReLU") if kind in kinds]
+    names = {kind: f"{kind.lower()}_{batch}" for kind in steps}
+    return {**record,
+            "primitives": [{"id": names[kind], "operation": kind, "axes": roles[kind],
+                            "metadata": kinds[kind]["metadata"]} for kind in steps],
+            "schedule": {
+                "roots": [f"row_{row}"],
+                "iterations": [{"id": f"row_{row}", "axis": row, "policy": "sequential",
+                                "children": [kind.lower() for kind in steps],
+                                "guard": None}],
+                "invocations": [{"id": kind.lower(), "primitive": names[kind], "guard": None}
+                                for kind in steps]}}
+
+
 __all__ = [
     "OPERATIONS",
     "Dimension",
@@ -642,6 +673,7 @@ __all__ = [
     "data_type_of",
     "einsum_config",
     "scalar_nest",
+    "segmented_rows",
     "with_unit_role",
     "writes_each_once",
     "zeroed_nest",

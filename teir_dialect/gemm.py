@@ -19,6 +19,16 @@ strides are the TEIR byte strides, parameters are in elements):
   axis. b's strides on in0 and in1 are unconstrained (any multiple of w,
   including 0); b must have stride 0 on out, since a batch-reduce GEMM
   accumulates every batch into the same C.
+- **segmented** (TEIR's extension, a batched GEMV whose batch is the unit
+  stride of the matrix: `bij,bj->bi` from an [i][j][b] array): |M| <= 1,
+  |N| = |K| = 1, N = [b] at unit stride on in0 and in1, K = [j] at |b| elements
+  on both (each (j, b) run of in0 and all of in1 contiguous), M = [i] (if any)
+  at stride 0 on in1, K at stride 0 on out, out's (i, b) elements distinct. The
+  kernel multiplies the runs lane by lane and adds each lane's products into
+  the b its position gives (`teir_lowering.codegen.segmented`): one pass over
+  in0, where a GEMM needs b copies of the vector or in0 copied. Parameters: m,
+  n = |b|, k, lda = i's stride on in0, ldc = i's stride on out (both 0 without
+  M), incc = b's stride on out.
 - **general**: everything else: other cardinalities, negative strides, a C
   whose elements the role axes do not keep apart, role axes addressing the
   operand they do not belong to.
@@ -201,6 +211,8 @@ def match_contraction(prim: Contraction) -> KernelMatch:
     ms, ns, ks = (prim.role_axes(role) for role in (Role.M, Role.N, Role.K))
     if not ms and not ns and not ks:
         return SCALAR
+    if (segmented := match_segmented(prim)) is not None:
+        return segmented
     if len(ms) != 1 or len(ns) != 1 or len(ks) not in (1, 2):
         return GENERAL
     width = prim.element_width
@@ -225,3 +237,26 @@ def match_contraction(prim: Contraction) -> KernelMatch:
         "br_stride_b": stride_b // width,
     }
     return KernelMatch(KernelKind.BRGEMM, trans, params | increments)
+
+
+def match_segmented(prim: Contraction) -> KernelMatch | None:
+    """The segmented dot's match (see the module doc), or None."""
+    ms, ns, ks = (prim.role_axes(role) for role in (Role.M, Role.N, Role.K))
+    if len(ms) > 1 or len(ns) != 1 or len(ks) != 1:
+        return None
+    width = prim.element_width
+    (b,), (j,) = ns, ks
+    run = b.size * width
+    if (b.size < 2 or any(b.stride_on(t) != width for t in ("in0", "in1"))
+            or any(j.stride_on(t) != run for t in ("in0", "in1")) or j.stride_on("out")):
+        return None
+    m_stride, m_out = (ms[0].stride_on("in0"), ms[0].stride_on("out")) if ms else (0, 0)
+    if ms and (ms[0].stride_on("in1") or m_stride < 0 or m_stride % width):
+        return None
+    if (m_out % width or b.stride_on("out") % width or m_out < 0
+            or b.stride_on("out") < width or ms and strided_layout(
+                "out", ms[0], b, width) is None):
+        return None
+    return KernelMatch(KernelKind.SEGMENTED, "", {
+        "m": ms[0].size if ms else 1, "n": b.size, "k": j.size, "lda": m_stride // width,
+        "ldc": m_out // width, "incc": b.stride_on("out") // width})

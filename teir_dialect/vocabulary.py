@@ -69,12 +69,18 @@ class KernelKind(StrEnum):
     SCALAR = "scalar"
     GEMM = "gemm"
     BRGEMM = "brgemm"
+    SEGMENTED = "segmented"
     GENERAL = "general"
 
     @property
     def microkernel(self) -> bool:
         """A GEMM or BRGEMM: the kinds that get a register-blocked microkernel."""
         return self in (KernelKind.GEMM, KernelKind.BRGEMM)
+
+    @property
+    def transposes(self) -> bool:
+        """Whether the kind carries BLAS's `trans` (A, B and C each N or T)."""
+        return self.microkernel
 
 
 class DataType(StrEnum):

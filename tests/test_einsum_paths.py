@@ -565,26 +565,32 @@ def test_with_unit_role_names_what_it_refuses() -> None:
 @pytest.mark.parametrize("memory", ["ijb", "jib"])
 def test_a_gemv_whose_batch_is_innermost_runs_on_it(name: str, memory: str) -> None:
     """A from an [i][j][b] or [j][i][b] array (b = 5, its unit stride): the GEMV
-    runs on A as it lies, c = b renamed so that (j, c) or (i, c) is one contiguous
-    dimension, the vector expanded or the product's diagonal taken
-    (`_diagonal_plan`), not on a copy; either operand order, either output order,
-    a transposed vector, with ReLU, at 1 and 2 threads, within the type's rounding
-    of numpy; a vector changed in place between calls is read afresh. A batch of 9
-    (past DIAGONAL_MAX) is copied first. Where out and the vector have b innermost
-    too (`bj,bij->ib` here), FP32 and FP64 run the element-wise nest on all three
-    as they lie (16-bit sums are rounded once, in a Contraction: the diagonal plan)."""
+    runs on A as it lies, not on a copy. From [i][j][b] the segmented dot, with
+    the vector as it lies when that is [j][b] (the kernel alone) and copied so
+    when broadcast; from [j][i][b], c = b renamed so that (i, c) is one
+    contiguous dimension, and the product's diagonal taken (`_diagonal_plan`).
+    Either operand order, either output order, with ReLU, at 1 and 2 threads,
+    within the type's rounding of numpy; a vector changed in place between calls
+    is read afresh. Where out and the vector have b innermost too (`bj,bij->ib`
+    here) and A is [j][i][b], FP32 and FP64 run the element-wise nest on all three
+    as they lie (16-bit sums are rounded once, in a Contraction). A batch of 9
+    from [j][i][b] (past DIAGONAL_MAX) is copied first."""
     dtype = DTYPES[name]
     extents = {"b": 5, "i": 23, "j": 19}
     a = RNG.uniform(-1, 1, [extents[i] for i in memory]).astype(dtype).transpose(
         [memory.index(i) for i in "bij"])
     v = RNG.uniform(-1, 1, (19, 5)).astype(dtype).T
-    for subscripts, operands in (("bij,bj->bi", [a, v]), ("bj,bij->ib", [v, a])):
+    broadcast = np.broadcast_to(v[:1], v.shape)
+    for subscripts, operands in (("bij,bj->bi", [a, v]), ("bj,bij->ib", [v, a]),
+                                 ("bij,bj->bi", [a, broadcast])):
         shape = (5, 23) if subscripts.endswith("bi") else (23, 5)
         plan = _plan(subscripts, operands, np.empty(shape, dtype), False, name, 1, False)
-        if subscripts.endswith("ib") and name in ("FP32", "FP64"):
-            assert plan.__qualname__.startswith("_direct"), plan.__qualname__
-        else:
-            assert plan.__qualname__.startswith("_diagonal_plan"), plan.__qualname__
+        if memory == "ijb":
+            expected = "_segmented_plan" if operands[1] is broadcast else "_direct"
+        else:  # FP32 and FP64 with b innermost in all three: the element-wise nest
+            expected = ("_direct" if subscripts.endswith("ib") and name in ("FP32", "FP64")
+                        else "_diagonal_plan")
+        assert plan.__qualname__.startswith(expected), plan.__qualname__
         _check(subscripts, operands, name)
     relu = einsum("bij,bj->bi", a, v, relu=True, dtype="BF16" if name == "BF16" else None)
     plain = einsum("bij,bj->bi", a, v, dtype="BF16" if name == "BF16" else None)
@@ -592,7 +598,7 @@ def test_a_gemv_whose_batch_is_innermost_runs_on_it(name: str, memory: str) -> N
     v[...] = RNG.uniform(-1, 1, v.shape).astype(dtype)  # the same address, new values
     _check("bij,bj->bi", [a, v], name)
     if name == "FP32":
-        wide = RNG.uniform(-1, 1, (23, 19, 9)).astype(dtype).transpose(2, 0, 1)
+        wide = RNG.uniform(-1, 1, (19, 23, 9)).astype(dtype).transpose(2, 1, 0)
         plan = _plan("bij,bj->bi", [wide, v[:1].repeat(9, 0)], np.empty((9, 23), dtype),
                      False, name, 1, False)
         assert plan.__qualname__.startswith("_copied_plan"), plan.__qualname__

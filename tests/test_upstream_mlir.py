@@ -46,7 +46,7 @@ EINSUMS = sorted((Path(__file__).parent / "filecheck" / "upstream" / "Inputs").g
 DEFAULT_TIER = {  # a parallel loop, a guarded reduction, a transpose, every data type
     "10_7_7_parallel_brgemm", "10_2_2_guarded_reduction", "10_7_2_tiled_permutation",
     "einsum_gemm_fp16", "einsum_gemm_bf16", "einsum_gemm_tf32", "einsum_gemm_fp64",
-    "einsum_relu_bf16",
+    "einsum_relu_bf16", "einsum_segmented_fp32",
 }
 CASES = [
     pytest.param(path, id=path.stem,

@@ -61,7 +61,7 @@ from teir_dialect.dialect import (
 from teir_dialect.gemm import KERNEL_ATTR
 from teir_dialect.host import host
 from teir_dialect.records import TeirError, Unsupported
-from teir_dialect.vocabulary import DataType, GuardKind, OperationKind, Role
+from teir_dialect.vocabulary import DataType, GuardKind, KernelKind, OperationKind, Role
 from teir_lowering.codegen.emit import (
     Prologue,
     Tile,
@@ -76,6 +76,7 @@ from teir_lowering.codegen.emit import (
 )
 from teir_lowering.codegen.gemm_emitter import GemmEmitter
 from teir_lowering.codegen.gemm_plan import GemmShape
+from teir_lowering.codegen.segmented import emit_segmented
 from teir_lowering.codegen.storage import (
     STORED_DATA_TYPES,
     element_count,
@@ -375,6 +376,14 @@ class _Emitter:
         if kind == OperationKind.CONTRACTION:
             if (shape := self.microkernel_shape(prim)) is not None:
                 self.emit_microkernel(builder, prim, shape, tile, epilogue, ivs or {})
+                return
+            kernel = prim.attributes.get(KERNEL_ATTR)
+            if (self.microkernels and isinstance(kernel, KernelAttr)
+                    and kernel.kind_name == KernelKind.SEGMENTED):
+                emit_segmented(builder, kernel, *(self.tensors[t] for t in ("in0", "in1", "out")),
+                               *(add(builder, tile.address(builder, t),
+                                     self.offsets(t, prim.all_role_axes))
+                                 for t in ("in0", "in1", "out")), data_type.rounds_inputs)
                 return
         elif self.microkernels and emit_tile_primitive(builder, prim, element, tile, loops):
             return

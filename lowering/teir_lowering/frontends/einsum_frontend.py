@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import ModuleOp
 from teir_dialect import einsum_config
 from teir_dialect.arrays import plain_array, result_array
 from teir_dialect.attributes import INCREMENTS
-from teir_dialect.builders import with_unit_role, zeroed_nest
+from teir_dialect.builders import segmented_rows, with_unit_role, zeroed_nest
 from teir_dialect.context import teir_context
 from teir_dialect.dialect import ConfigOp, KernelAttr
 from teir_dialect.host import host
@@ -150,9 +150,13 @@ def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu
         return spread
     record = _config(subscripts, *operands, out=out, dtype=dtype, relu=relu)
     if len(operands) == 2 and _short_unit_axis(subscripts, operands):
-        # a batch index of unit stride on both operands and out (`ijb,jb->ib`): the
-        # element-wise nest reads A once, as the contiguous twin does, without the
-        # diagonal plan's b-fold multiply-adds or a copy (README, Benchmarks)
+        # A's unit stride on the batch: from [i][j][b] the segmented dot, else with b
+        # unit on x and out too (`ijb,jb->ib`, b past SEGMENT_MAX) the element-wise
+        # nest; each reads A once, as the contiguous twin does, without the diagonal
+        # plan's b-fold multiply-adds or a copy (README, Benchmarks)
+        if (segmented := _segmented_plan(subscripts, operands, out, relu, dtype, threads,
+                                          tune)) is not None:
+            return segmented
         if (nest := _element_wise_nest(record, subscripts, operands, out, relu)) is not None:
             return _direct(nest, threads, tune, subscripts)
         diagonal = _diagonal_plan(subscripts, operands, out, relu, dtype)
@@ -269,6 +273,60 @@ def _element_wise_nest(record: dict, subscripts: str, operands: Sequence[np.ndar
                   key=lambda a: -abs(axes[a]["strides"][-1]))
     sums = [a for a in axes if axes[a]["strides"][-1] == 0]
     return zeroed_nest(record, [*free, *sums, unit[0]])
+
+
+SEGMENT_MAX = 16
+"""The largest batch `_segmented_plan` takes: its kernel holds lcm(b, lanes) / lanes
+accumulators per row (15 for b = 15), which must fit the registers."""
+
+
+def _segmented_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
+                    relu: bool, dtype: str | None, threads: int | None,
+                    tune: bool) -> Plan | None:
+    """A batched GEMV whose matrix A is laid out [i][j][b], b its unit stride
+    (`bij,bj->bi`, any index order): the segmented dot kernel (`#teir.kernel<segmented>`,
+    teir_lowering.codegen.segmented) per row i of out, one pass over A at a
+    multiply-add per element. The vector is copied into a [j][b] scratch array
+    first unless it lies so (it is A's size over i); out may have any layout. None
+    for other forms."""
+    terms, output = _parsed(subscripts)
+    big = max(range(2), key=lambda n: operands[n].size)
+    a, x = operands[big], operands[1 - big]
+    a_term, x_term = terms[big], terms[1 - big]
+    batch, *_, reduced = _groups(subscripts)
+    rows = [i for i in a_term if i in output and i not in x_term]
+    if (a.ndim != 3 or x.ndim != 2 or len(set(a_term)) != 3 or len(batch) != 1
+            or len(reduced) != 1 or len(rows) != 1 or set(x_term) != {*batch, *reduced}):
+        return None
+    (b,), (j,), (i,) = batch, reduced, rows
+    n, width = a.shape[a_term.index(b)], a.itemsize
+    if (not 2 <= n <= SEGMENT_MAX or a.strides[a_term.index(b)] != width
+            or a.strides[a_term.index(j)] != n * width):
+        return None
+    copied = (x.strides[x_term.index(b)], x.strides[x_term.index(j)]) != (width, n * width)
+    laid = [j, b]  # the scratch vector's memory order
+    shape = tuple(x.shape[x_term.index(c)] for c in laid)
+
+    def vector_view(base: np.ndarray) -> np.ndarray:
+        return base.transpose([laid.index(c) for c in x_term])
+
+    pair = [a, vector_view(np.empty(shape, x.dtype)) if copied else x][::1 - 2 * big]
+    record = segmented_rows(_config(subscripts, *pair, out=out, dtype=dtype, relu=relu),
+                            b, j, i)
+    kernel = _direct(record, threads, tune, subscripts)
+    if not copied:
+        return kernel
+    scratch = _Scratch()
+
+    def segmented(given: Sequence[np.ndarray], target: np.ndarray,
+                  count: int | None) -> None:
+        vector = scratch.arrays.get(0)
+        if vector is None:  # kept as the view the kernel takes
+            vector = scratch.arrays[0] = vector_view(np.empty(shape, x.dtype))
+        np.copyto(vector, given[1 - big])
+        kernel([given[big], vector][::1 - 2 * big], target, count)
+
+    return segmented
 
 
 def _batch_outer_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
@@ -426,10 +484,10 @@ def _short_unit_axis(subscripts: str, operands: Sequence[np.ndarray]) -> bool:
     (`bij,bj->bi` from an [i][j][b] array, `abc,cd->abd` from [a][c][b] with b = 5):
     every vector a microkernel loads from it is then gathered lane by lane, or
     holds a few lanes. A batched GEMV whose batch index is that unit stride runs
-    on the array (`_element_wise_nest` when the batch is out's unit stride too,
-    else `_diagonal_plan`); anything else is copied into its own index order
-    first (a narrow transpose), which measured faster (README, Benchmarks: slow
-    paths)."""
+    on the array (`_segmented_plan` from [i][j][b], `_element_wise_nest` when the
+    batch is out's unit stride too, else `_diagonal_plan`); anything else is
+    copied into its own index order first (a narrow transpose), which measured
+    faster (README, Benchmarks: slow paths)."""
     inputs = _parsed(subscripts)[0]
     batch = _groups(subscripts)[0]
     term, array = max(zip(inputs, operands), key=lambda pair: pair[1].size)

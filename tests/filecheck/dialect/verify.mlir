@@ -942,3 +942,35 @@ func.func @k(%in0: memref<?xbf16>, %in1: memref<?xbf16>, %out: memref<?xbf16>) {
   func.return
 }
 // CHECK: primitive rule: primitive 'p' has metadata bf16_products = "fused"; it is one of sequential, pairs
+
+// -----
+
+// A segmented dot recorded for other extents: the rule gives k = 118, not 100.
+func.func @k(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis b extent 6 strides [4, 4, 704] offsets [0, 0, 0]
+    teir.axis j extent 118 strides [24, 24, 0] offsets [0, 0, 0]
+    teir.primitive c Contraction {M = [], N = [b], K = [j]} {data_type = "FP32"} attributes {kernel = #teir.kernel<segmented m = 1, n = 6, k = 100, lda = 0, ldc = 0, incc = 176>}
+    teir.schedule {
+      teir.invoke x -> c
+    }
+  }
+  func.return
+}
+// CHECK: kernel rule: primitive 'c' records #teir.kernel<segmented m = 1, n = 6, k = 100, lda = 0, ldc = 0, incc = 176> but its axes make it #teir.kernel<segmented m = 1, n = 6, k = 118, lda = 0, ldc = 0, incc = 176>
+
+// -----
+
+// A segmented dot has no BLAS orientation.
+func.func @k(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis b extent 6 strides [4, 4, 704] offsets [0, 0, 0]
+    teir.axis j extent 118 strides [24, 24, 0] offsets [0, 0, 0]
+    teir.primitive c Contraction {M = [], N = [b], K = [j]} {data_type = "FP32"} attributes {kernel = #teir.kernel<segmented m = 1, n = 6, k = 118, lda = 0, ldc = 0, incc = 176, trans = "NNN">}
+    teir.schedule {
+      teir.invoke x -> c
+    }
+  }
+  func.return
+}
+// CHECK: kernel rule: unexpected or repeated parameter 'trans' in a segmented teir.kernel

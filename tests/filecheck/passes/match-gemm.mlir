@@ -450,3 +450,69 @@ func.func @fp64_non_unit(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<
 }
 // CHECK-LABEL: func.func @fp64_non_unit
 // CHECK: teir.primitive c Contraction {M = [m], N = [n], K = [k]} {data_type = "FP64"} attributes {kernel = #teir.kernel<gemm m = 8, n = 4, k = 16, lda = 16, ldb = 16, ldc = 8, inca = 2, trans = "NNN">}
+
+// -----
+
+// The segmented dot (a batched GEMV from an [i][j][b] array, `bij,bj->bi`): N = [b]
+// at unit stride on in0 and in1, K = [j] at |b| elements on both, the row i a
+// schedule loop; out's b stride is incc (176 floats: out in `bi` order).
+func.func @segmented_row(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis b extent 6 strides [4, 4, 704] offsets [0, 0, 0]
+    teir.axis i extent 176 strides [2832, 0, 4] offsets [0, 0, 0]
+    teir.axis j extent 118 strides [24, 24, 0] offsets [0, 0, 0]
+    teir.primitive c Contraction {M = [], N = [b], K = [j]} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter i over i {
+        teir.invoke x -> c
+      }
+    }
+  }
+  func.return
+}
+// CHECK-LABEL: func.func @segmented_row
+// CHECK: teir.primitive c Contraction {M = [], N = [b], K = [j]} {data_type = "FP32"} attributes {kernel = #teir.kernel<segmented m = 1, n = 6, k = 118, lda = 0, ldc = 0, incc = 176>}
+
+// -----
+
+// With the rows in the primitive (M = [i]): lda and ldc are i's strides.
+func.func @segmented_rows(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf64>, memref<?xf64>, memref<?xf64>) {
+    teir.axis b extent 5 strides [8, 8, 8] offsets [0, 0, 0]
+    teir.axis i extent 9 strides [280, 0, 40] offsets [0, 0, 0]
+    teir.axis j extent 7 strides [40, 40, 0] offsets [0, 0, 0]
+    teir.primitive c Contraction {M = [i], N = [b], K = [j]} {data_type = "FP64"}
+    teir.schedule {
+      teir.invoke x -> c
+    }
+  }
+  func.return
+}
+// CHECK-LABEL: func.func @segmented_rows
+// CHECK: attributes {kernel = #teir.kernel<segmented m = 9, n = 5, k = 7, lda = 35, ldc = 5>}
+
+// -----
+
+// Not segmented: j steps 7 floats where b holds 6 (the runs of in0 have gaps);
+// rows i that reach into the vector (a stride on in1); an out whose rows overlap
+// (ldc 2 < 6 elements of b). Each is the general loop nest.
+func.func @segmented_near_misses(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis b extent 6 strides [4, 4, 4] offsets [0, 0, 0]
+    teir.axis i extent 4 strides [2832, 4, 24] offsets [0, 0, 0]
+    teir.axis o extent 4 strides [2832, 0, 8] offsets [0, 0, 0]
+    teir.axis j extent 118 strides [28, 24, 0] offsets [0, 0, 0]
+    teir.axis k extent 118 strides [24, 24, 0] offsets [0, 0, 0]
+    teir.primitive gaps Contraction {M = [], N = [b], K = [j]} {data_type = "FP32"}
+    teir.primitive reach Contraction {M = [i], N = [b], K = [k]} {data_type = "FP32"}
+    teir.primitive overlap Contraction {M = [o], N = [b], K = [k]} {data_type = "FP32"}
+    teir.schedule {
+      teir.invoke x -> gaps
+    }
+  }
+  func.return
+}
+// CHECK-LABEL: func.func @segmented_near_misses
+// CHECK: teir.primitive gaps {{.*}} attributes {kernel = #teir.kernel<general>}
+// CHECK: teir.primitive reach {{.*}} attributes {kernel = #teir.kernel<general>}
+// CHECK: teir.primitive overlap {{.*}} attributes {kernel = #teir.kernel<general>}
