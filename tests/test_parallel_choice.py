@@ -4,6 +4,7 @@ issue 23: fork costs by host and team size, written-parallel small kernels, 16 c
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from math import prod
 
 import numpy as np
@@ -11,8 +12,8 @@ import pytest
 
 from conftest import SPEC_EXAMPLES, load
 from teir_dialect import from_json, to_json
-from teir_dialect.builders import einsum_config
-from teir_dialect.host import PINNED_HOSTS, Host, pinned
+from teir_dialect.builders import einsum_config, with_unit_role
+from teir_dialect.host import PINNED_HOSTS, Host, pinned, pinned_host
 from teir_dialect.interpreter import run_reference
 from teir_passes import apply_schedule
 from teir_passes.auto_schedule import fork_pays
@@ -80,8 +81,37 @@ def test_a_tiny_loop_inside_sequential_loops_stays_sequential() -> None:
 
 def test_the_batch_loop_around_large_gemms_runs_in_parallel() -> None:
     """b runs in parallel (outermost); its two iterations are too few for 4 per
-    thread, so the GEMM's columns are cut inside it, joining the parallel loop."""
-    assert _parallel_loops(einsum_config("bij,bjk->bik", (2, 8, 8), (2, 8, 10**6))) == ["b", "k"]
+    thread, so the GEMM's columns are cut inside it, joining the parallel loop.
+    With B ten times larger, 64 MB read from memory at every call (`streamed_in`),
+    one block per thread is enough: b alone."""
+    assert _parallel_loops(einsum_config("bij,bjk->bik", (2, 8, 8), (2, 8, 10**5))) == ["b", "k"]
+    assert _parallel_loops(einsum_config("bij,bjk->bik", (2, 8, 8), (2, 8, 10**6))) == ["b"]
+
+
+@pytest.mark.parametrize("subscripts, shapes, parallel, block", [
+    ("ij,jz->iz", ((2048, 2048), (2048, 1)), ["i"], None),
+    ("ji,jz->iz", ((2048, 2048), (2048, 1)), ["i"], 1024),
+    ("ij,jz->iz", ((1024, 1024), (1024, 1)), [], None),
+])
+def test_a_gemv_from_memory_runs_one_block_per_thread(
+        subscripts: str, shapes: tuple, parallel: list[str], block: int | None) -> None:
+    """A GEMV whose 16 MB matrix comes from memory at every call: a multiply-add per
+    element loaded, far below the FMA rate, so its time is the matrix's bytes
+    (`fork_pays`' from_memory) and two threads pay on a guest, where its flops
+    alone did not (it ran at one). Its rows are cut into one block per thread, not four: a
+    column-streaming GEMV (`ji,j->i`) read its rows in 1 KiB pieces, 2x slower
+    at one thread. A 4 MB matrix stays in the caches and on one thread. (The
+    GEMV as `einsum` gives it: the vector's extent-1 index z in the N role.)"""
+    record = with_unit_role(einsum_config(subscripts, *shapes), "z", "N")
+    module = from_json(record)
+    with pinned(replace(pinned_host("avx2"), virtualized=True)):  # a guest's fork
+        apply_schedule(module, [{"op": "teir-auto-schedule", "threads": 2}])
+    scheduled = to_json(module)
+    assert [n["axis"] for n in scheduled["schedule"]["iterations"]
+            if n["policy"] == "parallel"] == parallel
+    if block is not None:
+        (row,) = [a for a in scheduled["axes"] if a["id"] == "i_in"]
+        assert row["extent"] == block
 
 
 def test_no_parallel_loop_under_a_sequential_one_under_a_parallel_one() -> None:
