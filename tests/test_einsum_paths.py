@@ -752,6 +752,32 @@ def test_a_stepped_k_is_read_as_contiguous_vectors(
     assert step <= gemm_plan.STEPPED_MAX or not used
 
 
+@pytest.mark.parametrize("columns, depth, name, machine", pairwise(
+    columns=[2, 3, 5, 6], depth=[16, 203, 256], name=["FP32", "FP64", "BF16", "FP16"],
+    machine=["avx512", "avx2"]))
+def test_a_gemm_of_few_columns_reads_them_stepped(
+        fresh_plans: list[Any], machine: str, name: str, depth: int, columns: int) -> None:
+    """`ij,jk->ik` with k = 2 to 5 on C-contiguous arrays: B's k steps lie `columns`
+    elements apart, and the dot kernel reads them as contiguous vectors regrouped
+    (TABLE_STEPPED_MAX; before, the outer kernel's two-lane vectors along k ran
+    1.6-12x slower), which the cost model takes for long sums on 64-byte vectors;
+    never past B's last element (a guard page follows it); bit-identical at 1 and
+    2 threads and within the type's rounding of numpy. Six columns are never read
+    stepped (the outer kernel)."""
+    from teir_lowering.codegen import gemm_plan
+
+    dtype = DTYPES[name]
+    a = RNG.uniform(-1, 1, (29, depth)).astype(dtype)
+    b = _guarded(depth, columns, dtype, 1)
+    with pinned(machine):
+        _check("ij,jk->ik", [a, b], name)
+    kernels = {plan.kernel for plan in fresh_plans}
+    if columns > gemm_plan.TABLE_STEPPED_MAX:
+        assert "dot" not in kernels, kernels
+    elif depth > 200 and machine == "avx512":
+        assert "dot" in kernels, kernels
+
+
 @pytest.mark.parametrize("machine", ["avx512", "avx2"])
 @pytest.mark.parametrize("name", ["FP32", "FP64", "BF16", "FP16"])
 def test_gemv_views_without_a_unit_k_stride(fresh_plans: list[Any], machine: str,

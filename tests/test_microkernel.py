@@ -436,10 +436,13 @@ def test_x_whose_k_steps_are_more_streams_than_prefetchers_follow_is_packed(
 
 
 def test_scalar_code_only_without_a_vector_dimension() -> None:
-    """m = n = 1 with A and B strided along k: no vector kernel can win."""
-    plan = plan_gemm(GemmShape(1, 1, 40, 3, 40, 2, 1, 0, 0, "NNN"), 4)
+    """m = n = 1 with A's k steps 7 elements apart (past TABLE_STEPPED_MAX: no
+    stepped loads) and C strided: no vector kernel can win. (Three apart, the dot
+    kernel reads A stepped against B's contiguous column.)"""
+    plan = plan_gemm(GemmShape(1, 1, 40, 7, 40, 2, 1, 0, 0, "NNN"), 4)
     assert plan.lanes == 1
-    record = layout_record("NNN", 1, 1, 40, pads=(2, 0, 1), zero=True, relu=True)
+    assert plan_gemm(GemmShape(1, 1, 40, 3, 40, 2, 1, 0, 0, "NNN"), 4).kernel == "dot"
+    record = layout_record("NNN", 1, 1, 40, pads=(6, 0, 1), zero=True, relu=True)
     kernel = compile_kernel(record, keep_ir=True)
     assert "vector.fma" not in kernel.stages["scf"]
     check_against_reference(record, sentinel_arrays(record, kernel, np.random.default_rng(2)))

@@ -695,6 +695,14 @@ vectors regrouped by shuffles (`emit.load_stepped`, the dot kernel), wider ones
 gathered lane by lane."""
 
 
+TABLE_STEPPED_MAX = 5
+"""The largest k stride of an operand in Table 10.6.1's layout (increment 1) that
+the dot kernel reads stepped beside a contiguous one: `ij,jk->ik` with k = 2..5
+(B's k steps k elements apart) ran 1.6-12x faster in the dot kernel than in the
+outer one on the Zen 4 host; with k = 6, 2048 x 256, 1.7x slower in FP32 and
+FP64 (README, Benchmarks)."""
+
+
 def stepped(stride: int) -> bool:
     """Whether the dot kernel reads vectors along k at `stride` by `load_stepped`."""
     return 2 <= stride <= STEPPED_MAX
@@ -811,12 +819,14 @@ def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
     plans = _outer_plans(s, "m", width, zero_first, machine, stored, converts, from_memory)
     plans += _outer_plans(s, "n", width, zero_first, machine, stored, converts, from_memory)
     a_k, b_k = s.a_strides[1], s.b_strides[0]
-    if s.k >= MIN_LANES and (a_k == b_k == 1 or (s.incb, s.inca) != (1, 1) and (
-            1 in (a_k, b_k) or (a_k, b_k) != (0, 0) and all(
-                stride in (0, 1) or stepped(stride) for stride in (a_k, b_k)))):
-        # the dot kernel: A rows and B columns contiguous along k, or one of them
-        # with general strides (gathered or broadcast along k), or neither
-        # contiguous but each stepped or broadcast (`load_stepped`)
+    near = all(stride in (0, 1) or stepped(stride) for stride in (a_k, b_k))
+    if s.k >= MIN_LANES and (a_k == b_k == 1 or 1 in (a_k, b_k) and near and max(
+            a_k, b_k) <= TABLE_STEPPED_MAX or (s.incb, s.inca) != (1, 1) and (
+                1 in (a_k, b_k) or (a_k, b_k) != (0, 0) and near)):
+        # the dot kernel: A rows and B columns contiguous along k; or one of them,
+        # the other stepped (`load_stepped`: `ij,jk->ik` with k = 2, B's k steps two
+        # floats apart) or broadcast; with general strides, one contiguous and the
+        # other gathered, or neither contiguous but each stepped or broadcast
         plans.append(_dot_plan(s, width, machine))
     # Scalar code, register-blocked: scalars along the shorter free dimension, so
     # that NR columns share each loaded element of the other operand.
