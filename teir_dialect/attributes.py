@@ -177,6 +177,7 @@ KERNEL_PARAMS: dict[str, tuple[str, ...]] = {
     KernelKind.BRGEMM: ("m", "n", "k", "lda", "ldb", "ldc", "br_size", "br_stride_a",
                         "br_stride_b", *INCREMENTS),
     KernelKind.SEGMENTED: ("m", "n", "k", "lda", "ldc", "incc"),
+    KernelKind.PERIODIC: ("m", "n", "k", "lda", "ldb"),
 }
 """The integer parameters (Table 10.6.2, in elements) each kind carries."""
 
@@ -202,8 +203,9 @@ class KernelAttr(ParametrizedAttribute):
     `inca`, `incb`, `incc` (TEIR's general strides, `INCREMENTS`) follow the
     others when not 1 (`..., ldc = 8, inca = 2, trans = "NNN"`) and are 1 when
     omitted. `#teir.kernel<segmented m = 1, n = 6, k = 118, lda = 0, ldc = 0,
-    incc = 176>` has no `trans` (`teir_dialect.gemm`: the segmented dot). Parameters
-    a kind does not carry are stored as 0 (and trans as "").
+    incc = 176>` and `#teir.kernel<periodic m = 121, n = 7, k = 71, lda = 847,
+    ldb = 7>` have no `trans` (`teir_dialect.gemm`). Parameters a kind does not
+    carry are stored as 0 (and trans as "").
     """
 
     name = "teir.kernel"

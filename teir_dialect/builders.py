@@ -641,28 +641,45 @@ def segmented_rows(record: JsonDict, batch: str, reduced: str, row: str) -> Json
     record has one, a ReLU of the row: where A's (j, b) runs and x are contiguous
     (b at unit stride, j at |b| elements) teir-match-gemm makes that Contraction
     a segmented dot (`teir_dialect.gemm`)."""
+    return _batched_gemv(record, batch, reduced, row, "segmented_rows", loop=True)
+
+
+def periodic_product(record: JsonDict, batch: str, reduced: str, row: str) -> JsonDict:
+    """`record` (a batched GEMV from `einsum_config`, as for `segmented_rows`) as one
+    Zero, Contraction {M = [row], N = [batch], K = [reduced]} and (when the record
+    has one) ReLU of the whole out: where A's and out's (i, b) runs are contiguous
+    (b at unit stride, i at |b| elements) and x's b too, teir-match-gemm makes
+    that Contraction a periodic product (`teir_dialect.gemm`)."""
+    return _batched_gemv(record, batch, reduced, row, "periodic_product", loop=False)
+
+
+def _batched_gemv(record: JsonDict, batch: str, reduced: str, row: str, who: str,
+                  loop: bool) -> JsonDict:
+    """The primitives and schedule of `segmented_rows` (`loop`: a loop over the rows)
+    or `periodic_product` (the rows in the primitives)."""
     kinds = {p["operation"]: p for p in record["primitives"]}
     axes = {a["id"] for a in record["axes"]}
     if not {"Zero", "Contraction"} <= set(kinds) <= {"Zero", "Contraction", "ReLU"} or (
             axes != {batch, reduced, row}):
         raise TeirError(
-            f"segmented_rows: needs a Zero and a Contraction over axes {batch}, {reduced} "
+            f"{who}: needs a Zero and a Contraction over axes {batch}, {reduced} "
             f"and {row}, got {sorted(kinds)} over {sorted(axes)}")
-    roles = {"Zero": {"M": [batch], "N": []},
-             "Contraction": {"M": [], "N": [batch], "K": [reduced]},
-             "ReLU": {"M": [batch], "N": []}}
+    rows = [] if loop else [row]
+    roles = {"Zero": {"M": [*rows, batch][:1], "N": [batch] if rows else []},
+             "Contraction": {"M": rows, "N": [batch], "K": [reduced]},
+             "ReLU": {"M": [*rows, batch][:1], "N": [batch] if rows else []}}
     steps = [kind for kind in ("Zero", "Contraction", "ReLU") if kind in kinds]
     names = {kind: f"{kind.lower()}_{batch}" for kind in steps}
+    invocations = [{"id": kind.lower(), "primitive": names[kind], "guard": None}
+                   for kind in steps]
+    iterations = [{"id": f"row_{row}", "axis": row, "policy": "sequential",
+                   "children": [kind.lower() for kind in steps], "guard": None}]
     return {**record,
             "primitives": [{"id": names[kind], "operation": kind, "axes": roles[kind],
                             "metadata": kinds[kind]["metadata"]} for kind in steps],
-            "schedule": {
-                "roots": [f"row_{row}"],
-                "iterations": [{"id": f"row_{row}", "axis": row, "policy": "sequential",
-                                "children": [kind.lower() for kind in steps],
-                                "guard": None}],
-                "invocations": [{"id": kind.lower(), "primitive": names[kind], "guard": None}
-                                for kind in steps]}}
+            "schedule": {"roots": [f"row_{row}"] if loop else [i["id"] for i in invocations],
+                         "iterations": iterations if loop else [],
+                         "invocations": invocations}}
 
 
 __all__ = [
@@ -672,6 +689,7 @@ __all__ = [
     "build_record",
     "data_type_of",
     "einsum_config",
+    "periodic_product",
     "scalar_nest",
     "segmented_rows",
     "with_unit_role",

@@ -29,6 +29,12 @@ strides are the TEIR byte strides, parameters are in elements):
   in0, where a GEMM needs b copies of the vector or in0 copied. Parameters: m,
   n = |b|, k, lda = i's stride on in0, ldc = i's stride on out (both 0 without
   M), incc = b's stride on out.
+- **periodic** (TEIR's extension, the same GEMV from a [j][i][b] array: the row
+  index i next to b): |M| = |N| = |K| = 1, N = [b] at unit stride on all three
+  tensors, M = [i] at |b| elements on in0 and out and 0 on in1, K = [j] at
+  stride 0 on out. Each (i, b) run of in0 is multiplied by the vector's b
+  elements repeated along it and summed over j into out's run, in j's order.
+  Parameters: m, n = |b|, k, lda and ldb = j's strides on in0 and in1.
 - **general**: everything else: other cardinalities, negative strides, a C
   whose elements the role axes do not keep apart, role axes addressing the
   operand they do not belong to.
@@ -211,7 +217,7 @@ def match_contraction(prim: Contraction) -> KernelMatch:
     ms, ns, ks = (prim.role_axes(role) for role in (Role.M, Role.N, Role.K))
     if not ms and not ns and not ks:
         return SCALAR
-    if (segmented := match_segmented(prim)) is not None:
+    if (segmented := match_segmented(prim) or match_periodic(prim)) is not None:
         return segmented
     if len(ms) != 1 or len(ns) != 1 or len(ks) not in (1, 2):
         return GENERAL
@@ -260,3 +266,20 @@ def match_segmented(prim: Contraction) -> KernelMatch | None:
     return KernelMatch(KernelKind.SEGMENTED, "", {
         "m": ms[0].size if ms else 1, "n": b.size, "k": j.size, "lda": m_stride // width,
         "ldc": m_out // width, "incc": b.stride_on("out") // width})
+
+
+def match_periodic(prim: Contraction) -> KernelMatch | None:
+    """The periodic product's match (see the module doc), or None."""
+    ms, ns, ks = (prim.role_axes(role) for role in (Role.M, Role.N, Role.K))
+    if len(ms) != 1 or len(ns) != 1 or len(ks) != 1:
+        return None
+    width = prim.element_width
+    (i,), (b,), (j,) = ms, ns, ks
+    if (b.size < 2 or any(b.stride_on(t) != width for t in ("in0", "in1", "out"))
+            or any(i.stride_on(t) != b.size * width for t in ("in0", "out"))
+            or i.stride_on("in1") or j.stride_on("out")
+            or any(j.stride_on(t) < 0 or j.stride_on(t) % width for t in ("in0", "in1"))):
+        return None
+    return KernelMatch(KernelKind.PERIODIC, "", {
+        "m": i.size, "n": b.size, "k": j.size, "lda": j.stride_on("in0") // width,
+        "ldb": j.stride_on("in1") // width})

@@ -70,6 +70,7 @@ class KernelKind(StrEnum):
     GEMM = "gemm"
     BRGEMM = "brgemm"
     SEGMENTED = "segmented"
+    PERIODIC = "periodic"
     GENERAL = "general"
 
     @property

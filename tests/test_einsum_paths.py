@@ -565,16 +565,13 @@ def test_with_unit_role_names_what_it_refuses() -> None:
 @pytest.mark.parametrize("memory", ["ijb", "jib"])
 def test_a_gemv_whose_batch_is_innermost_runs_on_it(name: str, memory: str) -> None:
     """A from an [i][j][b] or [j][i][b] array (b = 5, its unit stride): the GEMV
-    runs on A as it lies, not on a copy. From [i][j][b] the segmented dot, with
-    the vector as it lies when that is [j][b] (the kernel alone) and copied so
-    when broadcast; from [j][i][b], c = b renamed so that (i, c) is one
-    contiguous dimension, and the product's diagonal taken (`_diagonal_plan`).
-    Either operand order, either output order, with ReLU, at 1 and 2 threads,
-    within the type's rounding of numpy; a vector changed in place between calls
-    is read afresh. Where out and the vector have b innermost too (`bj,bij->ib`
-    here) and A is [j][i][b], FP32 and FP64 run the element-wise nest on all three
-    as they lie (16-bit sums are rounded once, in a Contraction). A batch of 9
-    from [j][i][b] (past DIAGONAL_MAX) is copied first."""
+    runs on A as it lies, not on a copy: the segmented dot or the periodic
+    product (`_segmented_plan`), with the vector as it lies when that is [j][b]
+    (and, from [j][i][b], out as it lies when that is [i][b]: the kernel alone),
+    else through scratch arrays so laid. Either operand order, either output
+    order, with ReLU, at 1 and 2 threads, within the type's rounding of numpy; a
+    vector changed in place between calls is read afresh. A batch of 17 (past
+    SEGMENT_MAX) from [j][i][b] is copied first."""
     dtype = DTYPES[name]
     extents = {"b": 5, "i": 23, "j": 19}
     a = RNG.uniform(-1, 1, [extents[i] for i in memory]).astype(dtype).transpose(
@@ -585,11 +582,9 @@ def test_a_gemv_whose_batch_is_innermost_runs_on_it(name: str, memory: str) -> N
                                  ("bij,bj->bi", [a, broadcast])):
         shape = (5, 23) if subscripts.endswith("bi") else (23, 5)
         plan = _plan(subscripts, operands, np.empty(shape, dtype), False, name, 1, False)
-        if memory == "ijb":
-            expected = "_segmented_plan" if operands[1] is broadcast else "_direct"
-        else:  # FP32 and FP64 with b innermost in all three: the element-wise nest
-            expected = ("_direct" if subscripts.endswith("ib") and name in ("FP32", "FP64")
-                        else "_diagonal_plan")
+        direct = operands[1] is not broadcast and (
+            memory == "ijb" or subscripts.endswith("ib"))
+        expected = "_direct" if direct else "_segmented_plan"
         assert plan.__qualname__.startswith(expected), plan.__qualname__
         _check(subscripts, operands, name)
     relu = einsum("bij,bj->bi", a, v, relu=True, dtype="BF16" if name == "BF16" else None)
@@ -598,8 +593,8 @@ def test_a_gemv_whose_batch_is_innermost_runs_on_it(name: str, memory: str) -> N
     v[...] = RNG.uniform(-1, 1, v.shape).astype(dtype)  # the same address, new values
     _check("bij,bj->bi", [a, v], name)
     if name == "FP32":
-        wide = RNG.uniform(-1, 1, (19, 23, 9)).astype(dtype).transpose(2, 1, 0)
-        plan = _plan("bij,bj->bi", [wide, v[:1].repeat(9, 0)], np.empty((9, 23), dtype),
+        wide = RNG.uniform(-1, 1, (19, 23, 17)).astype(dtype).transpose(2, 1, 0)
+        plan = _plan("bij,bj->bi", [wide, v[:1].repeat(17, 0)], np.empty((17, 23), dtype),
                      False, name, 1, False)
         assert plan.__qualname__.startswith("_copied_plan"), plan.__qualname__
 
@@ -610,9 +605,9 @@ def test_a_batch_innermost_product_that_is_no_gemv_keeps_its_indices(subscripts:
     """Three-index A whose unit stride is a short index both operands carry, times
     a two-index operand, where the other two indices of A are not one row of out
     and one summed index (a product with broadcast, or two sums): not the batched
-    GEMV of `_diagonal_plan` (which took `abd,ad->abd` for one, its `b` a row and
-    `a` a sum, and returned wrong values or none of out's shape; found by
-    test_einsum_tree's hypothesis search)."""
+    GEMV of `_segmented_plan` (the diagonal plan before it took `abd,ad->abd` for
+    one, its `b` a row and `a` a sum, and returned wrong values or none of out's
+    shape; found by test_einsum_tree's hypothesis search)."""
     extents = {"a": 3, "b": 4, "d": 2}
     terms, output = subscripts.split("->")
     operands = [RNG.uniform(-1, 1, [extents[i] for i in t]).astype(np.float32)
@@ -620,7 +615,7 @@ def test_a_batch_innermost_product_that_is_no_gemv_keeps_its_indices(subscripts:
     big = max(range(2), key=lambda n: operands[n].size)
     out = np.empty([extents[i] for i in output], np.float32)
     plan = _plan(subscripts, operands, out, False, "FP32", 1, False)
-    assert not plan.__qualname__.startswith("_diagonal_plan"), plan.__qualname__
+    assert not plan.__qualname__.startswith("_segmented_plan"), plan.__qualname__
     assert terms.split(",")[big][-1] in terms.split(",")[1 - big]  # the short unit stride
     _check(subscripts, operands, "FP32")
 

@@ -1,7 +1,8 @@
-"""The segmented dot (`#teir.kernel<segmented>`, teir_lowering.codegen.segmented): a
-batched GEMV whose matrix is laid out [i][j][b], b its unit stride, in one pass
-over the matrix. Differential against numpy in every data type, the IR it
-lowers to, and the records it refuses."""
+"""The segmented dot and the periodic product (`#teir.kernel<segmented>`,
+`#teir.kernel<periodic>`, teir_lowering.codegen.segmented): a batched GEMV whose
+matrix is laid out [i][j][b] or [j][i][b], b its unit stride, in one pass over
+the matrix. Differential against numpy in every data type, the IR they lower
+to, and the records they refuse."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 from conftest import examples
 from teir_dialect import TeirError, einsum_config
-from teir_dialect.builders import segmented_rows
+from teir_dialect.builders import periodic_product, segmented_rows
 from teir_dialect.host import host as machine
 from teir_dialect.host import pinned
 from teir_dialect.interpreter import run_reference
@@ -27,8 +28,10 @@ MANTISSA = {"FP16": 10, "BF16": 7, "FP32": 23, "FP64": 52}
 
 
 def _matrix(rng: np.random.Generator, n: int, rows: int, depth: int,
-            dtype: type) -> np.ndarray:
-    """A (b, i, j) view of an [i][j][b] array."""
+            dtype: type, memory: str = "ijb") -> np.ndarray:
+    """A (b, i, j) view of an [i][j][b] or a [j][i][b] array."""
+    if memory == "jib":
+        return rng.uniform(-1, 1, (depth, rows, n)).astype(dtype).transpose(2, 1, 0)
     return rng.uniform(-1, 1, (rows, depth, n)).astype(dtype).transpose(2, 0, 1)
 
 
@@ -70,18 +73,20 @@ def _checked(subscripts: str, operands: list[np.ndarray], name: str, relu: bool,
 @given(n=st.integers(2, SEGMENT_MAX), rows=st.integers(1, 40), depth=st.integers(1, 70),
        name=st.sampled_from(list(DTYPES)), layout=st.sampled_from(["jb", "bj", "broadcast"]),
        swapped=st.booleans(), out_order=st.sampled_from(["bi", "ib"]), relu=st.booleans(),
-       seed=st.integers(0, 2**16))
-def test_the_segmented_dot_computes_numpys_gemv(
+       memory=st.sampled_from(["ijb", "jib"]), seed=st.integers(0, 2**16))
+def test_the_segmented_kernels_compute_numpys_gemv(
         n: int, rows: int, depth: int, name: str, layout: str, swapped: bool,
-        out_order: str, relu: bool, seed: int) -> None:
+        out_order: str, relu: bool, memory: str, seed: int) -> None:
     """Any batch up to SEGMENT_MAX (periods of one to fifteen vectors, runs shorter
     than a vector, a part vector at the end), any depth and row count, every data
-    type, the vector in any layout, either operand order, either output layout,
-    with ReLU: `einsum` takes the segmented dot (given two rows and two steps of
-    j at least) and gets numpy's result."""
+    type, the matrix [i][j][b] or [j][i][b], the vector in any layout, either
+    operand order, either output layout, with ReLU: `einsum` takes the segmented
+    dot or the periodic product (given two rows and two steps of j at least) and
+    gets numpy's result."""
     rng = np.random.default_rng(seed)
     dtype = DTYPES[name]
-    a, x = _matrix(rng, n, rows, depth, dtype), _vector(rng, n, depth, dtype, layout)
+    a = _matrix(rng, n, rows, depth, dtype, memory)
+    x = _vector(rng, n, depth, dtype, layout)
     subscripts, operands = (("bj,bij->" + out_order, [x, a]) if swapped
                             else ("bij,bj->" + out_order, [a, x]))
     shape = (n, rows) if out_order == "bi" else (rows, n)
@@ -89,8 +94,9 @@ def test_the_segmented_dot_computes_numpys_gemv(
     plan = _plan(subscripts, operands, out, relu, "BF16" if name == "BF16" else None,
                  1, False)
     if min(rows, depth) > 1:  # (an extent of 1 may take a plan for fewer indices)
+        alone = layout == "jb" and (memory == "ijb" or out_order == "ib")
         assert plan.__qualname__.startswith(
-            "_direct" if layout == "jb" else "_segmented_plan"), plan.__qualname__
+            "_direct" if alone else "_segmented_plan"), plan.__qualname__
     _checked(subscripts, operands, name, relu, out)
     _checked(subscripts, operands, name, relu, np.zeros(shape[::-1], dtype).T)
 
@@ -136,3 +142,32 @@ def test_segmented_rows_names_what_it_needs() -> None:
     with pytest.raises(TeirError, match="segmented_rows: needs a Zero and a Contraction "
                                         "over axes b, k and i"):
         segmented_rows(record, "b", "k", "i")
+
+
+@pytest.mark.parametrize("host", ["avx2", "avx512"])
+@pytest.mark.parametrize("name", ["FP64", "FP16"])
+def test_a_periodic_record_sums_in_js_order(host: str, name: str) -> None:
+    """`periodic_product` of an einsum record from a [j][i][b] matrix (b = 7: periods
+    of seven vectors against 8 or 16 lanes, then a part block): teir-match-gemm
+    makes its Contraction a periodic product, which holds blocks of out in
+    registers across the loop over j and shuffles each j's seven vector elements
+    into a period; each element is summed in j's order by fused multiply-adds:
+    the reference interpreter's (separate multiply and add) within their
+    rounding, FP16 within its one rounding of the f32 sum."""
+    rng = np.random.default_rng(9)
+    dtype = DTYPES[name]
+    a, x = _matrix(rng, 7, 19, 23, dtype, "jib"), _vector(rng, 7, 23, dtype, "jb")
+    out = np.zeros((19, 7), dtype)
+    record = periodic_product(einsum_config("bij,bj->ib", a, x, out=out), "b", "j", "i")
+    with pinned(host):
+        kernel = compile_kernel(record, threads=1, keep_ir=True)
+        kernel.call_planned((a, x, out), 1)
+    assert "#teir.kernel<periodic m = 19, n = 7, k = 23, lda = 133, ldb = 7>" \
+        in str(kernel.stages["optimized"])
+    scf = str(kernel.stages["scf"])
+    assert "vector.fma" in scf and "vector.shuffle" in scf
+    reference = np.zeros_like(out)
+    run_reference(record, [a.transpose(2, 1, 0), x.T, reference])  # their memory
+    scale = np.einsum("bij,bj->ib", np.abs(a.astype(np.float64)), np.abs(x.astype(np.float64)))
+    bound = scale * (2.0 ** -MANTISSA[name] + 23 * 2.0 ** -52)
+    assert (np.abs(out.astype(np.float64) - reference.astype(np.float64)) <= bound).all()

@@ -76,7 +76,7 @@ from teir_lowering.codegen.emit import (
 )
 from teir_lowering.codegen.gemm_emitter import GemmEmitter
 from teir_lowering.codegen.gemm_plan import GemmShape
-from teir_lowering.codegen.segmented import emit_segmented
+from teir_lowering.codegen.segmented import emit_periodic, emit_segmented
 from teir_lowering.codegen.storage import (
     STORED_DATA_TYPES,
     element_count,
@@ -87,6 +87,10 @@ from teir_passes.mark_streamed_out import streamed_in
 
 MAX_PERIOD = 4
 """The longest sequence of sibling subtrees whose repeats become one loop."""
+
+LANE_KERNELS = {KernelKind.SEGMENTED: emit_segmented, KernelKind.PERIODIC: emit_periodic}
+"""The batched GEMVs whose batch is the matrix's unit stride (`teir_lowering.codegen.
+segmented`), by kernel kind."""
 
 
 class _Emitter:
@@ -379,11 +383,11 @@ class _Emitter:
                 return
             kernel = prim.attributes.get(KERNEL_ATTR)
             if (self.microkernels and isinstance(kernel, KernelAttr)
-                    and kernel.kind_name == KernelKind.SEGMENTED):
-                emit_segmented(builder, kernel, *(self.tensors[t] for t in ("in0", "in1", "out")),
-                               *(add(builder, tile.address(builder, t),
-                                     self.offsets(t, prim.all_role_axes))
-                                 for t in ("in0", "in1", "out")), data_type.rounds_inputs)
+                    and kernel.kind_name in LANE_KERNELS):
+                LANE_KERNELS[kernel.kind_name](
+                    builder, kernel, *(self.tensors[t] for t in ("in0", "in1", "out")),
+                    *(add(builder, tile.address(builder, t), self.offsets(t, prim.all_role_axes))
+                      for t in ("in0", "in1", "out")), data_type.rounds_inputs)
                 return
         elif self.microkernels and emit_tile_primitive(builder, prim, element, tile, loops):
             return

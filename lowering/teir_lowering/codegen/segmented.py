@@ -1,6 +1,7 @@
-"""The segmented dot: the kernel of a `#teir.kernel<segmented ...>` Contraction
-(`teir_dialect.gemm`), a batched GEMV whose batch b is the unit stride of the
-matrix (`bij,bj->bi` from an [i][j][b] array).
+"""The segmented dot and the periodic product: the kernels of `#teir.kernel<segmented
+...>` and `#teir.kernel<periodic ...>` Contractions (`teir_dialect.gemm`), a
+batched GEMV whose batch b is the unit stride of the matrix (`bij,bj->bi` from
+an [i][j][b] array, or from [j][i][b]).
 
 Per row i, in0's (j, b) run and in1 (the vector, laid out [j][b] alike) are
 multiplied lane by lane and summed into accumulators, so that each lane only
@@ -14,6 +15,12 @@ b times (b-fold multiply-adds) or copy in0 into [b][i][j] first.
 Each sum runs in lanes, then across them in a fixed order: the same bits at
 any thread count (rows are the schedule's to share out), not the order of a
 loop over j.
+
+The periodic product takes the matrix's (i, b) runs instead: for a block of
+out's run held in registers, each j adds A[j]'s block times the vector's n
+elements of that j repeated along the block (the lanes of a period shuffled out
+of one n-lane load), so each element is summed over j in j's order, as the
+record's own loop nest would.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from teir_lowering.codegen.emit import (
     fma,
     for_loop,
     index,
+    lanes_slice,
     load,
     store,
 )
@@ -122,3 +130,60 @@ def _segment_sums(builder: Builder, total: list[SSAValue], n: int, lanes: int) -
         sums = piece if sums is None else builder.insert(arith.AddfOp(sums, piece)).result
     assert sums is not None
     return sums
+
+
+def emit_periodic(builder: Builder, kernel: KernelAttr, in0: SSAValue, in1: SSAValue,
+                  out: SSAValue, a0: SSAValue, x0: SSAValue, c0: SSAValue,
+                  tf32: bool) -> None:
+    """out[i][b] += sum over j of in0[j][i][b] in1[j][b] (see the module doc), out's
+    run of m x n elements contiguous, in blocks of whole periods."""
+    m, n, k = (kernel.get(p) for p in ("m", "n", "k"))
+    lda, ldb = kernel.get("lda"), kernel.get("ldb")
+    accumulator = arithmetic_type(element_of(in0))
+    machine = host()
+    lanes = machine.lanes(accumulator.bitwidth // 8)  # pyright: ignore
+    run = m * n
+    while lanes > 2 and lanes > run:
+        lanes //= 2
+    period = lcm(n, lanes)
+    vectors = period // lanes
+    # accumulators in registers, beside a period of the vector's pattern
+    held = max(1, (machine.vector_registers // 2) // vectors) * vectors
+    typ = VectorType(accumulator, [lanes])
+
+    def block(inner: Builder, start: SSAValue | int, count: int, valid: int | None) -> None:
+        """`count` vectors of out's run from element `start` (a multiple of the
+        period), the last one `valid` lanes when given."""
+        a_start = add(inner, a0, start)
+        c_start = add(inner, c0, start)
+
+        def step(body: Builder, j: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
+            x = load(body, in1, add(body, x0, j, ldb), n, widened=True, tf32=tf32)
+            pattern = [body.insert(vector.ShuffleOp(
+                x, x, DenseArrayBase.from_list(i64, [(v * lanes + lane) % n
+                                                     for lane in range(lanes)]),
+                result_type=typ)).result for v in range(min(vectors, count))]
+            a_row = add(body, a_start, j, lda)
+            return [fma(body, load(body, in0, add(body, a_row, r * lanes), lanes,
+                                   valid=valid if r == count - 1 else None,
+                                   widened=True, tf32=tf32),
+                        pattern[r % vectors], acc) for r, acc in enumerate(accs)]
+
+        accs = for_loop(inner, 0, k, 1, step, [constant(inner, typ)] * count)
+        for r, acc in enumerate(accs):
+            width = valid if (valid is not None and r == count - 1) else lanes
+            at = add(inner, c_start, r * lanes)
+            part = inner.insert(vector.ExtractOp(acc, [0], accumulator)).result if (
+                width == 1) else lanes_slice(inner, acc, 0, width)
+            total = inner.insert(arith.AddfOp(load(inner, out, at, width, widened=True),
+                                              part)).result
+            store(inner, total, out, at)
+
+    step_elements = held * lanes
+    whole = run // step_elements * step_elements
+    for_loop(builder, 0, whole, step_elements,
+             lambda inner, start, _: block(inner, start, held, None))
+    rest = run - whole
+    if rest:
+        count, part = -(-rest // lanes), rest % lanes
+        block(builder, whole, count, part or None)

@@ -31,7 +31,12 @@ from xdsl.dialects.builtin import ModuleOp
 from teir_dialect import einsum_config
 from teir_dialect.arrays import plain_array, result_array
 from teir_dialect.attributes import INCREMENTS
-from teir_dialect.builders import segmented_rows, with_unit_role, zeroed_nest
+from teir_dialect.builders import (
+    periodic_product,
+    segmented_rows,
+    with_unit_role,
+    zeroed_nest,
+)
 from teir_dialect.context import teir_context
 from teir_dialect.dialect import ConfigOp, KernelAttr
 from teir_dialect.host import host
@@ -150,18 +155,16 @@ def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu
         return spread
     record = _config(subscripts, *operands, out=out, dtype=dtype, relu=relu)
     if len(operands) == 2 and _short_unit_axis(subscripts, operands):
-        # A's unit stride on the batch: from [i][j][b] the segmented dot, else with b
-        # unit on x and out too (`ijb,jb->ib`, b past SEGMENT_MAX) the element-wise
-        # nest; each reads A once, as the contiguous twin does, without the diagonal
-        # plan's b-fold multiply-adds or a copy (README, Benchmarks)
+        # A's unit stride on the batch: a batched GEMV from [i][j][b] or [j][i][b] gets
+        # the segmented dot or the periodic product, else with b unit on x and out too
+        # (`ijb,jb->ib`, b past SEGMENT_MAX) the element-wise nest; each reads A once,
+        # as the contiguous twin does, without b-fold multiply-adds or a copy
+        # (README, Benchmarks)
         if (segmented := _segmented_plan(subscripts, operands, out, relu, dtype, threads,
                                           tune)) is not None:
             return segmented
         if (nest := _element_wise_nest(record, subscripts, operands, out, relu)) is not None:
             return _direct(nest, threads, tune, subscripts)
-        diagonal = _diagonal_plan(subscripts, operands, out, relu, dtype)
-        if diagonal is not None:
-            return diagonal
         copied = (_transposed_plan(subscripts, operands, out, relu, dtype)
                   or _copied_plan(subscripts, operands, out, relu, dtype))
         if copied is not None:
@@ -276,18 +279,20 @@ def _element_wise_nest(record: dict, subscripts: str, operands: Sequence[np.ndar
 
 
 SEGMENT_MAX = 16
-"""The largest batch `_segmented_plan` takes: its kernel holds lcm(b, lanes) / lanes
-accumulators per row (15 for b = 15), which must fit the registers."""
+"""The largest batch `_segmented_plan` takes: its kernels hold lcm(b, lanes) / lanes
+vectors of a period (15 for b = 15), which must fit the registers."""
 
 
 def _segmented_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
                     relu: bool, dtype: str | None, threads: int | None,
                     tune: bool) -> Plan | None:
-    """A batched GEMV whose matrix A is laid out [i][j][b], b its unit stride
-    (`bij,bj->bi`, any index order): the segmented dot kernel (`#teir.kernel<segmented>`,
-    teir_lowering.codegen.segmented) per row i of out, one pass over A at a
-    multiply-add per element. The vector is copied into a [j][b] scratch array
-    first unless it lies so (it is A's size over i); out may have any layout. None
+    """A batched GEMV whose matrix A has the batch b as its unit stride
+    (`bij,bj->bi`, any index order), run in one pass over A
+    (teir_lowering.codegen.segmented): laid out [i][j][b], the segmented dot per
+    row i of out (`segmented_rows`; out in any layout); laid out [j][i][b], the
+    periodic product (`periodic_product`) into out, or into an [i][b] scratch
+    array copied into out when out lies otherwise. The vector is copied into a
+    [j][b] scratch array first unless it lies so (it is A's size over i). None
     for other forms."""
     terms, output = _parsed(subscripts)
     big = max(range(2), key=lambda n: operands[n].size)
@@ -300,31 +305,52 @@ def _segmented_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.nda
         return None
     (b,), (j,), (i,) = batch, reduced, rows
     n, width = a.shape[a_term.index(b)], a.itemsize
-    if (not 2 <= n <= SEGMENT_MAX or a.strides[a_term.index(b)] != width
-            or a.strides[a_term.index(j)] != n * width):
+    near = [c for c in (j, i) if a.strides[a_term.index(c)] == n * width]
+    if not 2 <= n <= SEGMENT_MAX or a.strides[a_term.index(b)] != width or not near:
         return None
-    copied = (x.strides[x_term.index(b)], x.strides[x_term.index(j)]) != (width, n * width)
-    laid = [j, b]  # the scratch vector's memory order
-    shape = tuple(x.shape[x_term.index(c)] for c in laid)
+    periodic = near[0] == i
 
-    def vector_view(base: np.ndarray) -> np.ndarray:
-        return base.transpose([laid.index(c) for c in x_term])
+    def laid(array: np.ndarray, term: str, order: list[str]) -> bool:
+        """Whether `array` lies as a C-contiguous [order[0]][order[1]] array would."""
+        return (array.strides[term.index(order[1])], array.strides[term.index(order[0])]) == (
+            width, n * width)
 
-    pair = [a, vector_view(np.empty(shape, x.dtype)) if copied else x][::1 - 2 * big]
-    record = segmented_rows(_config(subscripts, *pair, out=out, dtype=dtype, relu=relu),
-                            b, j, i)
+    def scratch_view(base: np.ndarray, term: str, order: list[str]) -> np.ndarray:
+        return base.transpose([order.index(c) for c in term])
+
+    def shape(array: np.ndarray, term: str, order: list[str]) -> tuple[int, ...]:
+        return tuple(array.shape[term.index(c)] for c in order)
+
+    x_order, out_order = [j, b], [i, b]
+    copied = not laid(x, x_term, x_order)
+    through = periodic and not laid(out, output, out_order)
+    pair = [a, scratch_view(np.empty(shape(x, x_term, x_order), x.dtype), x_term, x_order)
+            if copied else x][::1 - 2 * big]
+    target = scratch_view(np.empty(shape(out, output, out_order), out.dtype), output,
+                          out_order) if through else out
+    record = _config(subscripts, *pair, out=target, dtype=dtype, relu=relu)
+    record = (periodic_product if periodic else segmented_rows)(record, b, j, i)
     kernel = _direct(record, threads, tune, subscripts)
-    if not copied:
+    if not copied and not through:
         return kernel
     scratch = _Scratch()
 
-    def segmented(given: Sequence[np.ndarray], target: np.ndarray,
-                  count: int | None) -> None:
-        vector = scratch.arrays.get(0)
-        if vector is None:  # kept as the view the kernel takes
-            vector = scratch.arrays[0] = vector_view(np.empty(shape, x.dtype))
-        np.copyto(vector, given[1 - big])
-        kernel([given[big], vector][::1 - 2 * big], target, count)
+    def segmented(given: Sequence[np.ndarray], out: np.ndarray, count: int | None) -> None:
+        vector, result = given[1 - big], out
+        if copied:
+            vector = scratch.arrays.get(0)
+            if vector is None:  # kept as the view the kernel takes
+                vector = scratch.arrays[0] = scratch_view(
+                    np.empty(shape(x, x_term, x_order), x.dtype), x_term, x_order)
+            np.copyto(vector, given[1 - big])
+        if through:
+            result = scratch.arrays.get(1)
+            if result is None:
+                result = scratch.arrays[1] = scratch_view(
+                    np.empty(shape(out, output, out_order), out.dtype), output, out_order)
+        kernel([given[big], vector][::1 - 2 * big], result, count)
+        if through:
+            np.copyto(out, result)
 
     return segmented
 
@@ -484,10 +510,10 @@ def _short_unit_axis(subscripts: str, operands: Sequence[np.ndarray]) -> bool:
     (`bij,bj->bi` from an [i][j][b] array, `abc,cd->abd` from [a][c][b] with b = 5):
     every vector a microkernel loads from it is then gathered lane by lane, or
     holds a few lanes. A batched GEMV whose batch index is that unit stride runs
-    on the array (`_segmented_plan` from [i][j][b], `_element_wise_nest` when the
-    batch is out's unit stride too, else `_diagonal_plan`); anything else is
-    copied into its own index order first (a narrow transpose), which measured
-    faster (README, Benchmarks: slow paths)."""
+    on the array (`_segmented_plan` from [i][j][b] and [j][i][b] with b up to
+    SEGMENT_MAX, else `_element_wise_nest` when the batch is out's unit stride
+    too); anything else is copied into its own index order first (a narrow
+    transpose), which measured faster (README, Benchmarks: slow paths)."""
     inputs = _parsed(subscripts)[0]
     batch = _groups(subscripts)[0]
     term, array = max(zip(inputs, operands), key=lambda pair: pair[1].size)
@@ -497,90 +523,6 @@ def _short_unit_axis(subscripts: str, operands: Sequence[np.ndarray]) -> bool:
         return False
     index, extent = unit[0]
     return index in batch or extent <= NARROW_MAX < max(array.shape)
-
-
-DIAGONAL_MAX = 8
-"""The largest batch extent `_diagonal_plan` multiplies the work by."""
-
-
-def _diagonal_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
-                   relu: bool, dtype: str | None) -> Plan | None:
-    """A batched GEMV (`bij,bj->bi`, any index order) whose matrix A has its unit
-    stride on the short batch index b, run on A as it lies: b is renamed c in A,
-    so that c and the index next to it in A's memory are one contiguous GEMM
-    dimension, and the products that pair c with another b are computed and
-    dropped (b times the multiply-adds, none of A's elements gathered or copied):
-
-    - A = [i][j][b] (a reduced index next to b): out[b][i] = sum over k = (j, c) of
-      A[i][k] X'[b][k], X' the vector expanded: X'[b][j][c] = x[b][j] where c = b,
-      else 0 (its zeros written once per scratch array, its diagonal per call);
-    - A = [j][i][b] (a row index next to b): T[b][m] = sum_j A[j][m] x[b][j] over
-      m = (i, c), and out[b][i] = T[b][i][b], its diagonal.
-
-    A copy of A into its own index order (`_copied_plan`) costs as much as the
-    GEMV that follows it. None for other forms, or when the product gets no
-    microkernel."""
-    terms, output = _parsed(subscripts)
-    batch, *free, reduced = _groups(subscripts)
-    big = max(range(2), key=lambda n: operands[n].size)
-    a, x = operands[big], operands[1 - big]
-    a_term, x_term = terms[big], terms[1 - big]
-    if a.ndim != 3 or x.ndim != 2 or len(set(a_term)) != 3:
-        return None
-    order = sorted(range(3), key=lambda d: abs(a.strides[d]))
-    b, near, far = (a_term[d] for d in order)
-    extent = a.shape[order[0]]
-    # one of A's other indices summed over (j, hence in x), the other a row of out
-    # that x lacks (i): an out index both operands carry (`abd,ad->abd`) makes no GEMV
-    summed, row = (near, far) if near in reduced else (far, near)
-    if (b not in batch or not 1 < extent <= DIAGONAL_MAX or a.strides[order[0]] != a.itemsize
-            or a.strides[order[1]] != extent * a.itemsize
-            or summed not in reduced or row not in free[big]):
-        return None
-    perm = [a_term.index(i) for i in (far, near, b)]
-    shape2 = (a.shape[perm[0]], a.shape[perm[1]] * extent)  # A2[far][near * extent + c]
-    wide_shape = (extent, shape2[1])  # X' or T: [b][near * extent + c]
-    order = -1 if big else 1  # the operands' order: (A, x)[::order]
-    m, k = [i for i in "mkpq" if i != b][:2]  # A2's indices
-    if near in reduced:  # A2[i][k] X'[b][k] -> out
-        product = f"{','.join([m + k, b + k][::order])}->{output.replace(far, m)}"
-        trial = [np.empty(shape2, a.dtype), np.zeros(wide_shape, x.dtype)][::order]
-        if not _has_fast_kernel(product, trial, out, relu, dtype):
-            return None
-        source = [x_term.index(b), x_term.index(near)]
-
-        def expanded(arrays: Sequence[np.ndarray], target: np.ndarray,
-                     count: int | None) -> None:
-            matrix, vector = arrays[big], arrays[1 - big]
-            wide = scratch.arrays.get(1)
-            if wide is None:  # X'[b][j * extent + c], zero but its diagonal c = b
-                wide = scratch.arrays[1] = np.zeros(wide_shape, vector.dtype)
-                row, item = wide.strides
-                scratch.arrays[3] = np.lib.stride_tricks.as_strided(
-                    wide, (extent, wide_shape[1] // extent), (row + item, extent * item),
-                    writeable=True)
-            np.copyto(scratch.arrays[3], vector.transpose(source))
-            pair = [matrix.transpose(perm).reshape(shape2), wide][::order]
-            scratch.run(2, product, pair, target, relu, dtype, count)
-
-        scratch = _Scratch()
-        return expanded
-    # A2[j][m] x[b][j] -> T[b][m], m = (i, c); out takes T's diagonal
-    product = f"{','.join([k + m, x_term.replace(far, k)][::order])}->{b}{m}"
-    trial = [np.empty(shape2, a.dtype), x][::order]
-    if not _has_fast_kernel(product, trial, np.empty(wide_shape, out.dtype), relu, dtype):
-        return None
-    position = output.index(b)
-
-    def diagonal(arrays: Sequence[np.ndarray], target: np.ndarray, count: int | None) -> None:
-        whole = scratch.get(1, wide_shape, target.dtype)
-        pair = [arrays[big].transpose(perm).reshape(shape2), arrays[1 - big]][::order]
-        scratch.run(2, product, pair, whole, relu, dtype, count)
-        picked = np.diagonal(whole.reshape(extent, -1, extent), axis1=0, axis2=2)  # i, b
-        np.copyto(target, picked.T if position == 0 else picked)
-
-    scratch = _Scratch()
-    return diagonal
 
 
 def _groups(subscripts: str) -> tuple[list[str], list[str], list[str], list[str]]:

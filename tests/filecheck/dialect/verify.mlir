@@ -974,3 +974,20 @@ func.func @k(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
   func.return
 }
 // CHECK: kernel rule: unexpected or repeated parameter 'trans' in a segmented teir.kernel
+
+// -----
+
+// A periodic product recorded with the strides of another vector (ldb 8, not 7).
+func.func @k(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf64>, memref<?xf64>, memref<?xf64>) {
+    teir.axis b extent 7 strides [8, 8, 8] offsets [0, 0, 0]
+    teir.axis i extent 121 strides [56, 0, 56] offsets [0, 0, 0]
+    teir.axis j extent 71 strides [6776, 56, 0] offsets [0, 0, 0]
+    teir.primitive c Contraction {M = [i], N = [b], K = [j]} {data_type = "FP64"} attributes {kernel = #teir.kernel<periodic m = 121, n = 7, k = 71, lda = 847, ldb = 8>}
+    teir.schedule {
+      teir.invoke x -> c
+    }
+  }
+  func.return
+}
+// CHECK: kernel rule: primitive 'c' records #teir.kernel<periodic m = 121, n = 7, k = 71, lda = 847, ldb = 8> but its axes make it #teir.kernel<periodic m = 121, n = 7, k = 71, lda = 847, ldb = 7>

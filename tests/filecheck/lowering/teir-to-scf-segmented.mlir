@@ -60,3 +60,35 @@ func.func @segmented_wide(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref
 // CHECK:           vector.extract %{{.*}}[0] : f64 from vector<4xf64>
 // CHECK:           arith.addf %{{.*}}, %{{.*}} : f64
 // CHECK:           memref.store %{{.*}}, %out[%{{.*}}] : memref<?xf64>
+
+// -----
+
+// The periodic product at 4 lanes of f64 (AVX2): b = 7 makes a period of 28
+// elements, seven vectors, held as accumulators for blocks of 28 elements of
+// out's run (7 x 5 = 35: one whole block, then one vector and 3 lanes) across
+// the loop over j; per j, the 7 elements of the vector are loaded once and
+// shuffled into the period's seven patterns.
+
+func.func @periodic(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf64>, memref<?xf64>, memref<?xf64>) {
+    teir.axis b extent 7 strides [8, 8, 8] offsets [0, 0, 0]
+    teir.axis i extent 5 strides [56, 0, 56] offsets [0, 0, 0]
+    teir.axis j extent 3 strides [280, 56, 0] offsets [0, 0, 0]
+    teir.primitive c Contraction {M = [i], N = [b], K = [j]} {data_type = "FP64"}
+    teir.schedule {
+      teir.invoke x -> c
+    }
+  }
+  func.return
+}
+// CHECK-LABEL: func.func @periodic
+// CHECK:         scf.for {{.*}} step %{{.*}} {
+// CHECK:           scf.for {{.*}} iter_args({{.*}}) -> (vector<4xf64>, vector<4xf64>, vector<4xf64>, vector<4xf64>, vector<4xf64>, vector<4xf64>, vector<4xf64>)
+// CHECK:             vector.load %in1[%{{.*}}] : memref<?xf64>, vector<7xf64>
+// CHECK-NEXT:        vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3] : vector<7xf64>, vector<7xf64>
+// CHECK-NEXT:        vector.shuffle %{{.*}}, %{{.*}} [4, 5, 6, 0] : vector<7xf64>, vector<7xf64>
+// CHECK-COUNT-7:     vector.fma {{.*}} : vector<4xf64>
+// CHECK-COUNT-7:   vector.store %{{.*}}, %out[%{{.*}}] : memref<?xf64>, vector<4xf64>
+// CHECK:         scf.for {{.*}} iter_args({{.*}}) -> (vector<4xf64>, vector<4xf64>)
+// CHECK:         vector.store %{{.*}}, %out[%{{.*}}] : memref<?xf64>, vector<4xf64>
+// CHECK:         vector.store %{{.*}}, %out[%{{.*}}] : memref<?xf64>, vector<3xf64>

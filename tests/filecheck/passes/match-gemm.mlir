@@ -516,3 +516,41 @@ func.func @segmented_near_misses(%in0: memref<?xf32>, %in1: memref<?xf32>, %out:
 // CHECK: teir.primitive gaps {{.*}} attributes {kernel = #teir.kernel<general>}
 // CHECK: teir.primitive reach {{.*}} attributes {kernel = #teir.kernel<general>}
 // CHECK: teir.primitive overlap {{.*}} attributes {kernel = #teir.kernel<general>}
+
+// -----
+
+// The periodic product (the same GEMV from a [j][i][b] array, `bij,bj->ib`): N = [b]
+// at unit stride on all three, M = [i] at |b| elements on in0 and out, K = [j]
+// at stride 0 on out; lda and ldb are j's strides.
+func.func @periodic(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf64>, memref<?xf64>, memref<?xf64>) {
+    teir.axis b extent 7 strides [8, 8, 8] offsets [0, 0, 0]
+    teir.axis i extent 121 strides [56, 0, 56] offsets [0, 0, 0]
+    teir.axis j extent 71 strides [6776, 56, 0] offsets [0, 0, 0]
+    teir.primitive c Contraction {M = [i], N = [b], K = [j]} {data_type = "FP64"}
+    teir.schedule {
+      teir.invoke x -> c
+    }
+  }
+  func.return
+}
+// CHECK-LABEL: func.func @periodic
+// CHECK: attributes {kernel = #teir.kernel<periodic m = 121, n = 7, k = 71, lda = 847, ldb = 7>}
+
+// -----
+
+// Not periodic: out's rows 8 elements apart where b holds 7 (gaps in its run).
+func.func @periodic_gaps(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf64>, memref<?xf64>, memref<?xf64>) {
+    teir.axis b extent 7 strides [8, 8, 8] offsets [0, 0, 0]
+    teir.axis i extent 121 strides [56, 0, 64] offsets [0, 0, 0]
+    teir.axis j extent 71 strides [6776, 56, 0] offsets [0, 0, 0]
+    teir.primitive c Contraction {M = [i], N = [b], K = [j]} {data_type = "FP64"}
+    teir.schedule {
+      teir.invoke x -> c
+    }
+  }
+  func.return
+}
+// CHECK-LABEL: func.func @periodic_gaps
+// CHECK: attributes {kernel = #teir.kernel<general>}
