@@ -20,6 +20,14 @@ it (packing, a copy first, in place) moves those lines; the table prints both
 ratios. Each result is checked against the twin's first (1e-2 relative
 in the 16-bit types, the same sums in another order otherwise).
 
+`--narrow` sweeps GEMMs with one free extent of 2 to 8 (`ij,jk->ik` with k = 2:
+two GEMVs sharing their matrix), C-contiguous, each timed against its bound:
+the same call with that extent 1 (the GEMV, which reads the other operand
+once) plus narrow/16 of the call with that extent 16 (the multiply-adds at a
+GEMM's rate); more than 2x the bound is a slow path. `ij,jk->ik` 1024 x 1024
+x 2 ran 10x its GEMV in the outer kernel's two-lane vectors (README,
+Benchmarks).
+
 `--neighbours` sweeps shapes instead of views: each case is a contraction of
 C-contiguous operands whose extents are random (17-399; a batch 2-8), timed
 against its round neighbour, the same call with every extent rounded down to a
@@ -132,6 +140,71 @@ def neighbour_cases(count: int, seed: int) -> list[tuple[str, str, str, list[np.
     return chosen
 
 
+NARROW_SHAPES = ("ij,jk->ik", "ji,jk->ik", "ij,kj->ik", "ji,kj->ik", "bij,bjk->bik")
+
+
+def narrow_cases(count: int, seed: int) -> list[tuple[str, str, str, int,
+                                                      list[list[np.ndarray]]]]:
+    """(label, subscripts, type, the narrow extent, operands with it as drawn, 1 and
+    16) for `count` random GEMMs with one free extent of 2 to 8."""
+    rng = np.random.default_rng(seed)
+    chosen = []
+    for number in range(count):
+        subscripts = NARROW_SHAPES[number % len(NARROW_SHAPES)]
+        name = list(TYPES)[int(rng.integers(len(TYPES)))]
+        inputs = subscripts.split("->")[0].split(",")
+        letters = sorted(set("".join(inputs)))
+        extents = {x: int(rng.integers(2, 9) if x == "b" else rng.integers(64, 1025))
+                   for x in letters}
+        free = ("i", "k")[int(rng.integers(2))]
+        narrow = extents[free] = int(rng.integers(2, 9))
+        arrays = [[rng.uniform(-1, 1, tuple({**extents, free: n}[x] for x in term)).astype(
+            TYPES[name]) for term in inputs] for n in (narrow, 1, 16)]
+        dims = "x".join(str(extents[x]) for x in letters)
+        chosen.append((f"{subscripts} {dims} ({free} = {narrow})", subscripts, name, narrow,
+                       arrays))
+    return chosen
+
+
+def _calls(subscripts: str, dtype: str | None, threads: int,
+           arrays: dict[str, list[np.ndarray]], peers: list[np.ndarray]) -> dict:
+    """`einsum` on each named list of arrays, and numpy's on `peers`, as callables."""
+    calls = {key: (lambda given=given: einsum(subscripts, *given, threads=threads,
+                                              dtype=dtype))
+             for key, given in arrays.items()}
+    return calls | {"numpy": lambda: np.einsum(subscripts, *peers)}
+
+
+def run_narrow(args: argparse.Namespace) -> list[str]:
+    """The narrow sweep's table; its slow paths."""
+    print(f"threads {args.threads}; medians over interleaved rounds of the case's time over "
+          "its bound (its GEMV + narrow/16 of its 16-wide twin) and over numpy's")
+    print("| case | type | ms | / bound | GEMV ms | 16-wide ms | / numpy |\n"
+          "| --- | --- | --- | --- | --- | --- | --- |")
+    slow = []
+    for label, subscripts, name, narrow, (operands, gemv, wide) in narrow_cases(
+            args.cases, args.seed):
+        dtype = "BF16" if name == "BF16" else None
+        peers = [op.astype(np.float32) if name == "BF16" else op for op in operands]
+        with blas_threads(args.threads):
+            for arrays in (operands, gemv, wide):
+                einsum(subscripts, *arrays, threads=args.threads, dtype=dtype)
+            samples = interleaved(_calls(subscripts, dtype, args.threads, {
+                "case": operands, "gemv": gemv, "wide": wide}, peers), args.rounds,
+                budget=3.0)
+        bounds = [g + narrow / 16 * w for g, w in zip(samples["gemv"], samples["wide"])]
+        ratio = median_ratio(samples["case"], bounds)
+        peer = median_ratio(samples["case"], samples["numpy"])
+        slow_path = ratio > LIMIT
+        flag = " **slow**" if slow_path else ""
+        print(f"| {label} | {name} | {np.median(samples['case']) * 1e3:.3f} | {ratio:.2f}"
+              f"{flag} | {np.median(samples['gemv']) * 1e3:.3f} | "
+              f"{np.median(samples['wide']) * 1e3:.3f} | {peer:.2f} |", flush=True)
+        if slow_path:
+            slow.append(f"{label} {name}")
+    return slow
+
+
 def first_call(subscripts: str, operands: list[np.ndarray], threads: int,
                dtype: str | None) -> float:
     """Seconds of the first call on these shapes: plan, compile (the kernel cache
@@ -233,10 +306,17 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--neighbours", action="store_true",
                         help="random shapes against their round neighbours, not views")
+    parser.add_argument("--narrow", action="store_true",
+                        help="GEMMs with a free extent of 2 to 8 against their GEMV")
     args = parser.parse_args()
     removed = clean_environment()
     for line in describe_host(removed).header():
         print(line)
+    if args.narrow:
+        slow = run_narrow(args)
+        print(f"{len(slow)} slow path(s) (> {LIMIT}x the GEMV's time plus narrow/16 of "
+              "the 16-wide call's)" + "".join(f"\n  {case}" for case in slow))
+        return 1 if slow else 0
     if args.neighbours:
         slow = run_neighbours(args)
         print(f"{len(slow)} slow path(s) (> {LIMIT}x the round neighbour's time per "

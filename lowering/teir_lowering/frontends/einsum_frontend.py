@@ -150,6 +150,9 @@ def _cached_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarra
 
 def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu: bool,
           dtype: str | None, threads: int | None, tune: bool) -> Plan:
+    if (squeezed := _squeezed_plan(subscripts, operands, out, relu, dtype, threads,
+                                   tune)) is not None:
+        return squeezed
     if len(operands) == 2 and (spread := _spread_plan(subscripts, operands, out, relu,
                                                       dtype)) is not None:
         return spread
@@ -194,6 +197,40 @@ def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu
         if copied is not None:
             return copied
     return _direct(record, threads, tune, subscripts, module)
+
+
+def _squeezed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
+                   relu: bool, dtype: str | None, threads: int | None,
+                   tune: bool) -> Plan | None:
+    """The plan of the einsum without its indices of extent 1, run on the arrays
+    without those axes (np.squeeze: views): `ij,jk->ik` with k = 1 (a matrix times
+    a column) is the GEMV `ij,j->i`, which the GEMV routes take, where the record's
+    extent-1 axis left no GEMM-shaped loops (10-60x slower, README, Benchmarks).
+    None when no index has extent 1, or when dropping them leaves an operand
+    without an index."""
+    terms, output = _parsed(subscripts)
+    arrays = [*operands, out]
+    extents: dict[str, set[int]] = {}
+    for term, array in zip([*terms, output], arrays):
+        for index, extent in zip(term, array.shape):
+            extents.setdefault(index, set()).add(extent)
+    ones = {index for index, seen in extents.items() if seen == {1}}
+    kept = [[d for d, index in enumerate(term) if index not in ones]
+            for term in [*terms, output]]
+    if not ones or not all(kept[:-1]):
+        return None
+    axes = [tuple(d for d in range(len(term)) if d not in keep)
+            for term, keep in zip([*terms, output], kept)]
+    squeezed = ",".join("".join(t[d] for d in keep) for t, keep in zip(terms, kept)) + (
+        "->" + "".join(output[d] for d in kept[-1]))
+    views = [np.squeeze(array, axis) for array, axis in zip(arrays, axes)]
+    inner = _cached_plan(squeezed, views[:-1], views[-1], relu, dtype, threads, tune)
+
+    def squeeze(given: Sequence[np.ndarray], target: np.ndarray, count: int | None) -> None:
+        inner([np.squeeze(array, axis) for array, axis in zip(given, axes)],
+              np.squeeze(target, axes[-1]), count)
+
+    return squeeze
 
 
 def _direct(record: dict, threads: int | None, tune: bool, subscripts: str,
