@@ -32,6 +32,7 @@ from teir_dialect.gemm import KERNEL_ATTR
 from teir_dialect.host import SCRATCH_BYTES, Host, pinned, pinned_host
 from teir_dialect.interpreter import run_reference
 from teir_dialect.records import load_module
+from teir_dialect.vocabulary import OperationKind
 from teir_lowering.codegen import gemm_emitter, gemm_plan
 from teir_lowering.codegen.convert_teir_to_scf import TeirToScfPass
 from teir_lowering.codegen.gemm_plan import GemmPlan, GemmShape, plan_gemm
@@ -436,16 +437,45 @@ def test_x_whose_k_steps_are_more_streams_than_prefetchers_follow_is_packed(
 
 
 def test_scalar_code_only_without_a_vector_dimension() -> None:
-    """m = n = 1 with A's k steps 7 elements apart (past TABLE_STEPPED_MAX: no
-    stepped loads) and C strided: no vector kernel can win. (Three apart, the dot
-    kernel reads A stepped against B's contiguous column.)"""
-    plan = plan_gemm(GemmShape(1, 1, 40, 7, 40, 2, 1, 0, 0, "NNN"), 4)
+    """m = n = 1, a dot product of 3 (under MIN_LANES) with A's k steps 7 elements
+    apart and C strided: scalar code. (Of 4000, the dot kernel gathers A's
+    vectors in place: one row, so a copy would be read once.)"""
+    plan = plan_gemm(GemmShape(1, 1, 3, 7, 3, 2, 1, 0, 0, "NNN"), 4)
     assert plan.lanes == 1
-    assert plan_gemm(GemmShape(1, 1, 40, 3, 40, 2, 1, 0, 0, "NNN"), 4).kernel == "dot"
-    record = layout_record("NNN", 1, 1, 40, pads=(6, 0, 1), zero=True, relu=True)
+    long = plan_gemm(GemmShape(1, 1, 4000, 7, 4000, 2, 1, 0, 0, "NNN"), 4)
+    assert (long.kernel, long.pack) == ("dot", ""), long
+    record = layout_record("NNN", 1, 1, 3, pads=(6, 0, 1), zero=True, relu=True)
     kernel = compile_kernel(record, keep_ir=True)
     assert "vector.fma" not in kernel.stages["scf"]
     check_against_reference(record, sentinel_arrays(record, kernel, np.random.default_rng(2)))
+
+
+@pytest.mark.parametrize("trans, m, n, batch, dtype", [
+    ("TTT", 64, 7, 0, "FP32"),   # B's k steps 9 elements apart (n + pad): gathered
+    ("TTT", 64, 7, 2, "FP64"),   # the same in two batches
+    ("TTN", 64, 5, 2, "FP32"),   # 7 apart
+    ("TTT", 96, 4, 3, "FP64"),   # 6 apart (stepped in place), three batches
+    ("NNN", 12, 64, 0, "FP32"),  # A's k steps 13 apart, B contiguous along k
+])
+def test_the_dot_kernel_copies_the_operand_not_contiguous_along_k(
+        trans: str, m: int, n: int, batch: int, dtype: str) -> None:
+    """A dot-kernel tile whose other operand is read along k at a stride (stepped
+    or gathered) copies it once, widened, k-contiguous (`pack = "copy"`) when it
+    serves enough row blocks: the reference interpreter's result (within the sums'
+    order), sentinels outside every operand unchanged."""
+    k = 700
+    record = layout_record(trans, m, n, k, dtype=dtype, batch=batch, zero=True)
+    kernel = compile_kernel(record, optimize=False)  # the tile as written
+    shape = GemmShape.of(next(
+        p.matched_kernel() for p in load_module(record).walk()
+        if isinstance(p, PrimitiveOp) and p.kind is OperationKind.CONTRACTION))
+    assert shape is not None
+    width = 8 if dtype == "FP64" else 4
+    plan = plan_gemm(shape, width, narrow_c=dtype in ("BF16", "FP16"),
+                     converts=dtype == "FP16", stored=WIDTH[dtype])
+    assert (plan.kernel, plan.pack) == ("dot", "copy"), plan
+    check_against_reference(record, sentinel_arrays(record, kernel, np.random.default_rng(4)),
+                            optimize=False)
 
 
 # -- fused ReLU ---------------------------------------------------------------------------

@@ -932,7 +932,11 @@ class GemmEmitter:
     def emit_dot(self, builder: Builder, a0: SSAValue, b0: SSAValue, c0: SSAValue,
                  lanes: int) -> None:
         """C(i, j) += sum A(i, p) B(p, j) with A rows and B columns k-contiguous, in
-        the plan's blocks and the blocks the extents leave at the edges."""
+        the plan's blocks and the blocks the extents leave at the edges; with the
+        plan's `pack`, the operand not contiguous along k copied so first
+        (`packed_dot`)."""
+        if self.plan.pack:
+            a0, b0 = self.packed_dot(builder, a0, b0)
         s = self.shape
         mr, nr = min(s.m, self.plan.vectors), min(s.n, self.plan.columns)
         row_cuts = [(0, s.m // mr * mr, mr), (s.m // mr * mr, s.m, s.m % mr)]
@@ -945,6 +949,54 @@ class GemmEmitter:
                                        whole, s.k - whole)
                     for_loop(builder, col_start, col_stop, cols,
                              partial(self.dot_column, blocks))
+
+    def packed_dot(self, builder: Builder, a0: SSAValue, b0: SSAValue
+                   ) -> tuple[SSAValue, SSAValue]:
+        """The operand read stepped or gathered along k copied, widened, into a
+        k-contiguous scratch array ((t, free, p) at (t * free + free index) * k + p),
+        once per tile (per kernel call where the scope keeps it: `memoized` on its
+        base); the tile's shape and operand then name the copy. Returns the bases."""
+        s = self.shape
+        on_a = s.a_strides[1] not in (0, 1)
+        free, source, base = (s.m, self.a, a0) if on_a else (s.n, self.b, b0)
+        k_stride, free_stride = (s.a_strides[1], s.a_strides[0]) if on_a else (
+            s.b_strides[0], s.b_strides[1])
+        batch_stride = s.batch_a if on_a else s.batch_b
+        scope = builder if self.prologue is None else self.prologue.builder
+        copy = scope.insert(memref.AllocaOp.get(self.element, 64,
+                                                [s.batch * free * s.k])).memref
+
+        def fill(inner: Builder) -> None:
+            def batch(body: Builder, t: SSAValue, _: list[SSAValue]) -> None:
+                for_loop(body, 0, free, 1, partial(line, t))
+
+            def line(t: SSAValue, body: Builder, j: SSAValue, _: list[SSAValue]) -> None:
+                start = add(body, add(body, base, t, batch_stride), j, free_stride)
+                row = body.insert(arith.MuliOp(add(body, j, t, free),
+                                               index(body, s.k))).result
+
+                def element(step: Builder, p: SSAValue, _: list[SSAValue]) -> None:
+                    store(step, load(step, source, add(step, start, p, k_stride),
+                                     widened=True), copy, add(step, row, p))
+
+                for_loop(body, 0, s.k, 1, element)
+
+            for_loop(inner, 0, s.batch, 1, batch)
+
+        if self.prologue is None:
+            fill(builder)
+        else:
+            memoized(builder, self.prologue, base, fill)
+        zero = index(builder, 0)
+        if on_a:  # A "T": k unit, rows k apart, batches m * k apart
+            self.shape = replace(s, trans="T" + s.trans[1:], lda=s.k, inca=1,
+                                 batch_a=s.m * s.k)
+            self.a = copy
+            return zero, b0
+        self.shape = replace(s, trans=s.trans[0] + "N" + s.trans[2], ldb=s.k, incb=1,
+                             batch_b=s.n * s.k)
+        self.b = copy
+        return a0, zero
 
     def dot_column(self, blocks: DotBlocks, builder: Builder, j0: SSAValue,
                    _: list[SSAValue]) -> list[SSAValue]:

@@ -203,7 +203,8 @@ class GemmPlan:
     scalar code), register blocks of `vectors` x `columns`, X packed as `pack`
     says ("" read in place, "copy", "gather", "transpose"), C transposed in
     registers where it is contiguous along U (`transpose_c`); or `dot` (vectors
-    along k, blocks of `vectors` x `columns` elements). `k_block` = (batches, k)
+    along k, blocks of `vectors` x `columns` elements; `pack = "copy"`: the
+    operand not contiguous along k is copied, widened, k-contiguous once per tile). `k_block` = (batches, k)
     per K-block; (0, 0) is the whole K in one block. `registers` (the host's
     vector registers, which size the blocks at the edges) and `scratch_bytes`
     (the largest packed X block) are the host's, as the plan was made for it.
@@ -695,35 +696,50 @@ vectors regrouped by shuffles (`emit.load_stepped`, the dot kernel), wider ones
 gathered lane by lane."""
 
 
-TABLE_STEPPED_MAX = 5
-"""The largest k stride of an operand in Table 10.6.1's layout (increment 1) that
-the dot kernel reads stepped beside a contiguous one: `ij,jk->ik` with k = 2..5
-(B's k steps k elements apart) ran 1.6-12x faster in the dot kernel than in the
-outer one on the Zen 4 host; with k = 6, 2048 x 256, 1.7x slower in FP32 and
-FP64 (README, Benchmarks)."""
-
-
 def stepped(stride: int) -> bool:
     """Whether the dot kernel reads vectors along k at `stride` by `load_stepped`."""
     return 2 <= stride <= STEPPED_MAX
 
 
+PACK_ELEMENT = 2.0
+"""Cycles per element of the dot kernel's packing: a scalar load, conversion and
+store of the stepped operand into its k-contiguous copy."""
+
+
 def _dot_plan(s: GemmShape, width: int, machine: Host) -> GemmPlan:
-    """The dot kernel's plan: per block and batch, k / L steps of MR + NR loads and
-    MR * NR FMAs, the gathered k remainder; the reduction (about 3 ops per
-    accumulator) and C's update (about 4 per element) once per block."""
+    """The dot kernel's plan: the cheaper of reading both operands in place and,
+    when one is read stepped or gathered along k, copying that one once per tile
+    k-contiguous (`pack = "copy"`): its steps are then a load each, where in
+    place each row block of the other re-reads and re-shuffles them."""
+    plans = [_dot_cost(s, width, machine, "")]
+    a_k, b_k = s.a_strides[1], s.b_strides[0]
+    free = s.m if a_k not in (0, 1) else s.n
+    if (a_k not in (0, 1) or b_k not in (0, 1)) and (
+            s.batch * s.k * free * width <= machine.scratch_bytes):
+        plans.append(_dot_cost(s, width, machine, "copy"))
+    return min(plans, key=lambda plan: plan.cost)
+
+
+def _dot_cost(s: GemmShape, width: int, machine: Host, pack: str) -> GemmPlan:
+    """The dot kernel's plan with `pack`: per block and batch, k / L steps of MR + NR
+    loads and MR * NR FMAs, the gathered k remainder; the reduction (about 3 ops
+    per accumulator) and C's update (about 4 per element) once per block; with
+    `pack`, PACK_ELEMENT per element of the copied operand."""
     lanes = lanes_for(s.k, width, machine)
     mr, nr = dot_block(machine.vector_registers)
     steps, rest = divmod(s.k, lanes)
+    a_k, b_k = s.a_strides[1], s.b_strides[0]
+    packed = "a" if a_k not in (0, 1) else "b"
     # a vector along k: one load at unit stride or stride 0 (one element
     # broadcast); at a small stride that many loads and one shuffle fewer
     # (`STEPPED_MAX`); else a gather: a load per lane, and a lane insert per lane;
     # shuffles and inserts on the two vector ALU ports that FMAs leave free in a
     # load-bound step
     (a_loads, a_shuffles), (b_loads, b_shuffles) = (
-        (1, 0) if stride in (0, 1) else (stride, stride - 1) if stepped(stride)
-        else (lanes, lanes - 1) for stride in (s.a_strides[1], s.b_strides[0]))
-    cycles = 0.0
+        (1, 0) if stride in (0, 1) or pack and side == packed
+        else (stride, stride - 1) if stepped(stride)
+        else (lanes, lanes - 1) for side, stride in (("a", a_k), ("b", b_k)))
+    cycles = PACK_ELEMENT * s.batch * s.k * (s.m if packed == "a" else s.n) if pack else 0.0
     for rows in (mr,) * (s.m // mr) + ((s.m % mr,) if s.m % mr else ()):
         for cols in (nr,) * (s.n // nr) + ((s.n % nr,) if s.n % nr else ()):
             loads = rows * a_loads + cols * b_loads
@@ -731,7 +747,7 @@ def _dot_plan(s: GemmShape, width: int, machine: Host) -> GemmPlan:
             step = max(rows * cols / FMA_PORTS, loads / LOAD_PORTS, inserts, FMA_LATENCY)
             gathered = rest * (rows + cols) + step if rest else 0
             cycles += s.batch * (steps * step + gathered) + 7 * rows * cols
-    return GemmPlan("dot", "k", lanes, cycles / (s.m * s.n * s.k * s.batch), mr, nr,
+    return GemmPlan("dot", "k", lanes, cycles / (s.m * s.n * s.k * s.batch), mr, nr, pack,
                     **_host_fields(machine))
 
 
@@ -819,14 +835,13 @@ def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
     plans = _outer_plans(s, "m", width, zero_first, machine, stored, converts, from_memory)
     plans += _outer_plans(s, "n", width, zero_first, machine, stored, converts, from_memory)
     a_k, b_k = s.a_strides[1], s.b_strides[0]
-    near = all(stride in (0, 1) or stepped(stride) for stride in (a_k, b_k))
-    if s.k >= MIN_LANES and (a_k == b_k == 1 or 1 in (a_k, b_k) and near and max(
-            a_k, b_k) <= TABLE_STEPPED_MAX or (s.incb, s.inca) != (1, 1) and (
-                1 in (a_k, b_k) or (a_k, b_k) != (0, 0) and near)):
+    if s.k >= MIN_LANES and (1 in (a_k, b_k) or (s.incb, s.inca) != (1, 1) and (
+            a_k, b_k) != (0, 0) and all(stride in (0, 1) or stepped(stride)
+                                        for stride in (a_k, b_k))):
         # the dot kernel: A rows and B columns contiguous along k; or one of them,
-        # the other stepped (`load_stepped`: `ij,jk->ik` with k = 2, B's k steps two
-        # floats apart) or broadcast; with general strides, one contiguous and the
-        # other gathered, or neither contiguous but each stepped or broadcast
+        # the other read stepped, gathered or broadcast, or copied k-contiguous
+        # (`ij,jk->ik` with k = 2 to 16: B's k steps k elements apart); with general
+        # strides, neither contiguous but each stepped or broadcast
         plans.append(_dot_plan(s, width, machine))
     # Scalar code, register-blocked: scalars along the shorter free dimension, so
     # that NR columns share each loaded element of the other operand.
