@@ -478,6 +478,28 @@ def test_the_dot_kernel_copies_the_operand_not_contiguous_along_k(
                             optimize=False)
 
 
+def test_broadcast_columns_one_l1_set_apart_are_not_read_in_place() -> None:
+    """`ij,jk->ik` with A's rows 4 KiB long (1024 floats): the outer kernel with
+    vectors along n broadcast 27 of A's rows per k step, every line in one L1d set
+    (8 ways): every broadcast missed (256 x 1024 x 16 FP32 292 us, 93 once
+    planned around it; 1000 floats long, 76 us in place). The plan now counts
+    those misses (`set_conflicts`) and takes the dot kernel, or register blocks
+    of no more columns than a set holds; rows 1000 floats long keep the widest
+    block."""
+    assert gemm_plan.set_conflicts(27, 1024, 4)
+    assert not gemm_plan.set_conflicts(8, 1024, 4)       # a set's ways
+    assert not gemm_plan.set_conflicts(27, 1000, 4)      # starts spread over the sets
+    assert gemm_plan.set_conflicts(27, 2048, 2)          # 16-bit rows 4 KiB long
+    for machine in ("avx512", "avx2"):
+        with pinned(machine):
+            for n in (8, 16):
+                aliased = plan_gemm(GemmShape(256, n, 1024, 1024, n, n, 1, 0, 0, "TTT"), 4)
+                assert aliased.kernel == "dot" or (
+                    aliased.vector == "n" and aliased.columns <= gemm_plan.L1_WAYS), aliased
+            spread = plan_gemm(GemmShape(256, 16, 1000, 1000, 16, 16, 1, 0, 0, "TTT"), 4)
+            assert spread.kernel == "outer" and spread.vector == "n", spread
+
+
 # -- fused ReLU ---------------------------------------------------------------------------
 
 

@@ -61,6 +61,7 @@ and with the fused epilogues) is what remains when no vector kernel applies
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass, replace
+from math import gcd
 from typing import TYPE_CHECKING
 
 from teir_dialect.host import Host, host, widened_bytes
@@ -595,10 +596,37 @@ PACK_Y = 1.5
 conversion, the loop."""
 
 
+SET_SPAN = 4096
+"""Bytes after which addresses map to the same L1d set again (32 KiB 8-way and 48
+KiB 12-way L1s alike)."""
+
+L1_WAYS = 8
+"""Lines one L1d set holds (the fewest of the hosts TEIR plans for)."""
+
+
+def set_conflicts(columns: int, stride: int, width: int) -> bool:
+    """Whether `columns` lines `stride` elements apart are more than one L1d set
+    holds: their starts one SET_SPAN (or a multiple) apart all map to one set."""
+    step = abs(stride) * width
+    if step < LINE:
+        return False
+    apart = SET_SPAN // gcd(step, SET_SPAN)  # columns until the sets repeat
+    return -(-columns // apart) > L1_WAYS
+
+
 def _y_cycles(s: GemmShape, o: Oriented, segments: list[Segment], k_block: tuple[int, int],
               width: int, l1d: int, pack: bool) -> float:
-    """What Y with general strides adds to a tile: the packing of each column panel
-    once per segment, or the misses of its broadcasts when read in place."""
+    """What Y adds to a tile: with general strides, the packing of each column panel
+    once per segment, or the misses of its broadcasts when read in place; Y
+    contiguous along k whose columns start a multiple of SET_SPAN apart, more of
+    them than an L1d set holds (`ij,jk->ik` with rows of A 4 KiB long: 27
+    columns, every broadcast a miss), the misses."""
+    if o.y_k == 1 and o.y_free != 1 and not pack:
+        columns = max(nr for seg in segments for _, _, nr in seg.columns)
+        if set_conflicts(columns, o.y_free, width):
+            return sum((seg.stop - seg.start) // seg.height * (high - low)
+                       for seg in segments for low, high, _ in seg.columns
+                       ) * s.k * s.batch * Y_MISS
     if not (o.y_k != 1 and o.y_free != 1):
         return 0.0
     batches, steps = k_block
