@@ -485,7 +485,7 @@ def test_broadcast_columns_one_l1_set_apart_are_not_read_in_place() -> None:
     planned around it; 1000 floats long, 76 us in place). The plan now counts
     those misses (`set_conflicts`) and takes the dot kernel, or register blocks
     of no more columns than a set holds; rows 1000 floats long keep the widest
-    block."""
+    block. X gathered in place from rows one set apart counts the same misses."""
     assert gemm_plan.set_conflicts(27, 1024, 4)
     assert not gemm_plan.set_conflicts(8, 1024, 4)       # a set's ways
     assert not gemm_plan.set_conflicts(27, 1000, 4)      # starts spread over the sets
@@ -498,6 +498,12 @@ def test_broadcast_columns_one_l1_set_apart_are_not_read_in_place() -> None:
                     aliased.vector == "n" and aliased.columns <= gemm_plan.L1_WAYS), aliased
             spread = plan_gemm(GemmShape(256, 16, 1000, 1000, 16, 16, 1, 0, 0, "TTT"), 4)
             assert spread.kernel == "outer" and spread.vector == "n", spread
+    # the same for X gathered in place: A's columns as vectors along m, 16 rows 8 KiB
+    # apart (512 x 2048 x 16 FP32 in tiles of 64 rows: 919 -> 425 us)
+    with pinned("avx512"):
+        gathered = plan_gemm(GemmShape(64, 16, 256, 2048, 16, 16, 1, 0, 0, "TTT"), 4)
+    assert not (gathered.kernel == "outer" and gathered.vector == "m"
+                and not gathered.pack), gathered
 
 
 # -- fused ReLU ---------------------------------------------------------------------------

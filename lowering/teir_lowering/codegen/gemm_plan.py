@@ -705,6 +705,11 @@ def _outer_cycles(s: GemmShape, o: Oriented, segments: list[Segment], pack: str,
     if (penalty or streams or first_reads) and not cached:
         # read in place from scattered pages: the first read of each line waits
         cycles += x_vectors * SCATTERED_LINE * machine.vector_bytes / LINE
+    if gather and set_conflicts(main.height, o.x_free, stored):
+        # the rows a register block gathers from start a multiple of SET_SPAN apart:
+        # more lines than one L1d set holds, every gathered element a miss
+        # (`ij,jk->ik` 512 x 2048 x 16, A's columns gathered 8 KiB apart)
+        cycles += x_vectors * main.lanes * Y_MISS * max(1, o.nu // main.columns[0][2])
     if pack:
         cycles += x_vectors * (PACK_CYCLES[pack](main.lanes) + (1 if converts else 0))
     elif (o.x_free == 1 and o.nv * batches * steps * stored > machine.l1d // 2
