@@ -39,6 +39,13 @@ along V = m or n, the dot kernel with vectors along k) are described there.
   columns against the prefetchers' streams); the dot kernel gathers A or B
   along k (stepped loads likewise), or broadcasts one element when the stride
   is 0.
+- The dot kernel wherever one operand is contiguous along k; the other, read at
+  a stride along k, may be copied once per tile k-contiguous and widened
+  (`GemmPlan.pack = "copy"`, `_dot_plan`: the copy against re-reading it for
+  every row block).
+- L1d sets (`set_conflicts`): lines a block reads at once from rows a multiple
+  of 4 KiB apart, more than a set holds (Y's broadcast columns, X's gathered
+  rows), each count a miss.
 
 V is cut into row segments (`row_segments`): blocks of MV vectors of the widest
 L (the host's width, narrower for short extents), then one block of the
