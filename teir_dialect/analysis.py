@@ -19,6 +19,7 @@ __all__ = [
     "footprint",
     "guard_terms",
     "index_range",
+    "input_bytes",
     "invocation_range",
     "work",
 ]
@@ -67,6 +68,12 @@ def footprint(config: ConfigOp) -> dict[str, ByteRange | None]:
             if touched is not None:
                 result[tensor] = touched.union(result[tensor])
     return result
+
+
+def input_bytes(touched: dict[str, ByteRange | None]) -> int:
+    """The bytes the inputs' ranges of a `footprint` span together (out left out)."""
+    return sum(span.stop - span.start for name, span in touched.items()
+               if name != "out" and span is not None)
 
 
 def work(config: ConfigOp) -> tuple[float, float]:

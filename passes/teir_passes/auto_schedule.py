@@ -65,7 +65,7 @@ from xdsl.dialects import builtin
 from xdsl.dialects.builtin import StringAttr, UnitAttr
 from xdsl.passes import ModulePass
 
-from teir_dialect.analysis import footprint, work
+from teir_dialect.analysis import footprint, input_bytes, work
 from teir_dialect.dialect import AxisOp, ConfigOp, InvokeOp, IterOp, PrimitiveOp
 from teir_dialect.host import (
     BUFFERED_SETS,
@@ -720,8 +720,7 @@ class _Scheduler:
                   if p.kind is OperationKind.CONTRACTION]
         # inputs read from memory at every call (teir-mark-streamed-out): a GEMV's
         # time is its matrix's bytes, at a multiply-add each far below the FMA rate
-        read = sum(span.stop - span.start for name, span in footprint(self.config).items()
-                   if name != "out" and span is not None) if streamed_in(self.config) else 0
+        read = input_bytes(footprint(self.config)) if streamed_in(self.config) else 0
         return fork_pays(flops / forks, moved / forks, self.host, self.threads,
                          max(widths, default=4), read / forks)
 

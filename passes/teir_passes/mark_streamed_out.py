@@ -38,7 +38,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from teir_dialect.analysis import footprint
+from teir_dialect.analysis import footprint, input_bytes
 from teir_dialect.dialect import ConfigOp
 from teir_dialect.host import Host, host
 
@@ -99,9 +99,8 @@ class MarkConfig(RewritePattern):
         touched = footprint(op)
         out = touched["out"]
         large = out is not None and out.stop - out.start >= self.least
-        inputs = sum(span.stop - span.start for name, span in touched.items()
-                     if name != "out" and span is not None)
-        marks = {STREAMED_ATTR: large, STREAMED_IN_ATTR: inputs >= self.inputs_least}
+        marks = {STREAMED_ATTR: large,
+                 STREAMED_IN_ATTR: input_bytes(touched) >= self.inputs_least}
         if all(want == (name in op.attributes) for name, want in marks.items()):
             return
         for name, want in marks.items():
