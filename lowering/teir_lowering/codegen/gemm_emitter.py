@@ -957,7 +957,7 @@ class GemmEmitter:
         once per tile (per kernel call where the scope keeps it: `memoized` on its
         base); the tile's shape and operand then name the copy. Returns the bases."""
         s = self.shape
-        on_a = s.a_strides[1] not in (0, 1)
+        on_a = s.strided_k == "a"
         free, source, base = (s.m, self.a, a0) if on_a else (s.n, self.b, b0)
         k_stride, free_stride = (s.a_strides[1], s.a_strides[0]) if on_a else (
             s.b_strides[0], s.b_strides[1])

@@ -183,6 +183,12 @@ class GemmShape:
         """(m stride, n stride) of C."""
         return (self.incc, self.ldc) if self.trans[2] == "N" else (self.ldc, self.incc)
 
+    @property
+    def strided_k(self) -> str:
+        """The operand the dot kernel reads at a stride along k ("a" when A's k stride
+        is neither 0 nor 1, else "b"): the one its `pack = "copy"` copies."""
+        return "a" if self.a_strides[1] not in (0, 1) else "b"
+
 
 @dataclass(frozen=True)
 class Segment:
@@ -628,18 +634,17 @@ def _y_cycles(s: GemmShape, o: Oriented, segments: list[Segment], k_block: tuple
     contiguous along k whose columns start a multiple of SET_SPAN apart, more of
     them than an L1d set holds (`ij,jk->ik` with rows of A 4 KiB long: 27
     columns, every broadcast a miss), the misses."""
-    if o.y_k == 1 and o.y_free != 1 and not pack:
-        columns = max(nr for seg in segments for _, _, nr in seg.columns)
-        if set_conflicts(columns, o.y_free, width):
-            return sum((seg.stop - seg.start) // seg.height * (high - low)
-                       for seg in segments for low, high, _ in seg.columns
-                       ) * s.k * s.batch * Y_MISS
-    if not (o.y_k != 1 and o.y_free != 1):
+    along_k = o.y_k == 1 and o.y_free != 1 and not pack
+    if not along_k and not (o.y_k != 1 and o.y_free != 1):
         return 0.0
+    columns = max(nr for seg in segments for _, _, nr in seg.columns)
+    broadcasts = sum((seg.stop - seg.start) // seg.height * (high - low)
+                     for seg in segments for low, high, _ in seg.columns) * s.k * s.batch
+    if along_k:
+        return broadcasts * Y_MISS if set_conflicts(columns, o.y_free, width) else 0.0
     batches, steps = k_block
     if pack:
         return len(segments) * o.nu * s.k * s.batch * PACK_Y
-    columns = max(nr for seg in segments for _, _, nr in seg.columns)
 
     def lines_along(count: int, stride: int) -> int:
         """Cache lines `count` elements `stride` elements apart span (a line each when
@@ -647,8 +652,6 @@ def _y_cycles(s: GemmShape, o: Oriented, segments: list[Segment], k_block: tuple
         step = abs(stride) * width
         return count if step >= LINE else max(1, -(-count * step // LINE))
 
-    broadcasts = sum((seg.stop - seg.start) // seg.height * (high - low)
-                     for seg in segments for low, high, _ in seg.columns) * s.k * s.batch
     if lines_along(columns, o.y_free) > PREFETCH_STREAMS:
         return broadcasts * Y_MISS  # more streams than the prefetchers follow
     lines = batches * lines_along(steps, o.y_k) * lines_along(columns, o.y_free)
@@ -753,7 +756,7 @@ def _dot_plan(s: GemmShape, width: int, machine: Host) -> GemmPlan:
     place each row block of the other re-reads and re-shuffles them."""
     plans = [_dot_cost(s, width, machine, "")]
     a_k, b_k = s.a_strides[1], s.b_strides[0]
-    free = s.m if a_k not in (0, 1) else s.n
+    free = s.m if s.strided_k == "a" else s.n
     if (a_k not in (0, 1) or b_k not in (0, 1)) and (
             s.batch * s.k * free * width <= machine.scratch_bytes):
         plans.append(_dot_cost(s, width, machine, "copy"))
@@ -769,7 +772,7 @@ def _dot_cost(s: GemmShape, width: int, machine: Host, pack: str) -> GemmPlan:
     mr, nr = dot_block(machine.vector_registers)
     steps, rest = divmod(s.k, lanes)
     a_k, b_k = s.a_strides[1], s.b_strides[0]
-    packed = "a" if a_k not in (0, 1) else "b"
+    packed = s.strided_k
     # a vector along k: one load at unit stride or stride 0 (one element
     # broadcast); at a small stride that many loads and one shuffle fewer
     # (`STEPPED_MAX`); else a gather: a load per lane, and a lane insert per lane;
