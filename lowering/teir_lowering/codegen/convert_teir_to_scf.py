@@ -386,8 +386,7 @@ class _Emitter:
                     and kernel.kind_name in LANE_KERNELS):
                 LANE_KERNELS[kernel.kind_name](
                     builder, kernel, *(self.tensors[t] for t in ("in0", "in1", "out")),
-                    *(add(builder, tile.address(builder, t), self.offsets(t, prim.all_role_axes))
-                      for t in ("in0", "in1", "out")), data_type.rounds_inputs)
+                    *self.role_bases(builder, prim, tile), data_type.rounds_inputs)
                 return
         elif self.microkernels and emit_tile_primitive(builder, prim, element, tile, loops):
             return
@@ -432,6 +431,13 @@ class _Emitter:
         kernel = prim.attributes.get(KERNEL_ATTR)
         return GemmShape.of(kernel) if isinstance(kernel, KernelAttr) else None
 
+    def role_bases(self, builder: Builder, prim: PrimitiveOp, tile: Tile) -> list[SSAValue]:
+        """The element index in0's, in1's and out's tiles start at, their role axes'
+        offsets included: where a kernel of the whole tile reads and writes."""
+        return [add(builder, tile.address(builder, tensor),
+                    self.offsets(tensor, prim.all_role_axes))
+                for tensor in ("in0", "in1", "out")]
+
     def emit_microkernel(
         self,
         builder: Builder,
@@ -449,10 +455,7 @@ class _Emitter:
             zero, relu = epilogue.zero_id, epilogue.relu_id
             zero_when = self.fused_condition(builder, zero, epilogue.zero_at, ivs)
             relu_when = self.fused_condition(builder, relu, epilogue.relu_at, ivs)
-        bases = [
-            add(builder, tile.address(builder, tensor), self.offsets(tensor, prim.all_role_axes))
-            for tensor in ("in0", "in1", "out")
-        ]
+        bases = self.role_bases(builder, prim, tile)
         data_type = DataType(prim.data_type)
         pairs = prim.pairs_bf16_products
         if pairs and "avx512bf16" not in host().features:

@@ -30,7 +30,7 @@ from math import lcm
 from xdsl.builder import Builder
 from xdsl.dialects import arith, vector
 from xdsl.dialects.builtin import DenseArrayBase, VectorType, i64
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from teir_dialect.attributes import KernelAttr
 from teir_dialect.host import host
@@ -52,6 +52,17 @@ ACCUMULATORS = 8
 enough independent FMAs to cover their latency on both FMA pipes."""
 
 
+def _period(accumulator: Attribute, n: int, run: int) -> tuple[int, int, int]:
+    """(lanes, period, vectors): the host's vector of `accumulator`, narrower (down to
+    2 lanes) for a run shorter than it, and the lcm(n, lanes) elements after which
+    the lanes' b repeat, in vectors."""
+    lanes = host().lanes(accumulator.bitwidth // 8)  # pyright: ignore
+    while lanes > 2 and lanes > run:
+        lanes //= 2
+    period = lcm(n, lanes)
+    return lanes, period, period // lanes
+
+
 def emit_segmented(builder: Builder, kernel: KernelAttr, in0: SSAValue, in1: SSAValue,
                    out: SSAValue, a0: SSAValue, x0: SSAValue, c0: SSAValue,
                    tf32: bool) -> None:
@@ -60,12 +71,8 @@ def emit_segmented(builder: Builder, kernel: KernelAttr, in0: SSAValue, in1: SSA
     m, n, k = (kernel.get(p) for p in ("m", "n", "k"))
     lda, ldc, incc = (kernel.get(p) for p in ("lda", "ldc", "incc"))
     accumulator = arithmetic_type(element_of(in0))
-    lanes = host().lanes(accumulator.bitwidth // 8)  # pyright: ignore
     run = n * k
-    while lanes > 2 and lanes > run:
-        lanes //= 2
-    period = lcm(n, lanes)
-    vectors = period // lanes
+    lanes, period, vectors = _period(accumulator, n, run)
     sets = max(1, ACCUMULATORS // vectors)
     step = sets * period
     typ = VectorType(accumulator, [lanes])
@@ -140,15 +147,10 @@ def emit_periodic(builder: Builder, kernel: KernelAttr, in0: SSAValue, in1: SSAV
     m, n, k = (kernel.get(p) for p in ("m", "n", "k"))
     lda, ldb = kernel.get("lda"), kernel.get("ldb")
     accumulator = arithmetic_type(element_of(in0))
-    machine = host()
-    lanes = machine.lanes(accumulator.bitwidth // 8)  # pyright: ignore
     run = m * n
-    while lanes > 2 and lanes > run:
-        lanes //= 2
-    period = lcm(n, lanes)
-    vectors = period // lanes
+    lanes, _, vectors = _period(accumulator, n, run)
     # accumulators in registers, beside a period of the vector's pattern
-    held = max(1, (machine.vector_registers // 2) // vectors) * vectors
+    held = max(1, (host().vector_registers // 2) // vectors) * vectors
     typ = VectorType(accumulator, [lanes])
 
     def block(inner: Builder, start: SSAValue | int, count: int, valid: int | None) -> None:
