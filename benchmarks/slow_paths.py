@@ -166,9 +166,13 @@ def narrow_cases(count: int, seed: int) -> list[tuple[str, str, str, int,
     return chosen
 
 
-def _calls(subscripts: str, dtype: str | None, threads: int,
-           arrays: dict[str, list[np.ndarray]], peers: list[np.ndarray]) -> dict:
-    """`einsum` on each named list of arrays, and numpy's on `peers`, as callables."""
+def _calls(subscripts: str, name: str, threads: int,
+           arrays: dict[str, list[np.ndarray]]) -> dict:
+    """`einsum` on each named list of arrays, and as "numpy" `np.einsum` on the "case"
+    arrays (on float32 copies of them for BF16, which numpy's einsum lacks), as
+    callables for `interleaved`."""
+    dtype = "BF16" if name == "BF16" else None
+    peers = [op.astype(np.float32) if name == "BF16" else op for op in arrays["case"]]
     calls = {key: (lambda given=given: einsum(subscripts, *given, threads=threads,
                                               dtype=dtype))
              for key, given in arrays.items()}
@@ -184,14 +188,12 @@ def run_narrow(args: argparse.Namespace) -> list[str]:
     slow = []
     for label, subscripts, name, narrow, (operands, gemv, wide) in narrow_cases(
             args.cases, args.seed):
-        dtype = "BF16" if name == "BF16" else None
-        peers = [op.astype(np.float32) if name == "BF16" else op for op in operands]
+        calls = _calls(subscripts, name, args.threads,
+                       {"case": operands, "gemv": gemv, "wide": wide})
         with blas_threads(args.threads):
-            for arrays in (operands, gemv, wide):
-                einsum(subscripts, *arrays, threads=args.threads, dtype=dtype)
-            samples = interleaved(_calls(subscripts, dtype, args.threads, {
-                "case": operands, "gemv": gemv, "wide": wide}, peers), args.rounds,
-                budget=3.0)
+            for key in ("case", "gemv", "wide"):
+                calls[key]()
+            samples = interleaved(calls, args.rounds, budget=3.0)
         bounds = [g + narrow / 16 * w for g, w in zip(samples["gemv"], samples["wide"])]
         ratio = median_ratio(samples["case"], bounds)
         peer = median_ratio(samples["case"], samples["numpy"])
@@ -285,14 +287,8 @@ def timed(subscripts: str, name: str, operands: list[np.ndarray],
           others: list[np.ndarray], threads: int, rounds: int) -> tuple[float, float, float]:
     """(time / that on `others`, time / numpy's, seconds per call) of `einsum` on
     `operands`, the three timed in interleaved rounds."""
-    dtype = "BF16" if name == "BF16" else None
-    # numpy's einsum has no bfloat16 loop: its peer there is float32 arrays.
-    peers = [op.astype(np.float32) if name == "BF16" else op for op in operands]
-    samples = interleaved({
-        "case": lambda: einsum(subscripts, *operands, threads=threads, dtype=dtype),
-        "other": lambda: einsum(subscripts, *others, threads=threads, dtype=dtype),
-        "numpy": lambda: np.einsum(subscripts, *peers),
-    }, rounds, budget=3.0)
+    samples = interleaved(_calls(subscripts, name, threads,
+                                 {"case": operands, "other": others}), rounds, budget=3.0)
     return (median_ratio(samples["case"], samples["other"]),
             median_ratio(samples["case"], samples["numpy"]),
             float(np.median(samples["case"])))
