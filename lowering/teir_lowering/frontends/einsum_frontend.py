@@ -352,19 +352,16 @@ def _segmented_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.nda
         return (array.strides[term.index(order[1])], array.strides[term.index(order[0])]) == (
             width, n * width)
 
-    def scratch_view(base: np.ndarray, term: str, order: list[str]) -> np.ndarray:
+    def laid_out(array: np.ndarray, term: str, order: list[str]) -> np.ndarray:
+        """A new array like `array` (indexed by `term`) whose memory is in `order`."""
+        base = np.empty(tuple(array.shape[term.index(c)] for c in order), array.dtype)
         return base.transpose([order.index(c) for c in term])
-
-    def shape(array: np.ndarray, term: str, order: list[str]) -> tuple[int, ...]:
-        return tuple(array.shape[term.index(c)] for c in order)
 
     x_order, out_order = [j, b], [i, b]
     copied = not laid(x, x_term, x_order)
     through = periodic and not laid(out, output, out_order)
-    pair = [a, scratch_view(np.empty(shape(x, x_term, x_order), x.dtype), x_term, x_order)
-            if copied else x][::1 - 2 * big]
-    target = scratch_view(np.empty(shape(out, output, out_order), out.dtype), output,
-                          out_order) if through else out
+    pair = [a, laid_out(x, x_term, x_order) if copied else x][::1 - 2 * big]
+    target = laid_out(out, output, out_order) if through else out
     record = _config(subscripts, *pair, out=target, dtype=dtype, relu=relu)
     record = (periodic_product if periodic else segmented_rows)(record, b, j, i)
     kernel = _direct(record, threads, tune, subscripts)
@@ -377,14 +374,12 @@ def _segmented_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.nda
         if copied:
             vector = scratch.arrays.get(0)
             if vector is None:  # kept as the view the kernel takes
-                vector = scratch.arrays[0] = scratch_view(
-                    np.empty(shape(x, x_term, x_order), x.dtype), x_term, x_order)
+                vector = scratch.arrays[0] = laid_out(x, x_term, x_order)
             np.copyto(vector, given[1 - big])
         if through:
             result = scratch.arrays.get(1)
             if result is None:
-                result = scratch.arrays[1] = scratch_view(
-                    np.empty(shape(out, output, out_order), out.dtype), output, out_order)
+                result = scratch.arrays[1] = laid_out(out, output, out_order)
         kernel([given[big], vector][::1 - 2 * big], result, count)
         if through:
             np.copyto(out, result)
