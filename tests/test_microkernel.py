@@ -686,6 +686,8 @@ FORCED = [
     ("NNN", "FP32", (37, 29, 17), 3, {"pack": "copy", "k_block": (1, 17)},
      {"zero": True, "relu": True}),
     ("NNN", "FP64", (19, 13, 23), 2, {"pack": "", "k_block": (1, 10)}, {}),
+    # the copy prefetching its runs two K steps ahead (past X's end at the last ones)
+    ("NTN", "FP64", (19, 13, 23), 2, {"pack": "copy", "prefetch": 2}, {}),
     ("TNN", "FP32", (33, 7, 21), 2, {"pack": "transpose", "k_block": (1, 9)}, {"zero": True}),
     ("TTN", "FP64", (21, 19, 18), 0, {"pack": "transpose", "vectors": 3, "columns": 3},
      {"relu": True}),
@@ -713,7 +715,7 @@ FORCED = [
     ("TNT", "FP64", (9, 5, 21), 0, {"kernel": "dot", "vector": "k", "vectors": 4,
                                     "columns": 2, "pack": ""}, {"incs": (1, 0, 1)}),
 ]
-"""Each packing ("copy", "gather", "transpose", none), K-blocks (batch groups; k
+"""Each packing ("copy", prefetched or not, "gather", "transpose", none), K-blocks (batch groups; k
 chunks with a shorter last one), M-blocks of a small scratch buffer (64 rows of
 it), blocks of 1 to 3 vectors, C transposed in registers ("NNT" along m),
 the dot and the scalar kernel; FP32 and FP64, with and without fused epilogues."""
@@ -734,6 +736,7 @@ def test_forced_plans_match_reference(case, forced) -> None:
     scf = kernel.stages["scf"]
     assert ("memref.alloca" in scf) == bool(changes.get("pack") or changes.get("pack_y"))
     assert ("vector.fma" in scf) == (changes.get("lanes", 2) > 1)
+    assert ("teir_lane.prefetch" in scf) == bool(changes.get("prefetch"))
 
 
 def test_alloca_is_hoisted_out_of_the_loops(forced) -> None:
@@ -1002,6 +1005,23 @@ def test_x_scattered_over_many_pages_is_packed_even_for_one_column_panel() -> No
     for machine in (AVX2, AVX512):
         assert plan_gemm(scattered, 4, True, machine=machine).pack == "copy"
         assert plan_gemm(near, 4, True, machine=machine).pack == ""
+
+def test_the_copy_of_an_x_whose_k_steps_lie_pages_apart_prefetches_ahead() -> None:
+    """Each K step of `dca,bd->bca`'s X a page or more from the next is a stream of
+    its own: the copy into the packed X prefetches the run `PREFETCH_STEPS` steps
+    ahead. A copied X whose steps are near (a BRGEMM packed for its scattered
+    batches, rows 131 elements apart) is not prefetched; nor is an X read in place."""
+    far = GemmShape(320, 13, 201, 39597, 201, 39597, 1, 0, 0, "NNN")
+    near = GemmShape(32, 13, 128, 131, 131, 32, 8, 2097152, 851968, "NNN")
+    in_place = GemmShape(32, 256, 128, 1024, 1020, 4096, 1, 0, 0, "TTT")
+    for machine in (AVX2, AVX512):
+        plan = plan_gemm(far, 8, machine=machine, from_memory=True)
+        assert (plan.pack, plan.prefetch) == ("copy", gemm_plan.PREFETCH_STEPS) != ("copy", 0)
+        assert (plan_gemm(near, 4, machine=machine).pack, plan_gemm(
+            near, 4, machine=machine).prefetch) == ("copy", 0)
+        assert (plan_gemm(in_place, 4, machine=machine).pack,
+                plan_gemm(in_place, 4, machine=machine).prefetch) == ("", 0)
+
 
 def test_a_gemv_whose_x_the_caches_hold_is_read_in_place() -> None:
     """A GEMV (one column panel) reads X once. Over k steps a page or more apart it

@@ -127,7 +127,7 @@ from teir_lowering.codegen.gemm_plan import (
     plan_gemm,
     stepped,
 )
-from teir_lowering.lane import PAIR_LANES, LaneDotBF16PairsOp
+from teir_lowering.lane import PAIR_LANES, LaneDotBF16PairsOp, LanePrefetchOp
 
 
 @dataclass(frozen=True)
@@ -639,8 +639,12 @@ class GemmEmitter:
                   builder: Builder, v0: SSAValue, _: list[SSAValue]) -> None:
         source, target = add(builder, at, v0), add(builder, to, v0, packing.span)
         for v in range(seg.vectors):
-            value = load(builder, packing.x.memory, add(builder, source, v * seg.lanes),
-                         seg.lanes, widened=True, tf32=self.tf32)
+            at = add(builder, source, v * seg.lanes)
+            if self.plan.prefetch:
+                builder.insert(LanePrefetchOp(packing.x.memory, at,
+                                              self.plan.prefetch * packing.x.k))
+            value = load(builder, packing.x.memory, at, seg.lanes, widened=True,
+                         tf32=self.tf32)
             store(builder, value, packing.scratch, add(builder, target, v * seg.lanes))
 
     def pack_row_block(self, packing: Packing, seg: Segment, builder: Builder, v0: SSAValue,

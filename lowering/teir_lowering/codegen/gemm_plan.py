@@ -252,6 +252,10 @@ class GemmPlan:
     over the K-block, vector conversions along k) before the panel's row blocks
     read it: a conversion per vector of elements and panel instead of a broadcast
     and a conversion per element and row block (`widen_panels_pay`)."""
+    prefetch: int = 0
+    """K steps ahead whose run of X the copy into the packed X prefetches as it
+    copies a step's run (0: none): X's K steps a page or more apart
+    (`PREFETCH_STEPS`)."""
 
     def panel_columns(self, nv: int, nu: int, transposing: bool, width: int,
                       span: int) -> int:
@@ -500,6 +504,14 @@ than the prefetchers follow, so each line's first read waits for memory. Set on
 one column panel): read in place it took about 7 cycles a line more than packed
 on the AVX-512 host (README, Benchmarks: TCCG); any value from 2 up packs that
 tile on both pinned hosts."""
+
+PREFETCH_STEPS = 2
+"""K steps ahead the copy of an X whose K steps lie a page or more apart prefetches
+(`GemmPlan.prefetch`): each step's run is a stream of its own, more of them than
+the hardware prefetchers follow, so the copy waited for memory at every run's
+first lines (`dca,bd->bca`'s X, 39597 x 201 FP64 with steps 310 KiB apart, copied
+in runs of 160 elements: of 2, 4 and 8 steps ahead, 2 was fastest; README,
+Benchmarks)."""
 
 PACK_CYCLES = {"copy": lambda lanes: 1, "gather": lambda lanes: lanes + 1,
                "transpose": lambda lanes: 1 + (lanes.bit_length() - 1)}
@@ -892,6 +904,8 @@ def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
     scalar = _scalar_plan(s, along, width, zero_first, machine)
     best = min(plans, key=_preference, default=scalar)
     best = best if best.cost < scalar.cost else scalar
+    if best.pack == "copy" and abs(Oriented.of(s, best.vector).x_k) * stored >= PAGE:
+        best = replace(best, prefetch=PREFETCH_STEPS)
     # C narrower than the accumulators (f16, bf16) is rounded once, at its one
     # store: one K-block, as a K-blocked tile would round its partial sums; its Y
     # (of the same 16-bit type) is widened once when that fits

@@ -235,3 +235,50 @@ func.func @relu_after_k_loop(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: mem
 // CHECK:           vector.store %[[V]], %out[%{{.*}}] : memref<?xf32>, vector<{{[0-9]+}}xf32>
 // CHECK-NOT:     load %out
 // CHECK:         func.return
+// CHECK-LABEL: func.func @gemm_far_rows
+
+// B's K steps (rows of 1024 floats) a page or more apart, read by two column
+// panels: B is copied into the packed X, each K step's run a stream of its own,
+// and the copy prefetches the run two K steps ahead (2 x 1024 x 4 = 8192
+// elements past each load), ahead of the hardware prefetchers.
+
+func.func @gemm_far_rows(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis i extent 32 strides [4096, 0, 16384] offsets [0, 0, 0]
+    teir.axis j extent 256 strides [0, 4, 4] offsets [0, 0, 0]
+    teir.axis p extent 128 strides [4, 16384, 0] offsets [0, 0, 0]
+    teir.primitive mm Contraction {M = [i], N = [j], K = [p]} {data_type = "FP32"}
+    teir.schedule {
+      teir.invoke c -> mm
+    }
+  }
+  func.return
+}
+
+// CHECK:         %[[X:.*]] = memref.alloca() {alignment = 64 : i64} : memref<{{[0-9]+}}xf32>
+// CHECK:         teir_lane.prefetch %in1[%[[AT:.*]]] ahead 8192 : memref<?xf32>
+// CHECK-NEXT:    %[[V:.*]] = vector.load %in1[%[[AT]]] : memref<?xf32>, vector<{{[0-9]+}}xf32>
+// CHECK-NEXT:    vector.store %[[V]], %[[X]][%{{.*}}] : memref<{{[0-9]+}}xf32>, vector<{{[0-9]+}}xf32>
+// CHECK:         scf.for {{.*}} iter_args(
+// CHECK:           vector.load %[[X]][%{{.*}}]
+// CHECK-LABEL: func.func @gemm_near_rows
+
+// The same with B's rows 1020 floats apart: the planner reads them in place
+// (their K steps share pages), and nothing is prefetched.
+
+func.func @gemm_near_rows(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis i extent 32 strides [4096, 0, 16384] offsets [0, 0, 0]
+    teir.axis j extent 256 strides [0, 4, 4] offsets [0, 0, 0]
+    teir.axis p extent 128 strides [4, 4080, 0] offsets [0, 0, 0]
+    teir.primitive mm Contraction {M = [i], N = [j], K = [p]} {data_type = "FP32"}
+    teir.schedule {
+      teir.invoke c -> mm
+    }
+  }
+  func.return
+}
+
+// CHECK-NOT:     teir_lane.prefetch
+// CHECK-NOT:     memref.alloca
+// CHECK:         func.return
