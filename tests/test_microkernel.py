@@ -1006,21 +1006,35 @@ def test_x_scattered_over_many_pages_is_packed_even_for_one_column_panel() -> No
         assert plan_gemm(scattered, 4, True, machine=machine).pack == "copy"
         assert plan_gemm(near, 4, True, machine=machine).pack == ""
 
-def test_the_copy_of_an_x_whose_k_steps_lie_pages_apart_prefetches_ahead() -> None:
-    """Each K step of `dca,bd->bca`'s X a page or more from the next is a stream of
-    its own: the copy into the packed X prefetches the run `PREFETCH_STEPS` steps
-    ahead. A copied X whose steps are near (a BRGEMM packed for its scattered
-    batches, rows 131 elements apart) is not prefetched; nor is an X read in place."""
+def test_the_copy_of_an_x_from_memory_in_short_runs_pages_apart_prefetches_ahead() -> None:
+    """Each K step of `dca,bd->bca`'s X (64 MB, steps 310 KiB apart, runs of a few
+    hundred elements) is a stream of its own from memory: the copy into the packed
+    X prefetches the run `PREFETCH_STEPS` steps ahead (`prefetch_pays`). Not when
+    the steps are near (a BRGEMM packed for its scattered batches, rows 131
+    elements apart), when the caches hold X (`cad,dcb->ab`'s 4 MB tile, unless its
+    inputs come from memory), when the runs are long enough for the hardware
+    prefetchers (8192 elements), nor for an X read in place."""
     far = GemmShape(320, 13, 201, 39597, 201, 39597, 1, 0, 0, "NNN")
     near = GemmShape(32, 13, 128, 131, 131, 32, 8, 2097152, 851968, "NNN")
+    cached = GemmShape(48, 98, 101, 101, 9898, 98, 1, 0, 0, "TTT")
+    long_runs = GemmShape(38, 8192, 8, 38, 8192, 8192, 1, 0, 0, "NTT")
     in_place = GemmShape(32, 256, 128, 1024, 1020, 4096, 1, 0, 0, "TTT")
+    steps = gemm_plan.PREFETCH_STEPS
+    assert steps > 0
+
+    def planned(shape: GemmShape, machine: Host, width: int = 4,
+                **options: bool) -> tuple[str, int]:
+        plan = plan_gemm(shape, width, machine=machine, **options)
+        return plan.pack, plan.prefetch
+
     for machine in (AVX2, AVX512):
-        plan = plan_gemm(far, 8, machine=machine, from_memory=True)
-        assert (plan.pack, plan.prefetch) == ("copy", gemm_plan.PREFETCH_STEPS) != ("copy", 0)
-        assert (plan_gemm(near, 4, machine=machine).pack, plan_gemm(
-            near, 4, machine=machine).prefetch) == ("copy", 0)
-        assert (plan_gemm(in_place, 4, machine=machine).pack,
-                plan_gemm(in_place, 4, machine=machine).prefetch) == ("", 0)
+        assert (planned(far, machine, 8) == planned(far, machine, 8, from_memory=True)
+                == ("copy", steps))
+        assert planned(near, machine) == ("copy", 0)
+        assert planned(cached, machine) == ("copy", 0)
+        assert planned(cached, machine, from_memory=True) == ("copy", steps)
+        assert planned(long_runs, machine, from_memory=True) == ("copy", 0)
+        assert planned(in_place, machine) == ("", 0)
 
 
 def test_a_gemv_whose_x_the_caches_hold_is_read_in_place() -> None:

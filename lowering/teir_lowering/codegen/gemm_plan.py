@@ -513,6 +513,27 @@ first lines (`dca,bd->bca`'s X, 39597 x 201 FP64 with steps 310 KiB apart, copie
 in runs of 160 elements: of 2, 4 and 8 steps ahead, 2 was fastest; README,
 Benchmarks)."""
 
+PREFETCH_RUN = 8192
+"""Bytes from which the run a copied K step reads is long enough for the hardware
+prefetchers to follow it themselves (`prefetch_pays`)."""
+
+
+def prefetch_pays(s: GemmShape, plan: GemmPlan, width: int, stored: int, machine: Host,
+                  from_memory: bool) -> bool:
+    """Whether the copy into `plan`'s packed X prefetches its runs (`PREFETCH_STEPS`):
+    X comes from memory (the configuration's inputs, or a tile spread over more
+    than the caches hold), its K steps lie a page or more apart, and each step's
+    run is shorter than `PREFETCH_RUN`. Where the caches hold X, or its runs are
+    long (`eb,aecd->abcd`'s 1444 elements back to back), the prefetches only
+    took issue slots: TCCG 10 and 14 ran 5-18% slower with them (README,
+    Benchmarks)."""
+    o = Oriented.of(s, plan.vector)
+    batches, steps = plan.k_steps(s)
+    run = plan.m_block(o.nv, width, batches * steps) * stored
+    return (abs(o.x_k) * stored >= PAGE and run < PREFETCH_RUN
+            and (from_memory or not x_cached(s, o, stored, machine)))
+
+
 PACK_CYCLES = {"copy": lambda lanes: 1, "gather": lambda lanes: lanes + 1,
                "transpose": lambda lanes: 1 + (lanes.bit_length() - 1)}
 """Cycles per vector of X packed: a load and a store, L loads and inserts and a
@@ -904,7 +925,7 @@ def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
     scalar = _scalar_plan(s, along, width, zero_first, machine)
     best = min(plans, key=_preference, default=scalar)
     best = best if best.cost < scalar.cost else scalar
-    if best.pack == "copy" and abs(Oriented.of(s, best.vector).x_k) * stored >= PAGE:
+    if best.pack == "copy" and prefetch_pays(s, best, width, stored, machine, from_memory):
         best = replace(best, prefetch=PREFETCH_STEPS)
     # C narrower than the accumulators (f16, bf16) is rounded once, at its one
     # store: one K-block, as a K-blocked tile would round its partial sums; its Y

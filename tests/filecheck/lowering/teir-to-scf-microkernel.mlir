@@ -237,12 +237,52 @@ func.func @relu_after_k_loop(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: mem
 // CHECK:         func.return
 // CHECK-LABEL: func.func @gemm_far_rows
 
-// B's K steps (rows of 1024 floats) a page or more apart, read by two column
-// panels: B is copied into the packed X, each K step's run a stream of its own,
-// and the copy prefetches the run two K steps ahead (2 x 1024 x 4 = 8192
-// elements past each load), ahead of the hardware prefetchers.
+// B's K steps (rows of 4096 floats) a page or more apart, read by two column
+// panels, and the inputs read from memory at every call (`streamed_in`, as
+// teir-mark-streamed-out marks inputs of 12 MB and more): B is copied into the
+// packed X, each K step's run a stream of its own, and the copy prefetches the
+// run two K steps ahead (2 x 4096 = 8192 elements past each load), ahead of the
+// hardware prefetchers.
 
 func.func @gemm_far_rows(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis i extent 32 strides [4096, 0, 16384] offsets [0, 0, 0]
+    teir.axis j extent 256 strides [0, 4, 4] offsets [0, 0, 0]
+    teir.axis p extent 128 strides [4, 16384, 0] offsets [0, 0, 0]
+    teir.primitive mm Contraction {M = [i], N = [j], K = [p]} {data_type = "FP32"}
+    teir.schedule {
+      teir.invoke c -> mm
+    }
+  } attributes {streamed_in}
+  func.return
+}
+
+// CHECK:         %[[X:.*]] = memref.alloca() {alignment = 64 : i64} : memref<{{[0-9]+}}xf32>
+// CHECK:         teir_lane.prefetch %in1[%[[AT:.*]]] ahead 8192 : memref<?xf32>
+// CHECK-NEXT:    %[[V:.*]] = vector.load %in1[%[[AT]]] : memref<?xf32>, vector<{{[0-9]+}}xf32>
+// CHECK-NEXT:    vector.store %[[V]], %[[X]][%{{.*}}] : memref<{{[0-9]+}}xf32>, vector<{{[0-9]+}}xf32>
+// CHECK:         scf.for {{.*}} iter_args(
+// CHECK:           vector.load %[[X]][%{{.*}}]
+// CHECK-LABEL: func.func @gemm_near_rows
+
+// The same with B's rows 1020 floats apart: B is copied too, but its K steps
+// share pages and the hardware prefetchers follow them: nothing is prefetched;
+// nor is a B the caches hold (the first without `streamed_in`, below).
+
+func.func @gemm_near_rows(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
+    teir.axis i extent 32 strides [4096, 0, 16384] offsets [0, 0, 0]
+    teir.axis j extent 256 strides [0, 4, 4] offsets [0, 0, 0]
+    teir.axis p extent 128 strides [4, 4080, 0] offsets [0, 0, 0]
+    teir.primitive mm Contraction {M = [i], N = [j], K = [p]} {data_type = "FP32"}
+    teir.schedule {
+      teir.invoke c -> mm
+    }
+  } attributes {streamed_in}
+  func.return
+}
+
+func.func @gemm_far_rows_cached(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
   teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
     teir.axis i extent 32 strides [4096, 0, 16384] offsets [0, 0, 0]
     teir.axis j extent 256 strides [0, 4, 4] offsets [0, 0, 0]
@@ -255,30 +295,10 @@ func.func @gemm_far_rows(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<
   func.return
 }
 
-// CHECK:         %[[X:.*]] = memref.alloca() {alignment = 64 : i64} : memref<{{[0-9]+}}xf32>
-// CHECK:         teir_lane.prefetch %in1[%[[AT:.*]]] ahead 8192 : memref<?xf32>
-// CHECK-NEXT:    %[[V:.*]] = vector.load %in1[%[[AT]]] : memref<?xf32>, vector<{{[0-9]+}}xf32>
-// CHECK-NEXT:    vector.store %[[V]], %[[X]][%{{.*}}] : memref<{{[0-9]+}}xf32>, vector<{{[0-9]+}}xf32>
-// CHECK:         scf.for {{.*}} iter_args(
-// CHECK:           vector.load %[[X]][%{{.*}}]
-// CHECK-LABEL: func.func @gemm_near_rows
-
-// The same with B's rows 1020 floats apart: the planner reads them in place
-// (their K steps share pages), and nothing is prefetched.
-
-func.func @gemm_near_rows(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
-  teir.config(%in0, %in1, %out) : (memref<?xf32>, memref<?xf32>, memref<?xf32>) {
-    teir.axis i extent 32 strides [4096, 0, 16384] offsets [0, 0, 0]
-    teir.axis j extent 256 strides [0, 4, 4] offsets [0, 0, 0]
-    teir.axis p extent 128 strides [4, 4080, 0] offsets [0, 0, 0]
-    teir.primitive mm Contraction {M = [i], N = [j], K = [p]} {data_type = "FP32"}
-    teir.schedule {
-      teir.invoke c -> mm
-    }
-  }
-  func.return
-}
-
+// CHECK:         memref.alloca
 // CHECK-NOT:     teir_lane.prefetch
-// CHECK-NOT:     memref.alloca
+// CHECK:         func.return
+// CHECK-LABEL: func.func @gemm_far_rows_cached
+// CHECK:         memref.alloca
+// CHECK-NOT:     teir_lane.prefetch
 // CHECK:         func.return
