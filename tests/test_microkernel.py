@@ -1089,7 +1089,7 @@ def test_x_read_by_several_panels_from_memory_is_packed(machine: str) -> None:
 
 def test_a_tile_of_x_from_memory_is_not_cached_whatever_its_span() -> None:
     """`ij,jk->ik` 8 x 1024 x 4096 FP32's tiles: 8 rows, 2048 columns of B, K-blocks
-    of 256 rows 16 KiB apart (a 2 MB span the L3 would hold). With B from memory at
+    of 256 rows 16 KiB apart (a 4 MB span the L3 would hold). With B from memory at
     every call (`from_memory`) each tile's B is read from memory too, whatever its
     span: packed, its copy prefetching the rows (2.1x faster on Zen 4, README,
     Benchmarks); on the AVX-512 host's L3 it is read in place otherwise."""

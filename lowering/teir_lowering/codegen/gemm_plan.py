@@ -29,6 +29,9 @@ along V = m or n, the dot kernel with vectors along k) are described there.
   once instead of once per column panel. The buffer holds at most
   `GemmPlan.scratch_bytes` (`Host.scratch_bytes`): an X block
   larger than that is packed and consumed in M-blocks (`GemmPlan.m_block`).
+  An X from memory copied in short runs a page or more apart (each run a
+  stream of its own) is prefetched a few K steps ahead as it is copied
+  (`GemmPlan.prefetch`).
 - C contiguous along U (`GemmPlan.transpose_c`): read and written in L x L
   squares transposed in registers, NR a multiple of L.
 - General strides (the `inca`/`incb`/`incc` of `#teir.kernel`): X without a
@@ -254,8 +257,8 @@ class GemmPlan:
     and a conversion per element and row block (`widen_panels_pay`)."""
     prefetch: int = 0
     """K steps ahead whose run of X the copy into the packed X prefetches as it
-    copies a step's run (0: none): X's K steps a page or more apart
-    (`PREFETCH_STEPS`)."""
+    copies a step's run (0: none): X from memory in short runs a page or more
+    apart (`prefetch_pays`)."""
 
     def panel_columns(self, nv: int, nu: int, transposing: bool, width: int,
                       span: int) -> int:
