@@ -114,6 +114,23 @@ def test_a_gemv_from_memory_runs_one_block_per_thread(
         assert row["extent"] == block
 
 
+@pytest.mark.parametrize("host_name", ["avx2", "avx512"])
+@pytest.mark.parametrize("dtype, blocks", [("FP32", 8), ("FP16", 2), ("BF16", 8)])
+def test_an_fp16_contraction_runs_one_block_per_thread(host_name: str, dtype: str,
+                                                       blocks: int) -> None:
+    """`ij,jk->ik` 256^3 at two threads: its columns cut into four blocks a thread,
+    but in FP16 one a thread, as each block widens all of A (the operand the blocks
+    share) to f32 again (8 blocks: 0.93-0.94x FP32's rate, 2: 0.97-0.99x). BF16 is
+    widened by a shift as it is read: four a thread."""
+    module = from_json(einsum_config("ij,jk->ik", (256, 256), (256, 256), dtype=dtype))
+    with pinned(pinned_host(host_name)):
+        apply_schedule(module, [{"op": "teir-auto-schedule", "threads": 2}])
+    scheduled = to_json(module)
+    extents = {a["id"]: a["extent"] for a in scheduled["axes"]}
+    assert [extents[n["axis"]] for n in scheduled["schedule"]["iterations"]
+            if n["policy"] == "parallel"] == [blocks]
+
+
 def test_no_parallel_loop_under_a_sequential_one_under_a_parallel_one() -> None:
     """i (4 iterations) runs in parallel; b may not (its iterations write common
     bytes); k below it would fork inside each thread, once per index of b."""
@@ -387,4 +404,4 @@ def test_sixteen_bit_contractions_fork_where_fp32_does(data_type: str) -> None:
                 if getattr(n, "parallel", False)]
 
     assert parallel("FP32") != []
-    assert parallel(data_type) == parallel("FP32")
+    assert parallel(data_type) != []  # its blocks: test_an_fp16_contraction_runs_...

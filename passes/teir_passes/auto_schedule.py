@@ -688,9 +688,11 @@ class _Scheduler:
             return  # otherwise the schedule says how to run in parallel
         # inputs streamed from memory: one block per thread, each reading runs as
         # long as the rows allow (more blocks cut the rows of a column-streaming
-        # GEMV, `ji,j->i`, into pieces the prefetchers follow worse)
+        # GEMV, `ji,j->i`, into pieces the prefetchers follow worse); so too for an
+        # FP16 Contraction, whose blocks each widen the operand they share
         wanted = self.knobs.parallel_iterations or (
-            self.threads if streamed_in(self.config) else 4 * self.threads)
+            self.threads if streamed_in(self.config) or self.widens_per_block()
+            else 4 * self.threads)
         if self.threads <= 1 or wanted <= 1 or not self.worth_threads():
             return
         iterations = 1
@@ -710,6 +712,15 @@ class _Scheduler:
             node = node.only_child
         if iterations < wanted:
             self.split_for_threads(-(-wanted // iterations))
+
+    def widens_per_block(self) -> bool:
+        """Whether a Contraction is FP16: the microkernel widens its operands to f32 per
+        tile (Y whole or per column panel, X as it packs it), so each block cut for
+        threads from one tile widens the operand the blocks share again (`ij,jk->ik`
+        256^3: all of A once per block; README, Parallel policy). BF16 is widened by
+        a shift as it is read."""
+        return any(p.kind is OperationKind.CONTRACTION and p.data_type is DataType.FP16
+                   for p in self.config.primitives)
 
     def worth_threads(self, forks: int = 1) -> bool:
         """Whether the work of one fork/join (the whole work over `forks` of them)
