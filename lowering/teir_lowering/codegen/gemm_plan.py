@@ -74,7 +74,7 @@ from dataclasses import KW_ONLY, dataclass, replace
 from math import gcd
 from typing import TYPE_CHECKING
 
-from teir_dialect.host import Host, host, widened_bytes
+from teir_dialect.host import SET_SPAN, Host, host, widened_bytes
 from teir_dialect.vocabulary import KernelKind
 
 if TYPE_CHECKING:
@@ -651,10 +651,6 @@ PACK_Y = 1.5
 conversion, the loop."""
 
 
-SET_SPAN = 4096
-"""Bytes after which addresses map to the same L1d set again (32 KiB 8-way and 48
-KiB 12-way L1s alike)."""
-
 L1_WAYS = 8
 """Lines one L1d set holds (the fewest of the hosts TEIR plans for)."""
 
@@ -934,7 +930,9 @@ def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
     scalar = _scalar_plan(s, along, width, zero_first, machine)
     best = min(plans, key=_preference, default=scalar)
     best = best if best.cost < scalar.cost else scalar
-    if best.pack == "copy" and prefetch_pays(s, best, width, stored, machine, from_memory):
+    # (the outer kernel's packed X; the dot kernel's copy is made once per tile)
+    if (best.kernel == "outer" and best.pack == "copy"
+            and prefetch_pays(s, best, width, stored, machine, from_memory)):
         best = replace(best, prefetch=PREFETCH_STEPS)
     # C narrower than the accumulators (f16, bf16) is rounded once, at its one
     # store: one K-block, as a K-blocked tile would round its partial sums; its Y
