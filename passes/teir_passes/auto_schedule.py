@@ -374,8 +374,7 @@ class _Scheduler:
         (`trus,pqtu->pqrs`: p and q fused, all of B widened for each r). Y is
         the input without out's unit-stride index (the vectors run along it)."""
         config = self.config
-        if not any(p.kind is OperationKind.CONTRACTION and p.data_type is DataType.FP16
-                   for p in config.primitives):
+        if not self.widens_operands():
             return False
         axes = config.axes
         moving = [a for a in axes if a.stride_on("out") != 0]
@@ -689,9 +688,10 @@ class _Scheduler:
         # inputs streamed from memory: one block per thread, each reading runs as
         # long as the rows allow (more blocks cut the rows of a column-streaming
         # GEMV, `ji,j->i`, into pieces the prefetchers follow worse); so too for an
-        # FP16 Contraction, whose blocks each widen the operand they share
+        # FP16 Contraction, each of whose blocks widens the operand they share again
+        # (`ij,jk->ik` 256^3: all of A once per block; README, Parallel policy)
         wanted = self.knobs.parallel_iterations or (
-            self.threads if streamed_in(self.config) or self.widens_per_block()
+            self.threads if streamed_in(self.config) or self.widens_operands()
             else 4 * self.threads)
         if self.threads <= 1 or wanted <= 1 or not self.worth_threads():
             return
@@ -713,12 +713,10 @@ class _Scheduler:
         if iterations < wanted:
             self.split_for_threads(-(-wanted // iterations))
 
-    def widens_per_block(self) -> bool:
+    def widens_operands(self) -> bool:
         """Whether a Contraction is FP16: the microkernel widens its operands to f32 per
-        tile (Y whole or per column panel, X as it packs it), so each block cut for
-        threads from one tile widens the operand the blocks share again (`ij,jk->ik`
-        256^3: all of A once per block; README, Parallel policy). BF16 is widened by
-        a shift as it is read."""
+        tile (Y whole or per column panel, X as it packs it; BF16 is widened by a
+        shift as it is read), which `keeps_y_widened` and `parallelize` weigh."""
         return any(p.kind is OperationKind.CONTRACTION and p.data_type is DataType.FP16
                    for p in self.config.primitives)
 
