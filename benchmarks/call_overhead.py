@@ -16,7 +16,7 @@ import argparse
 import sys
 
 import numpy as np
-from harness import clean_environment, describe_host
+from harness import clean_environment, describe_host, table_header
 
 CASES = (
     ("ab->ba", ((4, 4),)),
@@ -62,8 +62,7 @@ def main() -> int:
     for line in describe_host(removed).header():
         print(line)
     print("one thread; medians of interleaved rounds, microseconds per call")
-    print("| case | einsum, out= | einsum | its kernel | np.einsum | @ |\n"
-          "| --- | --- | --- | --- | --- | --- |")
+    print(table_header("case", "einsum, out=", "einsum", "its kernel", "np.einsum", "@"))
     rng = np.random.default_rng(0)
     for subscripts, shapes in CASES:
         arrays = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]

@@ -68,6 +68,12 @@ class HostInfo:
         return lines
 
 
+def table_header(*columns: str) -> str:
+    """A Markdown table's first two lines for `columns` (the separator row has as
+    many cells)."""
+    return f"| {' | '.join(columns)} |\n|{' --- |' * len(columns)}"
+
+
 def cpu_slug(cpu: str) -> str:
     """'AMD EPYC' -> 'amd-epyc-f25-m1': the model name, with the family and model
     numbers of /proc/cpuinfo when it has them (hypervisors often shorten the name)."""

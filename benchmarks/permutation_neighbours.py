@@ -34,7 +34,7 @@ from math import prod
 
 import ml_dtypes
 import numpy as np
-from harness import clean_environment, describe_host
+from harness import clean_environment, describe_host, table_header
 
 from teir_lowering import einsum
 from teir_lowering.measure.timing import interleaved, median_ratio
@@ -137,7 +137,7 @@ def main() -> int:
                   if args.memory else "its faster neighbour's (every extent +1 or -1)")
     print(f"1 thread; ratios are medians over interleaved rounds: the case's time per "
           f"element over {neighbours}, and a same-size np.copyto's time over the case's")
-    print("| case | type | us | / neighbour | of copy |\n| --- | --- | --- | --- | --- |")
+    print(table_header("case", "type", "us", "/ neighbour", "of copy"))
     slow = []
     chosen = (memory_cases(args.cases, args.seed, host.l3) if args.memory
               else cases(args.cases, args.seed))

@@ -47,7 +47,7 @@ import time
 
 import ml_dtypes
 import numpy as np
-from harness import blas_threads, clean_environment, describe_host
+from harness import blas_threads, clean_environment, describe_host, table_header
 
 from teir_lowering import einsum
 from teir_lowering.measure.timing import interleaved, median_ratio
@@ -183,8 +183,7 @@ def run_narrow(args: argparse.Namespace) -> list[str]:
     """The narrow sweep's table; its slow paths."""
     print(f"threads {args.threads}; medians over interleaved rounds of the case's time over "
           "its bound (its GEMV + narrow/16 of its 16-wide twin) and over numpy's")
-    print("| case | type | ms | / bound | GEMV ms | 16-wide ms | / numpy |\n"
-          "| --- | --- | --- | --- | --- | --- | --- |")
+    print(table_header("case", "type", "ms", "/ bound", "GEMV ms", "16-wide ms", "/ numpy"))
     slow = []
     for label, subscripts, name, narrow, (operands, gemv, wide) in narrow_cases(
             args.cases, args.seed):
@@ -235,8 +234,8 @@ def run_neighbours(args: argparse.Namespace) -> list[str]:
     """The shape sweep's table; its slow paths."""
     print(f"threads {args.threads}; ratios are medians over interleaved rounds of the "
           "shape's time per multiply-add over its round neighbour's / numpy's time")
-    print("| case (round neighbour) | type | ms | / neighbour | / numpy | first call s "
-          "(neighbour's) |\n| --- | --- | --- | --- | --- | --- |")
+    print(table_header("case (round neighbour)", "type", "ms", "/ neighbour", "/ numpy",
+                       "first call s (neighbour's)"))
     slow = []
     warm = np.ones((8, 8), np.float32)  # imports and the JIT's start, outside the cases
     first_call("ij,jk->ik", [warm, warm], args.threads, None)
@@ -320,8 +319,7 @@ def main() -> int:
         return 1 if slow else 0
     print(f"threads {args.threads}; ratios are medians over interleaved rounds of the "
           "view's time over the contiguous twin's / numpy's (np.einsum on the views)")
-    print("| case | type | ms | / twin | lines / twin's | / numpy |\n"
-          "| --- | --- | --- | --- | --- | --- |")
+    print(table_header("case", "type", "ms", "/ twin", "lines / twin's", "/ numpy"))
     slow = []
     for label, subscripts, name, operands in cases(args.cases, args.seed):
         with blas_threads(args.threads):
