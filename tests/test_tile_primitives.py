@@ -270,22 +270,26 @@ def test_transposes_whose_rows_of_out_crowd_the_l1_sets(rows: int, columns: int,
 def test_a_large_transpose_prefetches_its_rows_of_in0_ahead(
         monkeypatch: pytest.MonkeyPatch, dtype: str, large: bool) -> None:
     """The tiles of a large out (teir-mark-streamed-out) prefetch every row of in0 they
-    load `PREFETCH_AHEAD` bytes ahead, a displacement of the load's own address;
-    a 16-bit kernel still only moves its values, so it stays typed as i16 (typed
-    as half, the shifted FP16 transpose ran at 0.7x the speed). A small out
-    prefetches nothing. The reference's bits at 1 and 2 threads either way."""
+    load into the L2 (locality 2), `PREFETCH_AHEAD` bytes ahead and in the next
+    tile (the loop around steps in0 by a whole tile), displacements of the
+    load's own address; a 16-bit kernel still only moves its values, so it
+    stays typed as i16 (typed as half, the shifted FP16 transpose ran at 0.7x
+    the speed). A small out prefetches nothing. The reference's bits at 1 and
+    2 threads either way."""
     monkeypatch.setattr(mark_streamed_out, "STREAMED_MIN_BYTES", 0 if large else 1 << 40)
     monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
     record = transpose_record(70, 96, dtype, out_row=70 + 3, outer=2)
     kernel = _check(record, "vector.shuffle")
     ahead = tile_primitives.PREFETCH_AHEAD // WIDTH[dtype]
-    prefetches = re.findall(r"teir_lane.prefetch %\S+\[%\S+\] ahead (\d+)",
+    next_tile = 70 * (96 + 3) + 8  # t steps in0 by the tile (and 8 elements)
+    prefetches = re.findall(r"teir_lane.prefetch %\S+\[%\S+\] ahead (\d+)( locality \d+)?",
                             kernel.stages["scf"])
-    assert bool(prefetches) is large
-    assert set(prefetches) <= {str(ahead)}
+    assert set(prefetches) == ({(str(ahead), " locality 2"), (str(next_tile), " locality 2")}
+                               if large else set())
     llvm_ir = kernel.stages["llvm"]
-    assert (f"i64 {tile_primitives.PREFETCH_AHEAD}\n  call void @\"llvm.prefetch.p0\""
-            in llvm_ir) is large
+    for displacement in (tile_primitives.PREFETCH_AHEAD, next_tile * WIDTH[dtype]):
+        assert (re.search(f"i64 {displacement}\n  call void @\"llvm.prefetch.p0\"\\(ptr %v\\d+, "
+                          "i32 0, i32 2, i32 1\\)", llvm_ir) is not None) is large
     assert " half" not in llvm_ir and "bfloat" not in llvm_ir
 
 
@@ -539,20 +543,23 @@ def test_streamed_tiles_write_the_lines_across_their_run_whole(
                       special=kind == "ReLU", seed=7)
 
 
-@pytest.mark.parametrize("dtype, rows, columns, kind", [
-    ("FP32", 54, 54, "Copy"),     # rows of out 216 bytes, back to back
-    ("FP32", 20, 70, "ReLU"),     # columns past the last whole chunk
-    ("FP64", 27, 24, "Copy"),
-    ("FP16", 45, 100, "Copy"),
-    ("FP32", 250, 40, "Copy"),    # a chunk of one block of columns
+@pytest.mark.parametrize("dtype, rows, columns, kind, pad", [
+    ("FP32", 54, 54, "Copy", 3),     # rows of out 216 bytes, back to back
+    ("FP32", 54, 54, "Copy", 0),     # in0's block too: prefetched in order
+    ("FP32", 20, 70, "ReLU", 3),     # columns past the last whole chunk
+    ("FP64", 27, 24, "Copy", 3),
+    ("FP16", 45, 100, "Copy", 0),
+    ("FP32", 250, 40, "Copy", 3),    # a chunk of one block of columns
 ])
 def test_tiles_whose_out_is_one_block_stream_it_through_a_buffer(
-        streaming: None, dtype: str, rows: int, columns: int, kind: str) -> None:
+        streaming: None, dtype: str, rows: int, columns: int, kind: str, pad: int) -> None:
     """A transposing tile of a large out whose rows of out lie back to back, not whole
     lines (`TileEmitter.stream_block`): through an L1 buffer laid out as out, whole
     lines streamed (every one keeps LLVM's flag), the partial ones at either end
-    of a chunk stored plainly; the reference's bits at every placement of in0 and
-    out, 1 and 2 threads, nothing written outside out."""
+    of a chunk stored plainly, each store prefetching a line of the next tile's
+    in0 into the L2 (the loop around steps in0 by a tile and 8 elements); the
+    reference's bits at every placement of in0 and out, 1 and 2 threads,
+    nothing written outside out."""
     taken: list[int] = []
     original = tile_primitives.TileEmitter.stream_block
 
@@ -562,9 +569,12 @@ def test_tiles_whose_out_is_one_block_stream_it_through_a_buffer(
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(tile_primitives.TileEmitter, "stream_block", spy)
-        record = transpose_record(rows, columns, dtype, kind=kind, out_row=rows, outer=3)
+        record = transpose_record(rows, columns, dtype, kind=kind, out_row=rows, outer=3,
+                                  pad=pad)
         kernel = compile_kernel(record, keep_ir=True)
     assert taken
+    next_tile = rows * (columns + pad) + 8
+    assert f"ahead {next_tile} locality 2" in kernel.stages["scf"]
     # the streaming stores keep their flag through LLVM (unrolling may copy them)
     marked = kernel.stages["llvm"].count("nontemporal")
     assert marked and kernel._engine.llvm_ir.count("!nontemporal") >= marked
@@ -925,6 +935,29 @@ def test_narrow_rows_apart_stay_scalar(pad: int) -> None:
 @pytest.mark.parametrize("run", [4, 5, 7, 8, 15, 16, 17, 31, 33, 40, 64, 100])
 def test_contiguous_tiles(kind: str, run: int, dtype: str) -> None:
     _check(contiguous_record(kind, run, dtype=dtype), "vector.store", special=kind == "ReLU")
+
+
+@pytest.mark.parametrize("dtype", ["FP16", "FP32", "FP64"])
+@pytest.mark.parametrize("kind, tensors", [("Copy", 2), ("ReLU", 2), ("Zero", 2), ("ReLU", 3)])
+@pytest.mark.parametrize("large", [True, False])
+def test_contiguous_runs_of_a_large_out_prefetch_the_run_tiles_ahead(
+        monkeypatch: pytest.MonkeyPatch, kind: str, tensors: int, dtype: str,
+        large: bool) -> None:
+    """Each contiguous run of in0 that a tile of a large out copies is prefetched into
+    the L2 `RUNS_AHEAD` tiles on (the loop around steps in0 by a padded run), a
+    prefetch per line of the run; none for a small out, nor for Zero (no in0)
+    or an in-place ReLU (out is its source). The reference's bits either way."""
+    monkeypatch.setattr(mark_streamed_out, "STREAMED_MIN_BYTES", 0 if large else 1 << 40)
+    monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
+    run = 100
+    record = contiguous_record(kind, run, rows=20, dtype=dtype, tensors=tensors)
+    kernel = _check(record, "vector.store", special=kind == "ReLU")
+    found = re.findall(r"teir_lane.prefetch %in0\[%\S+\] ahead (\d+) locality 2",
+                       kernel.stages["scf"])
+    lines = (run * WIDTH[dtype] + 62) // 64 + 1  # that the run touches at worst (63 bytes in)
+    fetched = large and kind != "Zero" and tensors == 2
+    ahead = tile_primitives.RUNS_AHEAD * (run + 2)  # the loop k steps in0 by run + pad
+    assert found == ([str(ahead)] * lines if fetched else [])
 
 
 @pytest.mark.parametrize("dtype", ["FP32", "FP64"])

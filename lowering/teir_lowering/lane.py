@@ -42,13 +42,14 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Dialect, Operation, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
     VarConstraint,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -230,6 +231,16 @@ class LaneDotBF16PairsOp(IRDLOperation):
         return f"llvm.x86.avx512bf16.dpbf16ps.{32 * self.acc.type.get_shape()[0]}"
 
 
+PREFETCH_LOCALITY = 3
+"""`llvm.prefetch`'s locality when a `teir_lane.prefetch` names none: every level."""
+
+
+def prefetch_arguments(op: LanePrefetchOp) -> tuple[int, int, int]:
+    """`llvm.prefetch`'s arguments after the address: a read, the op's locality, of
+    data."""
+    return (0, op.hint, 1)
+
+
 @irdl_op_definition
 class LanePrefetchOp(IRDLOperation):
     """A hint to bring the cache line of `memref[index + ahead]` into every cache
@@ -239,25 +250,37 @@ class LanePrefetchOp(IRDLOperation):
     index of its own LLVM built the addresses in vector registers. x86's
     prefetch never faults, so a line past the end of the memory names no access:
     a streamed transpose prefetches its rows of in0 a few lines ahead of its
-    loads without a bound (`TileEmitter.transposed`)."""
+    loads without a bound (`TileEmitter.transposed`). `locality` (MLIR's and
+    LLVM's hint, 0 to 3; absent: 3) 2 stops at the L2 (`prefetcht1`): far more
+    such misses are in flight than the L1's."""
 
     name = "teir_lane.prefetch"
 
     memref = operand_def(MemRefType)
     index = operand_def(IndexType)
     ahead = prop_def(IntegerAttr[I64])
+    locality = opt_prop_def(IntegerAttr[I64])
 
-    assembly_format = "$memref `[` $index `]` `ahead` $ahead attr-dict `:` type($memref)"
+    assembly_format = ("$memref `[` $index `]` `ahead` $ahead (`locality` $locality^)? "
+                       "attr-dict `:` type($memref)")
 
-    def __init__(self, memref: SSAValue, index: SSAValue, ahead: int):
-        super().__init__(operands=[memref, index],
-                         properties={"ahead": IntegerAttr(ahead, i64)})
+    def __init__(self, memref: SSAValue, index: SSAValue, ahead: int, locality: int = 3):
+        properties: dict[str, Attribute] = {"ahead": IntegerAttr(ahead, i64)}
+        if locality != PREFETCH_LOCALITY:
+            properties["locality"] = IntegerAttr(locality, i64)
+        super().__init__(operands=[memref, index], properties=properties)
+
+    def verify_(self) -> None:
+        if not 0 <= self.hint <= 3:
+            raise VerifyException(f"teir_lane.prefetch: locality {self.hint} is not 0 to 3")
+
+    @property
+    def hint(self) -> int:
+        """`llvm.prefetch`'s locality: the property, else every level's 3."""
+        return PREFETCH_LOCALITY if self.locality is None else self.locality.value.data
 
 
 PREFETCH_INTRINSIC = "llvm.prefetch.p0"
-PREFETCH_ARGUMENTS = (0, 3, 1)
-"""`llvm.prefetch`'s arguments after the address: a read, kept in every level
-(locality 3), of data."""
 
 
 PAIR_LANES = (4, 8, 16)

@@ -164,6 +164,24 @@ along their length, more streams than the hardware prefetchers follow. With it,
 from 0.50 to 0.55 (AMD EPYC Zen 4). Two lines ahead did about as well, eight
 and sixteen worse."""
 
+L2_LOCALITY = 2
+"""The locality of the prefetches of the next tile's in0 that `TileEmitter.stream_block`
+issues as it stores a tile (2: `prefetcht1`, to the L2). A C model of HPTT's
+`abcd->abdc` 57 x 57 x 72 x 72 FP32 (a read of each block in the transpose's
+order, then its stores streamed) ran at 15.7 GB/s without, 17.6 into the L1
+(`prefetcht0`: few misses in flight) and 25.6 into the L2, 34 when the
+block's rows lie back to back and its lines go in order (memcpy: 28-32;
+AMD EPYC Zen 4)."""
+
+RUNS_AHEAD = 8
+"""Tiles ahead that a contiguous tile of a large out (`streamed_out`) prefetches its
+run into the L2 (`TileEmitter.emit_contiguous`): the loops around such tiles
+follow out, so each run of in0 is a stream of its own, too short for the
+hardware prefetchers. HPTT's cases whose fastest dimension stays (runs of 52
+to 5856 bytes, 64 MiB): geometric mean 1.62 -> 1.87x numpy's time with 8
+ahead in two alternating runs; 1, 4, 8 and 16 all gained, 8 the most
+(AMD EPYC Zen 4)."""
+
 STREAM_GRANULE = 16
 """Bytes: out's start the streamed transposes need (x86 streams aligned vectors
 only; numpy's large buffers sit 16 bytes past a line), else ordinary stores."""
@@ -279,6 +297,7 @@ class TileEmitter:
         self.nontemporal = nontemporal  # may use non-temporal stores (see aligned_tile)
         self.large_output = nontemporal  # out takes half the last-level cache or more
         self.run: Run | None = None  # the loops continuing the tile's rows (aligned_tile)
+        self.next_tile = 0  # elements of the source from this tile to the next one run
         self.kind = kind
         self.element = element
         self.width = width
@@ -323,9 +342,16 @@ class TileEmitter:
 
     def emit_contiguous(self, builder: Builder, outer: Sequence[TileAxis], run: int,
                         source: SSAValue, out: SSAValue) -> None:
-        """Loops over `outer`, each iteration `run` contiguous elements on both tensors."""
+        """Loops over `outer`, each iteration `run` contiguous elements on both tensors;
+        with a `next_tile` (out streamed), each run's lines prefetched."""
 
         def row(b: Builder, src: SSAValue, dst: SSAValue) -> None:
+            if self.next_tile and self.source is not None:
+                # each line of the run `RUNS_AHEAD` tiles on
+                for at in range(0, run * self.width + CACHE_LINE - 1, CACHE_LINE):
+                    b.insert(LanePrefetchOp(self.source, add(b, src, at // self.width),
+                                            RUNS_AHEAD * self.next_tile, L2_LOCALITY))
+
             def vectors(vb: Builder, i: SSAValue, lanes: int) -> None:
                 self.element_op(vb, add(vb, src, i), add(vb, dst, i), lanes)
 
@@ -643,6 +669,18 @@ class TileEmitter:
             _loop(b, lo, hi, 1, lambda rb, i, _: store(
                 rb, load(rb, buffer, i), self.out, add(rb, dst, i)))
 
+        def next_line(b: Builder, c0: SSAValue, i: SSAValue) -> SSAValue:
+            """The element of this tile whose line in the next tile (`next_tile` on) the
+            store of the line at `i` of columns c0.. prefetches: the same element of
+            in0's block when its rows lie back to back, else row t mod nr's line t
+            div nr of columns c0.. for the t-th line stored."""
+            if rows.source == columns.size:
+                return add(b, add(b, source, c0, nr), i)
+            t = b.insert(arith.DivUIOp(i, index(b, line))).result
+            row = b.insert(arith.RemUIOp(t, index(b, nr))).result
+            along = b.insert(arith.DivUIOp(t, index(b, nr))).result
+            return add(b, add(b, add(b, source, c0), row, rows.source), along, line)
+
         def block(b: Builder, c0: SSAValue, count: int) -> None:
             filler.whole_region(b, rows, TileAxis(count, columns.source, nr),
                                 add(b, source, c0), index(b, 0))
@@ -654,6 +692,9 @@ class TileEmitter:
             end = b.insert(arith.AddiOp(head, multiple_below(b, after, line))).result
 
             def whole_line(lb: Builder, i: SSAValue, _: list[SSAValue]) -> None:
+                if self.large_output and self.next_tile:
+                    lb.insert(LanePrefetchOp(self.source, next_line(lb, c0, i),
+                                             self.next_tile, L2_LOCALITY))
                 for h in range(0, line, lanes):
                     store(lb, load(lb, buffer, add(lb, i, h), lanes), self.out,
                           add(lb, dst, add(lb, i, h)), nontemporal=True)
@@ -713,7 +754,7 @@ class TileEmitter:
             return [(-(start + j * pitch)) % CACHE_LINE // width for j in range(lanes)]
 
         def transposed_rows(b: Builder, r0: int | SSAValue, c0: SSAValue) -> list[list[SSAValue]]:
-            return self.line_rows(b, rows, source, r0, c0, lanes)
+            return self.line_rows(b, rows, source, r0, c0, lanes, along=False)
 
         def plain(b: Builder, parts: list[list[SSAValue]], r0: int, c0: SSAValue) -> None:
             """Rows r0 .. r0 + E - 1 of every column of the block, ordinary stores."""
@@ -1144,12 +1185,13 @@ class TileEmitter:
                          lanes, nontemporal=True)
 
     def line_rows(self, builder: Builder, rows: TileAxis, source: SSAValue,
-                  r0: SSAValue | int, c0: SSAValue, lanes: int) -> list[list[SSAValue]]:
+                  r0: SSAValue | int, c0: SSAValue, lanes: int,
+                  along: bool = True) -> list[list[SSAValue]]:
         """Rows r0 .. (a line of out) x `lanes` columns from c0, transposed: part h
         holds rows h * lanes .., vector j of a part column c0 + j."""
         src = add(builder, add(builder, source, r0, rows.source), c0)
         return [self.transposed(builder, [add(builder, src, (h + k) * rows.source)
-                                          for k in range(lanes)], lanes)
+                                          for k in range(lanes)], lanes, along)
                 for h in range(0, CACHE_LINE // self.width, lanes)]
 
     def store_lines(self, builder: Builder, columns: TileAxis, out: SSAValue,
@@ -1177,15 +1219,30 @@ class TileEmitter:
             store(builder, value, self.out if target is None else target,
                   add(builder, dst, column * columns.out))
 
+    def prefetches(self, along: bool) -> list[tuple[int, int]]:
+        """(elements ahead, locality) of the prefetches of each row of in0 that a
+        transpose of a large out (`large_output`) loads: `PREFETCH_AHEAD` along
+        the row and the same row of the next tile the schedule runs (`next_tile`),
+        both into the L2 (`L2_LOCALITY`); for a tile that walks its rows along
+        their length (`shifted_tile`, not `along`) the next tile's only, or
+        without one the row's into the L1 (README, Benchmarks)."""
+        if not self.large_output:
+            return []
+        row = PREFETCH_AHEAD // self.width
+        if not along:
+            return [(self.next_tile, L2_LOCALITY)] if self.next_tile else [(row, 3)]
+        return [(row, L2_LOCALITY)] + ([(self.next_tile, L2_LOCALITY)] if self.next_tile else [])
+
     def transposed(self, builder: Builder, addresses: Sequence[SSAValue],
-                   lanes: int) -> list[SSAValue]:
+                   lanes: int, along: bool = True) -> list[SSAValue]:
         """The primitive applied to `lanes` vectors loaded at `addresses` (rows of the
-        source), transposed: vector j holds lane j of every row, in row order."""
+        source), transposed: vector j holds lane j of every row, in row order;
+        `along`: see `prefetches`."""
         assert self.source is not None
         rows = []
         for at in addresses:
-            if self.large_output:
-                builder.insert(LanePrefetchOp(self.source, at, PREFETCH_AHEAD // self.width))
+            for ahead, locality in self.prefetches(along):
+                builder.insert(LanePrefetchOp(self.source, at, ahead, locality))
             rows.append(self.apply(builder, load(builder, self.source, at, lanes)))
         return transpose(builder, rows)
 
@@ -1253,6 +1310,9 @@ def emit_tile_primitive(builder: Builder, prim: PrimitiveOp, element: Attribute,
         None if source_name is None else memory[source_name],
         memory["out"],
     )
+    if loops and source_name == "in0" and streamed_out(config):
+        step = loops[0][0].stride_on("in0")  # the innermost loop's: the next tile run
+        tile_emitter.next_tile = step // width if step > 0 and step % width == 0 else 0
     if plan[0] == "contiguous":
         _, outer, run = plan
         tile_emitter.emit_contiguous(builder, outer, run, source, out)

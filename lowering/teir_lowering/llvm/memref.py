@@ -44,7 +44,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from teir_lowering.lane import PREFETCH_ARGUMENTS, PREFETCH_INTRINSIC, LanePrefetchOp
+from teir_lowering.lane import PREFETCH_INTRINSIC, LanePrefetchOp, prefetch_arguments
 from teir_lowering.llvm.common import cast_to_llvm
 from teir_lowering.llvm.rewriting import rewrite_once
 
@@ -158,7 +158,7 @@ class ConvertLanePrefetch(RewritePattern):
         ops, address, size = found
         bytes_ahead = llvm.ConstantOp(IntegerAttr(op.ahead.value.data * size, i64), i64)
         ahead = llvm.GEPOp.from_mixed_indices(address, (bytes_ahead.result,), i8)
-        flags = [llvm.ConstantOp(IntegerAttr(value, i32), i32) for value in PREFETCH_ARGUMENTS]
+        flags = [llvm.ConstantOp(IntegerAttr(value, i32), i32) for value in prefetch_arguments(op)]
         rewriter.insert([*ops, bytes_ahead, ahead, *flags])
         rewriter.replace(op, llvm.CallIntrinsicOp(
             PREFETCH_INTRINSIC, [ahead.result, *(flag.result for flag in flags)], []))

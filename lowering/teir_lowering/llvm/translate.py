@@ -56,13 +56,13 @@ from xdsl.utils.target import Target
 from teir_dialect.vocabulary import DataType
 from teir_lowering.lane import (
     PREDICATES,
-    PREFETCH_ARGUMENTS,
     PREFETCH_INTRINSIC,
     UNROLLED,
     LaneCmpfOp,
     LaneDotBF16PairsOp,
     LanePrefetchOp,
     LaneSelectOp,
+    prefetch_arguments,
 )
 from teir_lowering.llvm.bf16 import check_bf16_moves_only, half_bits
 from teir_lowering.llvm.common import takes_memory_of
@@ -449,7 +449,7 @@ def _prefetch(f: _Function, op: Operation) -> None:
     f.lines.append(f"  {ahead} = getelementptr i8, ptr {address}, i64 "
                    f"{op.ahead.value.data * size}")
     f.module.declare(f'declare void @"{PREFETCH_INTRINSIC}"(ptr, i32, i32, i32)')
-    flags = ", ".join(f"i32 {value}" for value in PREFETCH_ARGUMENTS)
+    flags = ", ".join(f"i32 {value}" for value in prefetch_arguments(op))
     f.lines.append(f'  call void @"{PREFETCH_INTRINSIC}"(ptr {ahead}, {flags})')
 
 

@@ -105,11 +105,11 @@ class UpstreamPrinter(Printer):
         self.print_ssa_value(op.memref)
         if generic:
             self.print_string(f", %{at}) <{{isDataCache = true, isWrite = false, "
-                              "localityHint = 3 : i32}> : (")
+                              f"localityHint = {op.hint} : i32}}> : (")
             self.print_attribute(op.memref.type)
             self.print_string(", index) -> ()")
             return
-        self.print_string(f"[%{at}], read, locality<3>, data : ")
+        self.print_string(f"[%{at}], read, locality<{op.hint}>, data : ")
         self.print_attribute(op.memref.type)
 
     def print_pair_product(self, op: LaneDotBF16PairsOp) -> None:

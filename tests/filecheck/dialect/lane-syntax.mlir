@@ -42,3 +42,18 @@ func.func @pairs(%acc: vector<16xf32>, %a: vector<16xi32>, %b: vector<16xi32>) -
 // CHECK-LABEL: func.func @pairs
 // CHECK-NEXT:    %d = teir_lane.dot_bf16_pairs %acc, %a, %b : vector<16xf32>, vector<16xi32>
 // CHECK-NEXT:    func.return %d : vector<16xf32>
+
+// -----
+
+// A prefetch names its locality only when it is not every level's 3 (the
+// streamed tiles' prefetches into the L2 take 2).
+
+func.func @prefetch(%m: memref<?xf32>, %i: index) {
+  teir_lane.prefetch %m[%i] ahead 64 : memref<?xf32>
+  teir_lane.prefetch %m[%i] ahead 6938 locality 2 : memref<?xf32>
+  func.return
+}
+
+// CHECK-LABEL: func.func @prefetch
+// CHECK-NEXT:    teir_lane.prefetch %m[%i] ahead 64 : memref<?xf32>
+// CHECK-NEXT:    teir_lane.prefetch %m[%i] ahead 6938 locality 2 : memref<?xf32>

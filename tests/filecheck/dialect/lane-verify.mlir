@@ -69,3 +69,11 @@ func.func @f(%acc: vector<2xf32>, %p: vector<2xi32>) {
   func.return
 }
 // CHECK: expected vector<Nxf32> with N in (4, 8, 16), got vector<2xf32>
+
+// -----
+
+func.func @f(%m: memref<?xf32>, %i: index) {
+  teir_lane.prefetch %m[%i] ahead 64 locality 4 : memref<?xf32>
+  func.return
+}
+// CHECK: teir_lane.prefetch: locality 4 is not 0 to 3

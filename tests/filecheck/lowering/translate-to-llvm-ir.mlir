@@ -260,3 +260,17 @@ func.func @ahead(%m: memref<?xbf16>, %i: index) {
 // CHECK-NEXT:    call void @"llvm.prefetch.p0"
 // CHECK:         declare void @"llvm.prefetch.p0"(ptr, i32, i32, i32)
 // CHECK-NOT:     declare void @"llvm.prefetch.p0"
+
+// -----
+
+// A prefetch into the L2 (locality 2: the streamed tiles' next tile) passes its
+// locality to `llvm.prefetch`.
+
+func.func @to_l2(%m: memref<?xf32>, %i: index) {
+  teir_lane.prefetch %m[%i] ahead 6938 locality 2 : memref<?xf32>
+  func.return
+}
+
+// CHECK-LABEL: define void @"to_l2"(ptr %a0, i64 %a1) {
+// CHECK:         %[[AHEAD:v[0-9]+]] = getelementptr i8, ptr %{{v[0-9]+}}, i64 27752
+// CHECK-NEXT:    call void @"llvm.prefetch.p0"(ptr %[[AHEAD]], i32 0, i32 2, i32 1)
