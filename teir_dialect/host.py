@@ -59,6 +59,12 @@ BUFFERED_SIDE_BYTES = 256
 BLOCK_ROWS = 16
 """The rows of a transposed block that `l1_sets` places."""
 
+SHIFTED_MIN_LINES = 16
+"""Lines of out per row (at least) for a tile whose rows of out are not whole lines
+to store them shifted (`teir_lowering.codegen.tile_primitives`,
+`TileEmitter.shifted_tile`): the rows before the first line and after the
+last are stored plainly, lines read for ownership."""
+
 
 def l1_sets(stride_bytes: int) -> int:
     """How many L1 sets `BLOCK_ROWS` rows `stride_bytes` apart (the first on a line)
@@ -256,6 +262,20 @@ def native_host() -> Host:
     return Host(cpu_model(), vector_bytes, registers, features,
                 caches["l1"], caches["l2"], caches.get("l3", caches["l2"]), cores,
                 "hypervisor" in (_cpuinfo("flags") or "").split())
+
+
+def stores_rows_plainly(pitch: int, row_bytes: int) -> bool:
+    """Whether a transposing tile of a large out whose rows of out hold `row_bytes` and
+    lie `pitch` bytes apart stores them as they are (ordinary stores, lines read
+    for ownership) rather than streaming whole lines, as
+    `teir_lowering.codegen.tile_primitives` decides: its rows are not a line or
+    more that start a whole number of lines apart, four lines or more or 4 KiB
+    apart (`TileEmitter.streams`), nor back to back (`streams_block`), nor long
+    enough to shift (`SHIFTED_MIN_LINES`)."""
+    streams = (pitch % CACHE_LINE == 0 and row_bytes >= CACHE_LINE
+               and (row_bytes >= 4 * CACHE_LINE or pitch % SET_SPAN == 0))
+    return (not streams and pitch != row_bytes
+            and row_bytes < SHIFTED_MIN_LINES * CACHE_LINE)
 
 
 def buffers_transpose(out_rows: int, row_bytes: int, column_bytes: int,

@@ -19,6 +19,7 @@ from teir_dialect.host import (
     native_host,
     pinned,
     pinned_host,
+    stores_rows_plainly,
 )
 
 
@@ -106,3 +107,20 @@ def test_which_transposes_go_through_buffers(out_rows: int, row_bytes: int,
                                              column_bytes: int, large: bool,
                                              buffered: bool) -> None:
     assert buffers_transpose(out_rows, row_bytes, column_bytes, large) is buffered
+
+
+@pytest.mark.parametrize("pitch, row_bytes, plainly", [
+    (2239488, 108, True),    # HPTT 55: a line and more, lines apart, but short and not 4 KiB apart
+    (1618496, 152, True),    # HPTT 40
+    (1080, 36, True),        # under a line
+    (1088, 60, True),
+    (1048576, 128, False),   # 64^4: lines 4 KiB apart, streamed
+    (4096 * 3, 100, False),  # rows 4 KiB apart: streamed
+    (8192, 1024, False),     # four lines and more: streamed
+    (288, 288, False),       # back to back: streamed through a buffer
+    (97952, 2744, False),    # 16 lines and more, lines off: shifted
+    (97952, 1000, True),
+])
+def test_which_transposes_store_their_rows_of_out_plainly(pitch: int, row_bytes: int,
+                                                          plainly: bool) -> None:
+    assert stores_rows_plainly(pitch, row_bytes) is plainly

@@ -75,6 +75,7 @@ from teir_dialect.host import (
     buffers_transpose,
     host,
     l1_sets,
+    stores_rows_plainly,
     widened_bytes,
 )
 from teir_dialect.ids import fresh_id
@@ -534,7 +535,9 @@ class _Scheduler:
           largest in0 stride outermost, so that consecutive tiles read
           neighbouring lines of in0. Out's order, which `order_plain_nests` chose
           before the tile existed, reads in0 a large stride apart from one tile
-          to the next (`abcd->dcba` 64^4: 16 KiB).
+          to the next (`abcd->dcba` 64^4: 16 KiB). A tile whose rows of out are
+          stored plainly, lines of out read for ownership, takes out's order
+          instead, with in0's rows continued innermost (`_transpose_order`).
 
         The README's benchmark notes give what each step gained."""
         if not self.large_output():
@@ -557,8 +560,7 @@ class _Scheduler:
                                  {"op": "parallelize", "axis": innermost.axis_id})
             elif len({n.parallel for n in chain}) > 1:
                 continue  # mixed policies: the order is the schedule's
-            order = sorted(chain, key=lambda n: (-abs(n.axis_op().stride_on("in0")),
-                                                 -abs(n.axis_op().stride_on("out"))))
+            order = _transpose_order(invoke.primitive_op(), chain)
             if order != chain:
                 axes = tuple(n.axis_id for n in order)
                 steps.setdefault(axes, {"op": "reorder", "order": list(axes)})
@@ -936,6 +938,30 @@ def _transposing_tile(prim: PrimitiveOp) -> bool:
         return False
     on_in, on_out = _unit_axes(prim, "in0"), _unit_axes(prim, "out")
     return bool(on_in) and bool(on_out) and not set(on_in) & set(on_out)
+
+
+def _transpose_order(prim: PrimitiveOp, chain: list[IterOp]) -> list[IterOp]:
+    """The loops of `chain` (whose whole subtree is the transposing tile `prim`) in the
+    order `_Scheduler.schedule_transposes` gives them: in0's memory order, or,
+    when the lowering stores the tile's rows of out plainly
+    (`teir_dialect.host.stores_rows_plainly`), out's, with the loop that
+    continues in0's rows innermost: each line of out that a tile writes in part
+    is finished by a tile soon after, still in the caches, and in0's rows are
+    read as streams (HPTT's `abcde->edcba` 38 x 22 x 22 x 22 x 38 FP32, rows of
+    152 bytes: README, Benchmarks)."""
+
+    def stride(node: IterOp, tensor: str) -> int:
+        return abs(node.axis_op().stride_on(tensor))
+
+    width = prim.element_width
+    rows, columns = _unit_axes(prim, "out"), _unit_axes(prim, "in0")
+    if len(rows) == 1 and len(columns) == 1 and stores_rows_plainly(
+            columns[0].stride_on("out"), rows[0].size * width):
+        by_out = sorted(chain, key=lambda n: (-stride(n, "out"), -stride(n, "in0")))
+        run = columns[0].size * width
+        return ([n for n in by_out if stride(n, "in0") != run]
+                + [n for n in by_out if stride(n, "in0") == run])
+    return sorted(chain, key=lambda n: (-stride(n, "in0"), -stride(n, "out")))
 
 
 def _volume(prim: PrimitiveOp) -> int:

@@ -73,6 +73,7 @@ from teir_dialect.host import (
     CACHE_LINE,
     SCRATCH_BYTES,
     SET_SPAN,
+    SHIFTED_MIN_LINES,
     buffers_transpose,
     crowds,
     host,
@@ -185,11 +186,6 @@ ahead in two alternating runs; 1, 4, 8 and 16 all gained, 8 the most
 STREAM_GRANULE = 16
 """Bytes: out's start the streamed transposes need (x86 streams aligned vectors
 only; numpy's large buffers sit 16 bytes past a line), else ordinary stores."""
-
-SHIFTED_MIN_LINES = 16
-"""Lines of out per row (at least) for a tile whose rows of out are not whole lines
-to store them shifted (`TileEmitter.shifted_tile`): the rows before the first
-line and after the last are stored plainly, lines read for ownership."""
 
 SHIFTED_PANEL_L2_PART = 8
 """The buffer of `TileEmitter.shifted_tile` takes an eighth of the host's L2 (at most

@@ -252,6 +252,44 @@ func.func @unaligned_permutation(%in0: memref<?xf32>, %out: memref<?xf32>) {
 // PERM-NOT:   split
 // PERM:       {\22op\22: \22reorder\22, \22order\22: [\22b\22, \22c\22]}]"
 
+// HPTT's abcde->edcba 38 x 22 x 22 x 22 x 38 (59 MiB): the e x a tile's rows of out,
+// 152 bytes 1618496 bytes apart, are stored plainly (not streamed: neither a
+// whole number of lines long nor back to back), so the loops take out's order,
+// c outside b, with d, which continues in0's rows, innermost (in0's order would
+// be b, c, d): each partial line of out a tile writes is finished by b's next
+// tile, after one sweep of d.
+func.func @plain_rows_permutation(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis a extent 38 strides [1618496, 4] offsets [0, 0]
+    teir.axis b extent 22 strides [73568, 152] offsets [0, 0]
+    teir.axis c extent 22 strides [3344, 3344] offsets [0, 0]
+    teir.axis d extent 22 strides [152, 73568] offsets [0, 0]
+    teir.axis e extent 38 strides [4, 1618496] offsets [0, 0]
+    teir.primitive copy_scalar Copy {M = [], N = []} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter a over a {
+        teir.iter b over b {
+          teir.iter c over c {
+            teir.iter d over d {
+              teir.iter e over e {
+                teir.invoke copy -> copy_scalar
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+// PERM-LABEL: func.func @plain_rows_permutation
+// PERM:       teir.primitive copy_ea Copy {M = [e], N = [a]}
+// PERM:       teir.iter c over c {
+// PERM-NEXT:    teir.iter b over b {
+// PERM-NEXT:      teir.iter d over d {
+// PERM-NEXT:        teir.invoke copy -> copy_ea
+// PERM:       {\22op\22: \22reorder\22, \22order\22: [\22c\22, \22b\22, \22d\22]}]"
+
 // §10.7.2's schedule written parallel (b, c) over 64^4: the loop of the row cut
 // joins the parallel nest, which keeps in0's order (one parallel loop of
 // 2 x 64 x 64 iterations); on one thread the nest runs sequentially.
