@@ -264,16 +264,24 @@ def native_host() -> Host:
                 "hypervisor" in (_cpuinfo("flags") or "").split())
 
 
+def lines_apart(pitch: int, row_bytes: int) -> bool:
+    """Whether rows of out `pitch` bytes apart, `row_bytes` long, may be stored as whole
+    lines straight from the registers (`teir_lowering.codegen.tile_primitives`,
+    `TileEmitter.streams`, which asks more of the tile): they start a whole
+    number of lines apart, and hold four lines or more whatever their
+    alignment, or lie 4 KiB apart, which puts a block's rows in one L1 set,
+    where ordinary stores of a block evict each other's lines."""
+    return pitch % CACHE_LINE == 0 and (row_bytes >= 4 * CACHE_LINE or pitch % SET_SPAN == 0)
+
+
 def stores_rows_plainly(pitch: int, row_bytes: int) -> bool:
     """Whether a transposing tile of a large out whose rows of out hold `row_bytes` and
     lie `pitch` bytes apart stores them as they are (ordinary stores, lines read
     for ownership) rather than streaming whole lines, as
     `teir_lowering.codegen.tile_primitives` decides: its rows are not a line or
-    more that start a whole number of lines apart, four lines or more or 4 KiB
-    apart (`TileEmitter.streams`), nor back to back (`streams_block`), nor long
-    enough to shift (`SHIFTED_MIN_LINES`)."""
-    streams = (pitch % CACHE_LINE == 0 and row_bytes >= CACHE_LINE
-               and (row_bytes >= 4 * CACHE_LINE or pitch % SET_SPAN == 0))
+    more `lines_apart`, nor back to back (`streams_block`), nor long enough to
+    shift (`SHIFTED_MIN_LINES`)."""
+    streams = row_bytes >= CACHE_LINE and lines_apart(pitch, row_bytes)
     return (not streams and pitch != row_bytes
             and row_bytes < SHIFTED_MIN_LINES * CACHE_LINE)
 

@@ -16,6 +16,7 @@ from teir_dialect.host import (
     buffers_transpose,
     host,
     l1_sets,
+    lines_apart,
     native_host,
     pinned,
     pinned_host,
@@ -124,3 +125,4 @@ def test_which_transposes_go_through_buffers(out_rows: int, row_bytes: int,
 def test_which_transposes_store_their_rows_of_out_plainly(pitch: int, row_bytes: int,
                                                           plainly: bool) -> None:
     assert stores_rows_plainly(pitch, row_bytes) is plainly
+    assert lines_apart(pitch, row_bytes) is (pitch % 64 == 0 and not plainly and row_bytes >= 64)

@@ -264,7 +264,8 @@ class LanePrefetchOp(IRDLOperation):
     assembly_format = ("$memref `[` $index `]` `ahead` $ahead (`locality` $locality^)? "
                        "attr-dict `:` type($memref)")
 
-    def __init__(self, memref: SSAValue, index: SSAValue, ahead: int, locality: int = 3):
+    def __init__(self, memref: SSAValue, index: SSAValue, ahead: int,
+                 locality: int = PREFETCH_LOCALITY):
         properties: dict[str, Attribute] = {"ahead": IntegerAttr(ahead, i64)}
         if locality != PREFETCH_LOCALITY:
             properties["locality"] = IntegerAttr(locality, i64)

@@ -72,12 +72,12 @@ from teir_dialect.dialect import AxisOp, PrimitiveOp
 from teir_dialect.host import (
     CACHE_LINE,
     SCRATCH_BYTES,
-    SET_SPAN,
     SHIFTED_MIN_LINES,
     buffers_transpose,
     crowds,
     host,
     l1_sets,
+    lines_apart,
 )
 from teir_dialect.vocabulary import OperationKind
 from teir_lowering.codegen.emit import (
@@ -157,7 +157,7 @@ BLOCK_BUFFER_BYTES = 16 * 1024
 
 PREFETCH_AHEAD = 4 * CACHE_LINE
 """Bytes ahead along in0's rows that a transpose of a large tensor (teir-mark-streamed-out's
-`streamed_out`) prefetches each row it loads (`TileEmitter.transposed`): a tile
+`streamed_out`) prefetches each row it loads (`TileEmitter.prefetches`): a tile
 walks a block of rows of in0 (a line of out: 16 of FP32, 32 of 16-bit types)
 along their length, more streams than the hardware prefetchers follow. With it,
 `ab->ba` 704 x 48944 FP16 went from 0.72 to over 1.0 of a copy's bandwidth,
@@ -166,13 +166,17 @@ from 0.50 to 0.55 (AMD EPYC Zen 4). Two lines ahead did about as well, eight
 and sixteen worse."""
 
 L2_LOCALITY = 2
-"""The locality of the prefetches of the next tile's in0 that `TileEmitter.stream_block`
-issues as it stores a tile (2: `prefetcht1`, to the L2). A C model of HPTT's
-`abcd->abdc` 57 x 57 x 72 x 72 FP32 (a read of each block in the transpose's
-order, then its stores streamed) ran at 15.7 GB/s without, 17.6 into the L1
-(`prefetcht0`: few misses in flight) and 25.6 into the L2, 34 when the
-block's rows lie back to back and its lines go in order (memcpy: 28-32;
-AMD EPYC Zen 4)."""
+"""The locality of the prefetches of the tiles of a large out (`TileEmitter.prefetches`,
+`stream_block`, `emit_contiguous`; 2: `prefetcht1`, to the L2, which keeps
+many more misses in flight than the L1). A C model of HPTT's `abcd->abdc` 57 x
+57 x 72 x 72 FP32 (a read of each block in the transpose's order, then its
+stores streamed, each store prefetching a line of the next block) ran at
+15.7 GB/s without the prefetch, 17.6 with it into the L1 (`prefetcht0`) and
+25.6 into the L2, 34 when the block's rows lie back to back and its lines go
+in order (memcpy: 28-32; AMD EPYC Zen 4). Over HPTT's cases through the
+register transposes, the row's prefetch into the L2 and the next tile's
+gained 1.24-1.42x (geometric means of two runs; the row's into the L1 alone,
+as before: 1.0)."""
 
 RUNS_AHEAD = 8
 """Tiles ahead that a contiguous tile of a large out (`streamed_out`) prefetches its
@@ -469,15 +473,11 @@ class TileEmitter:
         return (
             self.nontemporal
             and CACHE_LINE % (self.lanes * self.width) == 0
-            and row_bytes % CACHE_LINE == 0
             # rows of out of whole lines (one line each, as the 32-row tiles of a
             # 16-bit `abcd->dcba` 32^4, streams too: README, Benchmarks), or of at
             # least a line where the next tile on the run takes the lines across
             and (rows.size % line == 0 or self.run is not None and rows.size >= line)
-            # Enough whole lines per row of out whatever its alignment, or rows of out
-            # 4 KiB apart, which put the rows of a block in one L1 set: ordinary
-            # stores of a block then evict each other's lines.
-            and (rows.size * self.width >= 4 * CACHE_LINE or row_bytes % SET_SPAN == 0)
+            and lines_apart(row_bytes, rows.size * self.width)
         )
 
     def aligned_tile(self, builder: Builder, rows: TileAxis, columns: TileAxis,
