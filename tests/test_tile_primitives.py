@@ -293,6 +293,25 @@ def test_a_large_transpose_prefetches_its_rows_of_in0_ahead(
     assert " half" not in llvm_ir and "bfloat" not in llvm_ir
 
 
+@pytest.mark.parametrize("next_tile, along, expected", [
+    (0, True, [(64, 2)]),                 # no loop around: the row's only
+    (6938, True, [(64, 2), (6938, 2)]),   # the row's and the next tile's, into the L2
+    (64, True, [(64, 2)]),                # the next tile continues the rows: one line
+    (6938, False, [(6938, 2)]),           # a shifted tile: the next tile's only
+    (0, False, [(64, 3)]),                # ... or the row's into the L1
+])
+def test_the_prefetches_of_a_row_of_in0(next_tile: int, along: bool,
+                                        expected: list[tuple[int, int]]) -> None:
+    """(elements ahead, locality) of the prefetches of each row of in0 an FP32
+    transpose of a large out loads (`TileEmitter.prefetches`); none for a small
+    out."""
+    emitter = tile_primitives.TileEmitter(OperationKind.COPY, f32, 4, None, None)  # type: ignore[arg-type]
+    emitter.next_tile = next_tile
+    assert emitter.prefetches(along) == []
+    emitter.large_output = True
+    assert emitter.prefetches(along) == expected
+
+
 @pytest.mark.parametrize("dtype", ["FP32", "FP64"])
 @pytest.mark.parametrize("rows, columns", [(16, 16), (21, 11), (6, 35)])
 def test_transpose_with_offsets_and_outer_axes(rows: int, columns: int, dtype: str) -> None:

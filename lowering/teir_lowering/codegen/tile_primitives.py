@@ -1219,7 +1219,8 @@ class TileEmitter:
         """(elements ahead, locality) of the prefetches of each row of in0 that a
         transpose of a large out (`large_output`) loads: `PREFETCH_AHEAD` along
         the row and the same row of the next tile the schedule runs (`next_tile`),
-        both into the L2 (`L2_LOCALITY`); for a tile that walks its rows along
+        both into the L2 (`L2_LOCALITY`; one where they are the same line, as
+        when the next tile continues the rows); for a tile that walks its rows along
         their length (`shifted_tile`, not `along`) the next tile's only, or
         without one the row's into the L1 (README, Benchmarks)."""
         if not self.large_output:
@@ -1227,7 +1228,7 @@ class TileEmitter:
         row = PREFETCH_AHEAD // self.width
         if not along:
             return [(self.next_tile, L2_LOCALITY)] if self.next_tile else [(row, 3)]
-        return [(row, L2_LOCALITY)] + ([(self.next_tile, L2_LOCALITY)] if self.next_tile else [])
+        return [(ahead, L2_LOCALITY) for ahead in dict.fromkeys((row, self.next_tile)) if ahead]
 
     def transposed(self, builder: Builder, addresses: Sequence[SSAValue],
                    lanes: int, along: bool = True) -> list[SSAValue]:
