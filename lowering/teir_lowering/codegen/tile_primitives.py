@@ -98,7 +98,7 @@ from teir_lowering.codegen.emit import (
     value_type,
 )
 from teir_lowering.codegen.gemm_plan import MIN_LANES
-from teir_lowering.lane import LanePrefetchOp
+from teir_lowering.lane import PREFETCH_LOCALITY, LanePrefetchOp
 from teir_passes.mark_streamed_out import streamed_out
 
 
@@ -1227,7 +1227,8 @@ class TileEmitter:
             return []
         row = PREFETCH_AHEAD // self.width
         if not along:
-            return [(self.next_tile, L2_LOCALITY)] if self.next_tile else [(row, 3)]
+            return ([(self.next_tile, L2_LOCALITY)] if self.next_tile
+                    else [(row, PREFETCH_LOCALITY)])
         return [(ahead, L2_LOCALITY) for ahead in dict.fromkeys((row, self.next_tile)) if ahead]
 
     def transposed(self, builder: Builder, addresses: Sequence[SSAValue],
@@ -1237,8 +1238,9 @@ class TileEmitter:
         `along`: see `prefetches`."""
         assert self.source is not None
         rows = []
+        prefetches = self.prefetches(along)
         for at in addresses:
-            for ahead, locality in self.prefetches(along):
+            for ahead, locality in prefetches:
                 builder.insert(LanePrefetchOp(self.source, at, ahead, locality))
             rows.append(self.apply(builder, load(builder, self.source, at, lanes)))
         return transpose(builder, rows)
@@ -1307,7 +1309,8 @@ def emit_tile_primitive(builder: Builder, prim: PrimitiveOp, element: Attribute,
         None if source_name is None else memory[source_name],
         memory["out"],
     )
-    if loops and source_name == "in0" and streamed_out(config):
+    large = streamed_out(config)
+    if loops and source_name == "in0" and large:
         step = loops[0][0].stride_on("in0")  # the innermost loop's: the next tile run
         tile_emitter.next_tile = step // width if step > 0 and step % width == 0 else 0
     if plan[0] == "contiguous":
@@ -1315,7 +1318,7 @@ def emit_tile_primitive(builder: Builder, prim: PrimitiveOp, element: Attribute,
         tile_emitter.emit_contiguous(builder, outer, run, source, out)
     else:
         _, outer, rows, columns = plan
-        tile_emitter.large_output = streamed_out(config)
+        tile_emitter.large_output = large
         tile_emitter.nontemporal = (tile_emitter.large_output
                                     or tile_emitter.crowded_beyond_l1(rows, columns))
         if not outer and source_name == "in0":
