@@ -159,6 +159,19 @@ def if_then(builder: Builder, condition: SSAValue, then: Callable[[Builder], Non
     builder.insert(scf.IfOp(condition, [], *regions))
 
 
+def switch(builder: Builder, value: SSAValue, cases: Sequence[int],
+           body: Callable[[Builder, int], None]) -> None:
+    """`body(builder, case)` for the case `value` equals, compiled once per case so
+    that the body knows it as a constant; the last case is taken without a test
+    (the caller knows `value` is one of `cases`)."""
+    if len(cases) == 1:
+        body(builder, cases[0])
+        return
+    equal = builder.insert(arith.CmpiOp(value, index(builder, cases[0]), "eq")).result
+    if_then(builder, equal, lambda b: body(b, cases[0]),
+            lambda b: switch(b, value, cases[1:], body))
+
+
 CHUNK_PROLOGUE = "teir.chunk_prologue"
 """Marks the ops at the start of an scf.parallel body that set up state for the
 iterations after them: teir-outline-parallel runs them once per chunk, before its

@@ -94,6 +94,7 @@ from teir_lowering.codegen.emit import (
     relu,
     select_lanes,
     store,
+    switch,
     transpose,
     value_type,
 )
@@ -104,7 +105,13 @@ from teir_passes.mark_streamed_out import streamed_out
 
 def _loop(builder: Builder, lower: int | SSAValue, upper: int | SSAValue,
           step: int | SSAValue, body: LoopBody) -> list[SSAValue]:
-    """`for_loop`, its vector code unrolled here already (`UNROLLED`)."""
+    """`for_loop`, its vector code unrolled here already (`UNROLLED`); one of a single
+    iteration is its body, inline (LLVM's LICM, knowing the trip count, found the
+    stores of such a loop invariant and sank them without their non-temporal flag)."""
+    if isinstance(lower, int) and isinstance(upper, int) and isinstance(step, int) \
+            and lower < upper <= lower + step:
+        body(builder, index(builder, lower), [])
+        return []
     return for_loop(builder, lower, upper, step, body, unrolled=True)
 
 
@@ -573,53 +580,81 @@ class TileEmitter:
         def carried(b: Builder) -> None:
             assert self.run is not None
             carry = self.run.carry(b, source)
-            peel = self.up_to_line(b, misalignment)  # 0 to E - 1 rows before a line
-            after = b.insert(arith.SubiOp(index(b, nr), peel)).result
-            start = b.insert(arith.AddiOp(peel, multiple_below(b, after, line))).result
-            tail = b.insert(arith.SubiOp(index(b, nr), start)).result  # 0 to E - 1 rows
-            has_tail = b.insert(arith.CmpiOp(tail, index(b, 0), "ne")).result
-            beyond = b.insert(arith.SubiOp(start, index(b, nr))).result  # of the next tile
-            lane_rows = []
-            for k in range(line):
-                own = b.insert(arith.CmpiOp(index(b, k), tail, "ult")).result
-                lane_rows.append(b.insert(arith.SelectOp(
-                    own, add(b, source, add(b, start, k), rows.source),
-                    add(b, carry.next_source, add(b, beyond, k), rows.source))).result)
 
-            def last_line(cb: Builder, c0: SSAValue, count: int) -> None:
-                """Rows start.. at columns c0..: this tile's last rows and the next
-                tile's first, one whole line of out; the last tile's own rows alone."""
+            def along(b: Builder, peel: int | SSAValue) -> None:
+                """The run's lines, `peel` rows (0 to E - 1) before the first line. Where
+                out starts on a multiple of 16 bytes `peel` is a constant (`offsets`),
+                so each row of the last line is a fixed row of this tile or the next:
+                chosen per row at run time, LLVM kept the rows' addresses in a vector
+                and extracted them one by one in every block (`abcd->dcba` 64^4 FP32
+                at 69% of a copy against 79% with constants: README, Benchmarks)."""
+                if isinstance(peel, int):
+                    start: int | SSAValue = peel + (nr - peel) // line * line
+                    tail = nr - start  # 0 to E - 1 rows
+                    lane_rows = [add(b, source, start + k, rows.source) if k < tail
+                                 else add(b, carry.next_source, k - tail, rows.source)
+                                 for k in range(line)]
+                    has_tail: bool | SSAValue = tail > 0
+                else:
+                    after = b.insert(arith.SubiOp(index(b, nr), peel)).result
+                    start = b.insert(arith.AddiOp(peel, multiple_below(b, after, line))).result
+                    left = b.insert(arith.SubiOp(index(b, nr), start)).result
+                    has_tail = b.insert(arith.CmpiOp(left, index(b, 0), "ne")).result
+                    beyond = b.insert(arith.SubiOp(start, index(b, nr))).result  # next tile's
+                    lane_rows = []
+                    for k in range(line):
+                        own = b.insert(arith.CmpiOp(index(b, k), left, "ult")).result
+                        lane_rows.append(b.insert(arith.SelectOp(
+                            own, add(b, source, add(b, start, k), rows.source),
+                            add(b, carry.next_source, add(b, beyond, k), rows.source))).result)
 
-                def whole(lb: Builder) -> None:
-                    parts = [self.transposed(lb, [add(lb, row, c0) for row in
-                                                  lane_rows[h:h + count]], count)
-                             for h in range(0, line, count)]
-                    dst = add(lb, add(lb, out, c0, columns.out), start)
-                    for column in range(count):
-                        for h, part in enumerate(parts):
-                            # 16-byte pieces, as the edge block stores (whole
-                            # vectors measured slower on the Zen 4 host)
-                            for q in range(0, count, piece):
-                                store(lb, lanes_slice(lb, part[column], q, piece), self.out,
-                                      add(lb, dst, column * columns.out + h * count + q),
-                                      nontemporal=True)
+                def last_line(cb: Builder, c0: SSAValue, count: int) -> None:
+                    """Rows start.. at columns c0..: this tile's last rows and the next
+                    tile's first, one whole line of out; the last tile's own rows alone."""
 
-                end = add(cb, c0, count)
-                if_then(cb, has_tail, lambda tb: if_then(tb, carry.last, lambda lb: (
-                    self.scalar_region(lb, rows, columns, source, out, (start, nr), (c0, end))),
-                    whole))
+                    def whole(lb: Builder) -> None:
+                        parts = [self.transposed(lb, [add(lb, row, c0) for row in
+                                                      lane_rows[h:h + count]], count)
+                                 for h in range(0, line, count)]
+                        dst = add(lb, add(lb, out, c0, columns.out), start)
+                        for column in range(count):
+                            for h, part in enumerate(parts):
+                                # 16-byte pieces, as the edge block stores (whole
+                                # vectors measured slower on the Zen 4 host)
+                                for q in range(0, count, piece):
+                                    store(lb, lanes_slice(lb, part[column], q, piece),
+                                          self.out,
+                                          add(lb, dst, column * columns.out + h * count + q),
+                                          nontemporal=True)
 
-            def lines(lb: Builder, c0: SSAValue, count: int) -> None:
-                last_line(lb, c0, count)
-                _loop(lb, peel, start, line, lambda rb, r0, _: self.line_block(
-                    rb, rows, columns, source, out, r0, c0, count))
+                    def tail_rows(tb: Builder) -> None:
+                        end = add(tb, c0, count)
+                        if_then(tb, carry.last, lambda lb: self.scalar_region(
+                            lb, rows, columns, source, out, (start, nr), (c0, end)), whole)
 
-            # the first rows, to the first line, belong to the previous tile's last line
-            if_then(b, carry.first, lambda hb: self.scalar_region(
-                hb, rows, columns, source, out, (0, peel), (0, columns_full)))
-            # (column blocks outermost whatever the rows: with rows outermost, LLVM's
-            # O3 pipeline dropped the non-temporal flag of every store)
-            whole_blocks(b, lines)
+                    if isinstance(has_tail, SSAValue):
+                        if_then(cb, has_tail, tail_rows)
+                    elif has_tail:
+                        tail_rows(cb)
+
+                def lines(lb: Builder, c0: SSAValue, count: int) -> None:
+                    last_line(lb, c0, count)
+                    _loop(lb, peel, start, line, lambda rb, r0, _: self.line_block(
+                        rb, rows, columns, source, out, r0, c0, count))
+
+                # the first rows, to the first line, belong to the previous tile's last line
+                if peel != 0:
+                    if_then(b, carry.first, lambda hb: self.scalar_region(
+                        hb, rows, columns, source, out, (0, peel), (0, columns_full)))
+                # (column blocks outermost whatever the rows: with rows outermost, LLVM's
+                # O3 pipeline dropped the non-temporal flag of every store)
+                whole_blocks(b, lines)
+
+            offsets = [m for m in range(0, CACHE_LINE, STREAM_GRANULE) if m or nr % line]
+            if_then(b, aligned,
+                    lambda gb: switch(gb, misalignment, offsets, lambda vb, m: along(
+                        vb, (CACHE_LINE - m) % CACHE_LINE // width)),
+                    lambda gb: along(gb, self.up_to_line(gb, misalignment)))
             self.region(b, rows, columns, source, out, (0, nr), (columns_full, columns.size),
                         lanes)
 
@@ -806,16 +841,8 @@ class TileEmitter:
             """`body(start, builder)` in the variant of the offset in its line of the
             block of columns at c0 (16-byte offsets only: `aligned`)."""
             start = self.misalignment(b, self.out, add(b, out, c0, columns.out))
-
-            def choose(vb: Builder, cases: list[int]) -> None:
-                if len(cases) == 1:
-                    body(cases[0], vb)
-                    return
-                equal = vb.insert(arith.CmpiOp(start, index(vb, cases[0]), "eq")).result
-                if_then(vb, equal, lambda tb: body(cases[0], tb),
-                        lambda eb: choose(eb, cases[1:]))
-
-            choose(b, list(range(0, CACHE_LINE, STREAM_GRANULE)))
+            switch(b, start, range(0, CACHE_LINE, STREAM_GRANULE),
+                   lambda vb, case: body(case, vb))
 
         def blocks(b: Builder, lo: SSAValue, hi: SSAValue,
                    body: Callable[[Builder, SSAValue, SSAValue], None]) -> None:
