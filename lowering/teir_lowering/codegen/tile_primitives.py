@@ -522,6 +522,13 @@ class TileEmitter:
         tile's first rows, its own first rows left to the tile before (stored
         plainly by the run's first tile, as the last tile's last rows are).
         Rows of out that are not whole lines go that way at every start.
+
+        Both are compiled once per 16-byte offset of out in its line (`switch`),
+        so that the peel and the rows of the edge block and of the last line are
+        constants: chosen at run time, LLVM kept the rows' addresses in a vector
+        and extracted them one by one in every block (`abcd->dcba` 64^4 FP32: 69%
+        of a copy, against 79% with constants: README, Benchmarks). `carried`
+        keeps a run-time form for the other starts.
         """
         lanes, width, nr = self.lanes, self.width, rows.size
         line = CACHE_LINE // width  # rows of the tile per line of out
@@ -533,18 +540,16 @@ class TileEmitter:
         def whole_blocks(wb: Builder, block: BlockBody) -> None:
             _loop(wb, 0, columns_full, lanes, lambda cb, c0, _: block(cb, c0, lanes))
 
-        def streaming(b: Builder) -> None:
-            lead = b.insert(arith.SubiOp(index(b, CACHE_LINE), misalignment)).result
-            peel = b.insert(arith.DivUIOp(lead, index(b, width))).result  # 1 to E rows
+        def streaming(b: Builder, offset: int) -> None:
+            """The tile where out starts `offset` bytes into a line (a multiple of 16)."""
+            peel = (CACHE_LINE - offset) // width  # 1 to E rows
 
-            def row_of(bb: Builder, lane: int) -> SSAValue:
+            def row_of(lane: int) -> int:
                 """The tile row in lane `lane` of the edge block: lane, or lane + nr - line."""
-                head = bb.insert(arith.CmpiOp(index(bb, lane), peel, "ult")).result
-                return bb.insert(arith.SelectOp(
-                    head, index(bb, lane), index(bb, lane + nr - line))).result
+                return lane if lane < peel else lane + nr - line
 
-            source_rows = [add(b, source, row_of(b, k), rows.source) for k in range(line)]
-            out_pieces = [add(b, out, row_of(b, q)) for q in range(0, line, piece)]
+            source_rows = [add(b, source, row_of(k), rows.source) for k in range(line)]
+            out_pieces = [add(b, out, row_of(q)) for q in range(0, line, piece)]
 
             def edge(cb: Builder, c0: SSAValue, count: int) -> None:
                 parts = [self.transposed(cb, [add(cb, row, c0) for row in
@@ -557,8 +562,7 @@ class TileEmitter:
                         store(cb, part, self.out, add(cb, base, at, columns.out),
                               nontemporal=True)
 
-            after_peel = b.insert(arith.SubiOp(index(b, nr), peel)).result
-            middle = b.insert(arith.AddiOp(peel, multiple_below(b, after_peel, line))).result
+            middle = peel + (nr - peel) // line * line
 
             def lines(lb: Builder, c0: SSAValue, count: int) -> None:
                 """Every row of the tile at columns c0..: the lines of one row of out
@@ -582,12 +586,9 @@ class TileEmitter:
             carry = self.run.carry(b, source)
 
             def along(b: Builder, peel: int | SSAValue) -> None:
-                """The run's lines, `peel` rows (0 to E - 1) before the first line. Where
-                out starts on a multiple of 16 bytes `peel` is a constant (`offsets`),
-                so each row of the last line is a fixed row of this tile or the next:
-                chosen per row at run time, LLVM kept the rows' addresses in a vector
-                and extracted them one by one in every block (`abcd->dcba` 64^4 FP32
-                at 69% of a copy against 79% with constants: README, Benchmarks)."""
+                """The run's lines, `peel` rows (0 to E - 1) before the first line: a
+                constant where out starts on a multiple of 16 bytes (`offsets`), each
+                row of the last line then a fixed row of this tile or the next."""
                 if isinstance(peel, int):
                     start: int | SSAValue = peel + (nr - peel) // line * line
                     tail = nr - start  # 0 to E - 1 rows
@@ -658,14 +659,17 @@ class TileEmitter:
             self.region(b, rows, columns, source, out, (0, nr), (columns_full, columns.size),
                         lanes)
 
+        def streamed(b: Builder) -> None:
+            switch(b, misalignment, range(0, CACHE_LINE, STREAM_GRANULE), streaming)
+
         if self.run is None:
-            if_then(builder, aligned, streaming,
+            if_then(builder, aligned, streamed,
                     lambda b: self.whole_region(b, rows, columns, source, out))
         elif nr % line == 0:
             # rows of out from a line: the tile's lines are its own (and the first ran
             # faster through the edge block than the last through `carried`)
             on_line = builder.insert(arith.CmpiOp(misalignment, index(builder, 0), "eq")).result
-            if_then(builder, on_line, streaming, carried)
+            if_then(builder, on_line, lambda b: streaming(b, 0), carried)
         else:
             carried(builder)
 
