@@ -198,6 +198,14 @@ STREAM_GRANULE = 16
 """Bytes: out's start the streamed transposes need (x86 streams aligned vectors
 only; numpy's large buffers sit 16 bytes past a line), else ordinary stores."""
 
+CONSTANT_ROWS_MIN_LINE = 16
+"""Streamed transposes whose line of out holds at least this many rows (elements of
+4 bytes or fewer) are compiled once per 16-byte offset of out, so that the rows of
+their partial lines are constants (`TileEmitter.aligned_tile`): `abcd->dcba` 64^4
+FP32 with out 16 bytes off a line 18 -> 20.5 GB/s, FP16 12.5 -> 13.4; FP64's 8 rows
+ran at a copy's speed either way, and each variant adds to the compile time
+(AMD EPYC Zen 4)."""
+
 SHIFTED_PANEL_L2_PART = 8
 """The buffer of `TileEmitter.shifted_tile` takes an eighth of the host's L2 (at most
 half the scratch budget): a line of each column of a panel of columns, kept from
@@ -523,12 +531,13 @@ class TileEmitter:
         plainly by the run's first tile, as the last tile's last rows are).
         Rows of out that are not whole lines go that way at every start.
 
-        Both are compiled once per 16-byte offset of out in its line (`switch`),
-        so that the peel and the rows of the edge block and of the last line are
+        Where a line holds `CONSTANT_ROWS_MIN_LINE` rows or more, both are
+        compiled once per 16-byte offset of out in its line (`switch`), so that
+        the peel and the rows of the edge block and of the last line are
         constants: chosen at run time, LLVM kept the rows' addresses in a vector
         and extracted them one by one in every block (`abcd->dcba` 64^4 FP32: 69%
         of a copy, against 79% with constants: README, Benchmarks). `carried`
-        keeps a run-time form for the other starts.
+        keeps the run-time form for the other starts.
         """
         lanes, width, nr = self.lanes, self.width, rows.size
         line = CACHE_LINE // width  # rows of the tile per line of out
@@ -540,13 +549,16 @@ class TileEmitter:
         def whole_blocks(wb: Builder, block: BlockBody) -> None:
             _loop(wb, 0, columns_full, lanes, lambda cb, c0, _: block(cb, c0, lanes))
 
-        def streaming(b: Builder, offset: int) -> None:
-            """The tile where out starts `offset` bytes into a line (a multiple of 16)."""
-            peel = (CACHE_LINE - offset) // width  # 1 to E rows
+        def streaming(b: Builder, peel: int | SSAValue) -> None:
+            """The tile with `peel` rows (1 to E) before its first line of out."""
 
-            def row_of(lane: int) -> int:
+            def row_of(lane: int) -> int | SSAValue:
                 """The tile row in lane `lane` of the edge block: lane, or lane + nr - line."""
-                return lane if lane < peel else lane + nr - line
+                if isinstance(peel, int):
+                    return lane if lane < peel else lane + nr - line
+                head = b.insert(arith.CmpiOp(index(b, lane), peel, "ult")).result
+                return b.insert(arith.SelectOp(
+                    head, index(b, lane), index(b, lane + nr - line))).result
 
             source_rows = [add(b, source, row_of(k), rows.source) for k in range(line)]
             out_pieces = [add(b, out, row_of(q)) for q in range(0, line, piece)]
@@ -562,7 +574,11 @@ class TileEmitter:
                         store(cb, part, self.out, add(cb, base, at, columns.out),
                               nontemporal=True)
 
-            middle = peel + (nr - peel) // line * line
+            if isinstance(peel, int):
+                middle: int | SSAValue = peel + (nr - peel) // line * line
+            else:
+                after_peel = b.insert(arith.SubiOp(index(b, nr), peel)).result
+                middle = b.insert(arith.AddiOp(peel, multiple_below(b, after_peel, line))).result
 
             def lines(lb: Builder, c0: SSAValue, count: int) -> None:
                 """Every row of the tile at columns c0..: the lines of one row of out
@@ -652,15 +668,25 @@ class TileEmitter:
                 whole_blocks(b, lines)
 
             offsets = [m for m in range(0, CACHE_LINE, STREAM_GRANULE) if m or nr % line]
-            if_then(b, aligned,
-                    lambda gb: switch(gb, misalignment, offsets, lambda vb, m: along(
-                        vb, (CACHE_LINE - m) % CACHE_LINE // width)),
-                    lambda gb: along(gb, self.up_to_line(gb, misalignment)))
+            if constant_rows:
+                if_then(b, aligned,
+                        lambda gb: switch(gb, misalignment, offsets, lambda vb, m: along(
+                            vb, (CACHE_LINE - m) % CACHE_LINE // width)),
+                        lambda gb: along(gb, self.up_to_line(gb, misalignment)))
+            else:
+                along(b, self.up_to_line(b, misalignment))
             self.region(b, rows, columns, source, out, (0, nr), (columns_full, columns.size),
                         lanes)
 
+        constant_rows = line >= CONSTANT_ROWS_MIN_LINE
+
         def streamed(b: Builder) -> None:
-            switch(b, misalignment, range(0, CACHE_LINE, STREAM_GRANULE), streaming)
+            if constant_rows:
+                switch(b, misalignment, range(0, CACHE_LINE, STREAM_GRANULE),
+                       lambda vb, offset: streaming(vb, (CACHE_LINE - offset) // width))
+            else:
+                lead = b.insert(arith.SubiOp(index(b, CACHE_LINE), misalignment)).result
+                streaming(b, b.insert(arith.DivUIOp(lead, index(b, width))).result)
 
         if self.run is None:
             if_then(builder, aligned, streamed,
@@ -669,7 +695,7 @@ class TileEmitter:
             # rows of out from a line: the tile's lines are its own (and the first ran
             # faster through the edge block than the last through `carried`)
             on_line = builder.insert(arith.CmpiOp(misalignment, index(builder, 0), "eq")).result
-            if_then(builder, on_line, lambda b: streaming(b, 0), carried)
+            if_then(builder, on_line, lambda b: streaming(b, line), carried)
         else:
             carried(builder)
 
