@@ -269,6 +269,10 @@ def test_blocks_for_the_threads_need_few_register_block_shapes() -> None:
     assert thread_block(150, 8, 16, 2) == 16  # not 10 = 8 + 2 in every block
     assert thread_block(54872, 8, 16, 2) % 16 == 0  # 6859 divides, but leaves 11 lanes a block
     assert thread_block(97, 8, 16, 2) == 13  # prime, and too short for whole vectors
+    # two blocks of whole vectors and 13 columns left, not a third block (the
+    # remainder, on one thread after the parallel loop): TCCG 2's GEMM, N = 39597
+    assert thread_block(39597, 2, 8, 2) == 19792
+    assert thread_block(39597, 2, 16, 2) == 19792
     for lanes in (8, 16):
         for size in range(16, 600):
             block = thread_block(size, 8, lanes, 2)

@@ -858,15 +858,19 @@ def thread_block(size: int, wanted: int, lanes: int, threads: int) -> int:
     too), then the shortest run, then without a remainder block (a second
     microkernel), then the count nearest `wanted`. Candidates are the blocks
     that divide `size` and those of whole vectors: 504 in blocks of 56 = 3 x 16
-    + 8, not 63 = 3 x 16 + 8 + 4 + 2 + 1; 464 in 14 blocks of 32 and one of 16,
+    + 8, not 63 = 3 x 16 + 8 + 4 + 2 + 1; 39597 (FP64) in 2 of 19792 and 13 left,
+    not 3 of 13200 (the third, the remainder, runs on one thread after the
+    parallel loop: TCCG 2); 464 in 14 blocks of 32 and one of 16,
     not 58 = 3 x 16 + 8 + 2, whose narrow vectors ran in every block; 300 in 9
     blocks of 32 and one of 12, not 15 of 20 = 16 + 4 (fewer shapes, but a
     quarter-filled vector in every block: a third longer run).
     ceil(size / wanted) when no candidate fits."""
     divisors = {d for n in range(1, isqrt(size) + 1) if size % n == 0 for d in (n, size // n)}
-    # ceil(size / count) rounded up to whole vectors, for each count of blocks
-    whole = {lanes * -(-size // (count * lanes))
-             for count in range(wanted, 2 * wanted + 1)} if lanes > 1 else set()
+    # size / count rounded to whole vectors, for each count of blocks: up (count
+    # blocks, the last shorter) and down (count whole ones and a short remainder)
+    whole = {lanes * rounded for count in range(wanted, 2 * wanted + 1)
+             for rounded in (-(-size // (count * lanes)), size // (count * lanes))
+             if rounded} if lanes > 1 else set()
     fitting = [b for b in sorted(divisors | whole)
                if 0 < b < size and wanted <= -(-size // b) <= 2 * wanted]
     if not fitting:
