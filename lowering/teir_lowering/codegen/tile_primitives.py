@@ -198,13 +198,14 @@ STREAM_GRANULE = 16
 """Bytes: out's start the streamed transposes need (x86 streams aligned vectors
 only; numpy's large buffers sit 16 bytes past a line), else ordinary stores."""
 
-CONSTANT_ROWS_MIN_LINE = 16
-"""Streamed transposes whose line of out holds at least this many rows (elements of
-4 bytes or fewer) are compiled once per 16-byte offset of out, so that the rows of
-their partial lines are constants (`TileEmitter.aligned_tile`): `abcd->dcba` 64^4
-FP32 with out 16 bytes off a line 18 -> 20.5 GB/s, FP16 12.5 -> 13.4; FP64's 8 rows
-ran at a copy's speed either way, and each variant adds to the compile time
-(AMD EPYC Zen 4)."""
+CONSTANT_ROWS_LINE = 16
+"""Streamed transposes on a run whose line of out holds this many rows (4-byte
+elements) are compiled once per 16-byte offset of out, so that the rows of their
+last line are constants (`TileEmitter.aligned_tile`): `abcd->dcba` 64^4 FP32 with
+out 16 bytes past a line (numpy's placement of large arrays) 16.5 -> 19.3 GB/s
+(medians of ten alternating runs). FP16's 32 rows and FP64's 8 ran at the same
+speed either way, and each variant adds to the compile time, as variants of the
+tiles off a run did for no measured gain (AMD EPYC Zen 4)."""
 
 SHIFTED_PANEL_L2_PART = 8
 """The buffer of `TileEmitter.shifted_tile` takes an eighth of the host's L2 (at most
@@ -531,13 +532,11 @@ class TileEmitter:
         plainly by the run's first tile, as the last tile's last rows are).
         Rows of out that are not whole lines go that way at every start.
 
-        Where a line holds `CONSTANT_ROWS_MIN_LINE` rows or more, both are
-        compiled once per 16-byte offset of out in its line (`switch`), so that
-        the peel and the rows of the edge block and of the last line are
-        constants: chosen at run time, LLVM kept the rows' addresses in a vector
-        and extracted them one by one in every block (`abcd->dcba` 64^4 FP32: 69%
-        of a copy, against 79% with constants: README, Benchmarks). `carried`
-        keeps the run-time form for the other starts.
+        Where a line holds `CONSTANT_ROWS_LINE` rows, `carried` is compiled once
+        per 16-byte offset of out in its line (`switch`), so that the peel and
+        the rows of the last line are constants: chosen at run time, LLVM kept
+        the rows' addresses in a vector and extracted them one by one in every
+        block (README, Benchmarks); other starts take the run-time form.
         """
         lanes, width, nr = self.lanes, self.width, rows.size
         line = CACHE_LINE // width  # rows of the tile per line of out
@@ -678,15 +677,11 @@ class TileEmitter:
             self.region(b, rows, columns, source, out, (0, nr), (columns_full, columns.size),
                         lanes)
 
-        constant_rows = line >= CONSTANT_ROWS_MIN_LINE
+        constant_rows = line == CONSTANT_ROWS_LINE
 
         def streamed(b: Builder) -> None:
-            if constant_rows:
-                switch(b, misalignment, range(0, CACHE_LINE, STREAM_GRANULE),
-                       lambda vb, offset: streaming(vb, (CACHE_LINE - offset) // width))
-            else:
-                lead = b.insert(arith.SubiOp(index(b, CACHE_LINE), misalignment)).result
-                streaming(b, b.insert(arith.DivUIOp(lead, index(b, width))).result)
+            lead = b.insert(arith.SubiOp(index(b, CACHE_LINE), misalignment)).result
+            streaming(b, b.insert(arith.DivUIOp(lead, index(b, width))).result)
 
         if self.run is None:
             if_then(builder, aligned, streamed,
