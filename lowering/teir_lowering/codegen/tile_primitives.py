@@ -201,11 +201,10 @@ only; numpy's large buffers sit 16 bytes past a line), else ordinary stores."""
 CONSTANT_ROWS_LINE = 16
 """Streamed transposes on a run whose line of out holds this many rows (4-byte
 elements) are compiled once per 16-byte offset of out, so that the rows of their
-last line are constants (`TileEmitter.aligned_tile`): `abcd->dcba` 64^4 FP32 with
-out 16 bytes past a line (numpy's placement of large arrays) 16.5 -> 19.3 GB/s
-(medians of ten alternating runs). FP16's 32 rows and FP64's 8 ran at the same
-speed either way, and each variant adds to the compile time, as variants of the
-tiles off a run did for no measured gain (AMD EPYC Zen 4)."""
+last line are constants (`TileEmitter.aligned_tile`; `abcd->dcba` 64^4 FP32 with
+out 16 bytes past a line, as numpy places large arrays). FP16's 32 rows and
+FP64's 8 ran at the same speed either way, as did the tiles off a run, and each
+variant adds compile time (README, Benchmarks)."""
 
 SHIFTED_PANEL_L2_PART = 8
 """The buffer of `TileEmitter.shifted_tile` takes an eighth of the host's L2 (at most
@@ -659,7 +658,7 @@ class TileEmitter:
                         rb, rows, columns, source, out, r0, c0, count))
 
                 # the first rows, to the first line, belong to the previous tile's last line
-                if peel != 0:
+                if not isinstance(peel, int) or peel:
                     if_then(b, carry.first, lambda hb: self.scalar_region(
                         hb, rows, columns, source, out, (0, peel), (0, columns_full)))
                 # (column blocks outermost whatever the rows: with rows outermost, LLVM's
