@@ -142,3 +142,55 @@ func.func @interleave(%in0: memref<?xf32>, %out: memref<?xf32>) {
 // CHECK-NEXT:    vector.store %[[E1]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
 // CHECK-NEXT:    vector.store %[[E2]], %out[%{{.*}}] : memref<?xf32>, vector<4xf32>
 // CHECK-NEXT:    func.return
+
+// -----
+
+// A streamed transpose (`streamed_out`) on a run: k continues the tile's rows of
+// out (16 rows of f32, one line each), so each tile's last line of out holds its
+// own last rows and the next tile's first. Which rows depends on out's offset in
+// its line, known at run time; where it is a multiple of 16 bytes, the code is
+// compiled once per offset (16, 32, 48: the last without a test), each with the
+// rows as constants: at 16 bytes the tile's rows 12..15 (12 x 16 = 192 elements
+// into in0's tile), at 32 rows 8..15 (128); other offsets choose each row at run
+// time (`arith.select`). A line of out starting at 0 is the tile's own (the
+// first branch).
+
+func.func @run_variants(%in0: memref<?xf32>, %out: memref<?xf32>) {
+  teir.config(%in0, %out) : (memref<?xf32>, memref<?xf32>) {
+    teir.axis k extent 64 strides [1024, 64] offsets [0, 0]
+    teir.axis r extent 16 strides [64, 4] offsets [0, 0]
+    teir.axis c extent 16 strides [4, 4096] offsets [0, 0]
+    teir.primitive copy Copy {M = [c], N = [r]} {data_type = "FP32"}
+    teir.schedule {
+      teir.iter k over k {
+        teir.invoke x -> copy
+      }
+    }
+  } attributes {streamed_out}
+  func.return
+}
+
+// CHECK-LABEL: func.func @run_variants
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-DAG:     %[[LINE:.*]] = arith.constant 64 : index
+// CHECK-DAG:     %[[C16:.*]] = arith.constant 16 : index
+// CHECK:         scf.for %k
+// CHECK:           %[[TILE:.*]] = arith.muli %k, %{{.*}} : index
+// CHECK:           %[[OFFSET:.*]] = arith.remui %{{.*}}, %[[LINE]] : index
+// CHECK-NEXT:      %[[GRANULE:.*]] = arith.remui %[[OFFSET]], %[[C16]] : index
+// CHECK-NEXT:      %[[ON_GRANULE:.*]] = arith.cmpi eq, %[[GRANULE]], %[[ZERO]] : index
+// CHECK-NEXT:      %[[ON_LINE:.*]] = arith.cmpi eq, %[[OFFSET]], %[[ZERO]] : index
+// CHECK-NEXT:      scf.if %[[ON_LINE]] {
+// CHECK:           } else {
+// CHECK:             scf.if %[[ON_GRANULE]] {
+// CHECK-NEXT:          %[[AT16:.*]] = arith.cmpi eq, %[[OFFSET]], %[[C16]] : index
+// CHECK-NEXT:          scf.if %[[AT16]] {
+// CHECK-NEXT:            %[[ROW12:.*]] = arith.constant 192 : index
+// CHECK-NEXT:            arith.addi %[[TILE]], %[[ROW12]] : index
+// CHECK:                 %[[AT32:.*]] = arith.cmpi eq, %[[OFFSET]], %[[C32:.*]] : index
+// CHECK-NEXT:            scf.if %[[AT32]] {
+// CHECK-NEXT:              %[[ROW8:.*]] = arith.constant 128 : index
+// CHECK-NEXT:              arith.addi %[[TILE]], %[[ROW8]] : index
+// CHECK:             } else {
+// CHECK-NOT:           arith.cmpi eq, %[[OFFSET]]
+// CHECK:               arith.select
