@@ -594,8 +594,16 @@ class _Scheduler:
 
     def k_target(self, prim: PrimitiveOp) -> int:
         """K extent per call that keeps a panel of B, K x (register columns), in
-        half the L1."""
+        half the L1. A GEMV's vector (B of one column, or A of one row) counts as
+        `GEMV_PANEL_COLUMNS` columns, or as one where the matrix streams from
+        memory (`streamed_in`), so that each call reads the matrix's rows whole
+        (a matrix whose columns are contiguous is `streams_columns`'), in runs
+        the prefetchers follow; K blocks of the register columns' panel read a
+        4096 x 4096 matrix in stripes of 1 KiB a row (README, Benchmarks)."""
         columns = max(4, self.host.vector_registers // 2)
+        kernel = prim.matched_kernel()
+        if min(kernel.get("m"), kernel.get("n")) == 1:
+            columns = 1 if streamed_in(self.config) else GEMV_PANEL_COLUMNS
         return self.knobs.k_block or max(64, self.host.l1d // 2 // (prim.element_width * columns))
 
     def streams_columns(self, prim: PrimitiveOp) -> bool:
@@ -835,6 +843,12 @@ class _Scheduler:
 
 GEMV_K_BLOCK = 8
 """K steps per call of a GEMV that streams its matrix's columns (`streams_columns`)."""
+
+GEMV_PANEL_COLUMNS = 4
+"""Columns a GEMV's vector counts as in `k_target` when its matrix is held by the
+caches: K blocks of a quarter of half the L1 (1024 FP32 elements on a 32 KiB L1),
+where the register columns' 256 cut `ij,j->i` 2000 x 600 into stripes and a
+remainder of 88 (README, Benchmarks)."""
 
 REREAD_ROWS_PER_BYTE = 8
 """Rows of a thread block per byte of element, when each block re-reads the other
