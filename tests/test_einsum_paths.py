@@ -979,9 +979,9 @@ def test_a_gemv_reads_its_matrix_in_rows_as_long_as_the_l1_allows(
     """`ij,j->i`'s K blocks (`auto_schedule.k_target`) count the vector as
     `GEMV_PANEL_COLUMNS` columns of B, or as one where the matrix streams from
     memory, rather than as the register columns of a GEMM: blocks of 256 FP32
-    (32 KiB L1) read a 4096 x 4096 matrix in stripes of 1 KiB a row (0.68x
-    numpy's time on the Zen 4 host, 1.08x with whole rows) and cut 2000 x 600
-    into 256 + 256 + 88."""
+    (32 KiB L1) read a 4096 x 4096 matrix in stripes of 1 KiB a row, slower
+    than numpy's matmul (README, Benchmarks), and cut 2000 x 600 into 256 +
+    256 + 88."""
     from teir_dialect.context import teir_context
     from teir_dialect.host import host
     from teir_dialect.records import find_configs

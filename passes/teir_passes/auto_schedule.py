@@ -597,9 +597,10 @@ class _Scheduler:
         half the L1. A GEMV's vector (B of one column, or A of one row) counts as
         `GEMV_PANEL_COLUMNS` columns, or as one where the matrix streams from
         memory (`streamed_in`), so that each call reads the matrix's rows whole
-        (a matrix whose columns are contiguous is `streams_columns`'), in runs
-        the prefetchers follow; K blocks of the register columns' panel read a
-        4096 x 4096 matrix in stripes of 1 KiB a row (README, Benchmarks)."""
+        or in long runs, which the prefetchers follow (a matrix contiguous along
+        its columns goes to `streams_columns` instead); K blocks of the register
+        columns' panel read a 4096 x 4096 matrix in stripes of 1 KiB a row
+        (README, Benchmarks)."""
         columns = max(4, self.host.vector_registers // 2)
         kernel = prim.matched_kernel()
         if min(kernel.get("m"), kernel.get("n")) == 1:
