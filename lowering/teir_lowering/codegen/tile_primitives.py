@@ -547,19 +547,18 @@ class TileEmitter:
         def whole_blocks(wb: Builder, block: BlockBody) -> None:
             _loop(wb, 0, columns_full, lanes, lambda cb, c0, _: block(cb, c0, lanes))
 
-        def streaming(b: Builder, peel: int | SSAValue) -> None:
-            """The tile with `peel` rows (1 to E) before its first line of out."""
+        def streaming(b: Builder) -> None:
+            lead = b.insert(arith.SubiOp(index(b, CACHE_LINE), misalignment)).result
+            peel = b.insert(arith.DivUIOp(lead, index(b, width))).result  # 1 to E rows
 
-            def row_of(lane: int) -> int | SSAValue:
+            def row_of(bb: Builder, lane: int) -> SSAValue:
                 """The tile row in lane `lane` of the edge block: lane, or lane + nr - line."""
-                if isinstance(peel, int):
-                    return lane if lane < peel else lane + nr - line
-                head = b.insert(arith.CmpiOp(index(b, lane), peel, "ult")).result
-                return b.insert(arith.SelectOp(
-                    head, index(b, lane), index(b, lane + nr - line))).result
+                head = bb.insert(arith.CmpiOp(index(bb, lane), peel, "ult")).result
+                return bb.insert(arith.SelectOp(
+                    head, index(bb, lane), index(bb, lane + nr - line))).result
 
-            source_rows = [add(b, source, row_of(k), rows.source) for k in range(line)]
-            out_pieces = [add(b, out, row_of(q)) for q in range(0, line, piece)]
+            source_rows = [add(b, source, row_of(b, k), rows.source) for k in range(line)]
+            out_pieces = [add(b, out, row_of(b, q)) for q in range(0, line, piece)]
 
             def edge(cb: Builder, c0: SSAValue, count: int) -> None:
                 parts = [self.transposed(cb, [add(cb, row, c0) for row in
@@ -572,11 +571,8 @@ class TileEmitter:
                         store(cb, part, self.out, add(cb, base, at, columns.out),
                               nontemporal=True)
 
-            if isinstance(peel, int):
-                middle: int | SSAValue = peel + (nr - peel) // line * line
-            else:
-                after_peel = b.insert(arith.SubiOp(index(b, nr), peel)).result
-                middle = b.insert(arith.AddiOp(peel, multiple_below(b, after_peel, line))).result
+            after_peel = b.insert(arith.SubiOp(index(b, nr), peel)).result
+            middle = b.insert(arith.AddiOp(peel, multiple_below(b, after_peel, line))).result
 
             def lines(lb: Builder, c0: SSAValue, count: int) -> None:
                 """Every row of the tile at columns c0..: the lines of one row of out
@@ -665,8 +661,8 @@ class TileEmitter:
                 # O3 pipeline dropped the non-temporal flag of every store)
                 whole_blocks(b, lines)
 
-            offsets = [m for m in range(0, CACHE_LINE, STREAM_GRANULE) if m or nr % line]
-            if constant_rows:
+            if line == CONSTANT_ROWS_LINE:
+                offsets = [m for m in range(0, CACHE_LINE, STREAM_GRANULE) if m or nr % line]
                 if_then(b, aligned,
                         lambda gb: switch(gb, misalignment, offsets, lambda vb, m: along(
                             vb, (CACHE_LINE - m) % CACHE_LINE // width)),
@@ -676,20 +672,14 @@ class TileEmitter:
             self.region(b, rows, columns, source, out, (0, nr), (columns_full, columns.size),
                         lanes)
 
-        constant_rows = line == CONSTANT_ROWS_LINE
-
-        def streamed(b: Builder) -> None:
-            lead = b.insert(arith.SubiOp(index(b, CACHE_LINE), misalignment)).result
-            streaming(b, b.insert(arith.DivUIOp(lead, index(b, width))).result)
-
         if self.run is None:
-            if_then(builder, aligned, streamed,
+            if_then(builder, aligned, streaming,
                     lambda b: self.whole_region(b, rows, columns, source, out))
         elif nr % line == 0:
             # rows of out from a line: the tile's lines are its own (and the first ran
             # faster through the edge block than the last through `carried`)
             on_line = builder.insert(arith.CmpiOp(misalignment, index(builder, 0), "eq")).result
-            if_then(builder, on_line, lambda b: streaming(b, line), carried)
+            if_then(builder, on_line, streaming, carried)
         else:
             carried(builder)
 
