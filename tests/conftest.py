@@ -2,8 +2,9 @@
 
 The default tier is what `.ci/run` runs, under five minutes on two cores;
 `--slow` (`./run-tests --slow`) adds the exhaustive sweeps: tests marked
-`slow` (deselected otherwise) and the full example counts of the
-property-based tests, which the default tier runs at a quarter (`examples`).
+`slow` (deselected otherwise), the full example counts of the
+property-based tests, which the default tier runs at a quarter (`examples`),
+and the second vector width of the tests run at both (`alternate_widths`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections import defaultdict
 from itertools import combinations, product
 from pathlib import Path
 from typing import Any
@@ -44,10 +46,32 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if SLOW:
         return
+    alternate_widths(items)
     slow = [item for item in items if item.get_closest_marker("slow")]
     if slow:
         config.hook.pytest_deselected(items=slow)
         items[:] = [item for item in items if not item.get_closest_marker("slow")]
+
+
+WIDTH_FIXTURE = "vector_bytes"
+"""The fixture that emits a test's kernels for 64-byte and for 32-byte vectors."""
+
+
+def alternate_widths(items: list[pytest.Item]) -> None:
+    """Mark slow half of the runs of a test that takes `WIDTH_FIXTURE` and other
+    parameters: its cases, in order, alternate between the two widths, so the
+    default tier runs every case and both widths once each (the emitters for the
+    two widths share their case analysis; the slow tier runs every pair)."""
+    cases: dict[object, dict[tuple, int]] = defaultdict(dict)
+    for item in items:
+        spec = getattr(item, "callspec", None)
+        if spec is None or WIDTH_FIXTURE not in spec.indices or len(spec.indices) < 2:
+            continue
+        case = tuple(sorted((k, v) for k, v in spec.indices.items() if k != WIDTH_FIXTURE))
+        function = (item.path, item.originalname)  # type: ignore[attr-defined]
+        order = cases[function].setdefault(case, len(cases[function]))
+        if order % 2 != spec.indices[WIDTH_FIXTURE]:
+            item.add_marker(pytest.mark.slow)
 
 
 def examples(full: int, default: int | None = None) -> int:
@@ -79,6 +103,17 @@ def pairwise(**axes: list[Any]) -> list[Any]:
     return [pytest.param(*case, id="-".join(map(str, case)),
                          marks=() if case in chosen else pytest.mark.slow)
             for case in cases]
+
+
+def rotate(cases: list[tuple], values: list[Any]) -> list[Any]:
+    """Every case (a tuple of arguments) with each of `values` as its last argument,
+    as `pytest.param`s: the default tier runs case i with value i, both taken round
+    until every case and every value has run (a data type over a list of shapes:
+    the shapes exercise the planner, the type its emitters), the slow tier the rest."""
+    chosen = {(i % len(cases), i % len(values)) for i in range(max(len(cases), len(values)))}
+    return [pytest.param(*case, value,
+                         marks=() if (c, v) in chosen else pytest.mark.slow)
+            for c, case in enumerate(cases) for v, value in enumerate(values)]
 
 
 def load(path: Path) -> dict:

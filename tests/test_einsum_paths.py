@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import examples, pairwise
+from conftest import examples, pairwise, rotate
 from teir_dialect import TeirError, einsum_config
 from teir_dialect.builders import with_unit_role
 from teir_dialect.host import pinned
@@ -383,8 +383,7 @@ DOT_CASES = [
 ]
 
 
-@pytest.mark.parametrize("name", list(DTYPES))
-@pytest.mark.parametrize("subscripts, extents", DOT_CASES)
+@pytest.mark.parametrize("subscripts, extents, name", rotate(DOT_CASES, list(DTYPES)))
 def test_dot_products_run_the_gemm_microkernel(subscripts: str, extents: dict[str, int],
                                                name: str) -> None:
     """Neither input has an index of its own: an extent-1 M and N (`_gemv_record`)
@@ -502,12 +501,11 @@ def test_16_bit_sums_down_columns_copy_the_batch_outside(
         assert _gemv_record(subscripts, small, target, False, name) is None
 
 
-@pytest.mark.parametrize("name", list(DTYPES))
-@pytest.mark.parametrize("subscripts, extents", [
+@pytest.mark.parametrize("subscripts, extents, name", rotate([
     ("ij,ij->ji", {"i": 70, "j": 65}),
     ("ij,j->ji", {"i": 64, "j": 70}),
     ("bij,bij->bji", {"b": 3, "i": 40, "j": 37}),
-])
+], list(DTYPES)))
 def test_a_product_into_a_transposed_out_is_computed_then_transposed(
         subscripts: str, extents: dict[str, int], name: str) -> None:
     """An element-wise product whose out runs along another index than its larger
@@ -636,8 +634,8 @@ def _broadcast(term: str, extents: dict[str, int], index: str | None,
     return np.broadcast_to(RNG.uniform(-1, 1, small).astype(dtype), shape)
 
 
-@pytest.mark.parametrize("name", ["FP32", "FP64", "BF16", "FP16"])
-@pytest.mark.parametrize("subscripts, extents, spread", SPREAD_CASES)
+@pytest.mark.parametrize("subscripts, extents, spread, name",
+                         rotate(SPREAD_CASES, ["FP32", "FP64", "BF16", "FP16"]))
 def test_an_output_index_broadcast_in_every_operand_is_computed_once(
         subscripts: str, extents: dict[str, int], spread: tuple[str | None, ...],
         name: str) -> None:
@@ -926,15 +924,14 @@ def test_generated_sums_and_broadcasts_match_numpy(data: st.DataObject) -> None:
     assert (np.abs(got - (np.maximum(exact, 0) if relu else exact)) <= bound).all()
 
 
-@pytest.mark.parametrize("name", ["FP32", "FP64", "BF16", "FP16"])
-@pytest.mark.parametrize("subscripts, shapes", [
+@pytest.mark.parametrize("subscripts, shapes, name", rotate([
     ("ij,jk->ik", [(61, 45), (45, 1)]),           # a matrix times a column
     ("ji,kj->ik", [(45, 61), (1, 45)]),           # a row times a transposed matrix
     ("ij,kj->ik", [(1, 45), (61, 45)]),
     ("bij,bjk->bik", [(3, 1, 45), (3, 45, 29)]),  # a batch of rows times matrices
     ("ijk,kj->ik", [(1, 7, 45), (45, 7)]),        # one row: the batched dot jk,kj->k
     ("abcd->dcba", [(5, 1, 7, 1)]),               # a permutation with unit axes
-])
+], ["FP32", "FP64", "BF16", "FP16"]))
 def test_an_index_of_extent_one_is_dropped(subscripts: str, shapes: list, name: str) -> None:
     """An index of extent 1 everywhere is dropped, the arrays squeezed (views, out
     written in place): `ij,jk->ik` with k = 1 is the GEMV `ij,j->i` (through the
