@@ -112,6 +112,19 @@ class Host:
     virtualized: bool = False
     """A guest of a hypervisor (the CPU's `hypervisor` flag): waking an idle core
     (a parallel loop's fork) costs a VM exit there, several times a bare core's."""
+    vendor: str = ""
+    """/proc/cpuinfo's `vendor_id` ("GenuineIntel", "AuthenticAMD"; "" unknown)."""
+
+    @property
+    def shuffles_on_fma_ports(self) -> bool:
+        """Whether vector shuffles compete with the FMAs for their ports: on Intel's
+        cores they issue on port 5, with 512-bit vectors one of the two FMA ports
+        (AMD's Zen cores shuffle on pipes the FMAs leave free). A 16-bit operand
+        widened element by element as the FMAs broadcast it (a word broadcast and
+        an unpack for a bf16, each a port-5 op) then costs FMA slots, so the
+        microkernel widens it to f32 first, as it does an f16 one
+        (`teir_lowering.codegen.gemm_plan`, `widens_before_fmas`)."""
+        return self.vendor == "GenuineIntel"
 
     def lanes(self, element_width: int) -> int:
         """Elements of `element_width` bytes in one vector register."""
@@ -135,7 +148,7 @@ class Host:
         """The description as stable text (for cache keys: a frozenset's repr is not)."""
         return repr((self.cpu, self.vector_bytes, self.vector_registers,
                      sorted(self.features), self.l1d, self.l2, self.l3, self.cores,
-                     self.virtualized))
+                     self.virtualized, self.vendor))
 
 
 def parse_size(text: str) -> int | None:
@@ -197,6 +210,10 @@ PINNED_HOSTS: dict[str, Host] = {
     "avx2-small": Host("pinned avx2 (Haswell-like)", 32, 16,
                        frozenset({"avx", "avx2", "fma", "f16c"}), 32 << 10, 256 << 10,
                        8 << 20, 4),
+    "avx512-intel": Host("pinned avx512 (Sapphire Rapids-like)", 64, 32,
+                         frozenset({"avx", "avx2", "fma", "f16c", "avx512f", "avx512bw",
+                                    "avx512bf16", "avx512fp16"}),
+                         48 << 10, 2 << 20, 64 << 20, 2, vendor="GenuineIntel"),
     "avx512-16": Host("pinned avx512, 16 cores (Zen 5 server-like)", 64, 32,
                       frozenset({"avx", "avx2", "fma", "f16c", "avx512f", "avx512bw",
                                  "avx512bf16"}),
@@ -261,7 +278,8 @@ def native_host() -> Host:
         cores = os.cpu_count() or 1
     return Host(cpu_model(), vector_bytes, registers, features,
                 caches["l1"], caches["l2"], caches.get("l3", caches["l2"]), cores,
-                "hypervisor" in (_cpuinfo("flags") or "").split())
+                "hypervisor" in (_cpuinfo("flags") or "").split(),
+                _cpuinfo("vendor_id") or "")
 
 
 def lines_apart(pitch: int, row_bytes: int) -> bool:

@@ -154,7 +154,7 @@ AWKWARD = [
 ]
 """(m, n, k) in 1..37: below, at and above the lane counts, never all multiples."""
 
-WIDTH = {"FP32": 4, "FP64": 8, "FP16": 2}
+WIDTH = {"FP32": 4, "FP64": 8, "FP16": 2, "BF16": 2}
 
 
 def layout_record(trans: str, m: int, n: int, k: int, *, dtype: str = "FP32", batch: int = 0,
@@ -852,6 +852,34 @@ def test_a_narrow_c_gets_one_k_block() -> None:
     block = Block(arg_types=[MemRefType(Float16Type(), [-1])] * 3)
     with pytest.raises(ValueError, match="K-blocks"):
         gemm_emitter.GemmEmitter(shape, Float16Type(), 4, *block.args, plan=wide)
+
+
+@pytest.mark.parametrize("trans", LAYOUT_PAIRS)
+def test_bf16_y_is_widened_first_where_shuffles_take_fma_ports(trans: str, forced) -> None:
+    """A bf16 tile's Y is widened to f32 before the FMAs on a host whose shuffles take
+    FMA ports (`Host.shuffles_on_fma_ports`: the Intel-like description), and
+    widened element by element as it is broadcast elsewhere (the Zen-like one):
+    the same products in the same order, so the same bytes, remainders along both
+    free dimensions, every layout pair, nothing outside C written."""
+    record = layout_record(trans, 37, 29, 19, dtype="BF16", batch=3, pads=(2, 1, 3))
+    results = []
+    for name, widened in (("avx512-intel", True), ("avx512", False)):
+        plans: list[GemmPlan] = []
+
+        def change(shape, plan, plans=plans):
+            plans.append(plan)
+            return plan
+
+        forced(change)
+        with pinned(name):
+            kernel = compile_kernel(record, optimize=False, keep_ir=True)
+        outer = [p for p in plans if p.kernel == "outer" and p.lanes > 1]
+        assert outer and all((p.widen_y or p.widen_panels) == widened for p in outer), plans
+        arrays = sentinel_arrays(record, kernel, np.random.default_rng(5))
+        kernel(*arrays, threads=1)
+        results.append(arrays)
+    for first, other in zip(*results):
+        np.testing.assert_array_equal(first.view(np.uint16), other.view(np.uint16))
 
 
 @pytest.mark.parametrize("trans", LAYOUT_PAIRS)

@@ -725,10 +725,13 @@ class _Scheduler:
             self.split_for_threads(-(-wanted // iterations))
 
     def widens_operands(self) -> bool:
-        """Whether a Contraction is FP16: the microkernel widens its operands to f32 per
-        tile (Y whole or per column panel, X as it packs it; BF16 is widened by a
-        shift as it is read), which `keeps_y_widened` and `parallelize` weigh."""
-        return any(p.kind is OperationKind.CONTRACTION and p.data_type is DataType.FP16
+        """Whether a Contraction is FP16, or BF16 on a host whose shuffles take FMA ports
+        (`Host.shuffles_on_fma_ports`): the microkernel widens its operands to f32
+        per tile (Y whole or per column panel, X as it packs it; elsewhere BF16 is
+        widened by a shift as it is read), which `keeps_y_widened` and
+        `parallelize` weigh."""
+        widened = {DataType.FP16} | ({DataType.BF16} if host().shuffles_on_fma_ports else set())
+        return any(p.kind is OperationKind.CONTRACTION and p.data_type in widened
                    for p in self.config.primitives)
 
     def worth_threads(self, forks: int = 1) -> bool:

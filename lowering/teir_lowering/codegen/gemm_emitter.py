@@ -126,6 +126,7 @@ from teir_lowering.codegen.gemm_plan import (
     Segment,
     plan_gemm,
     stepped,
+    widens_before_fmas,
 )
 from teir_lowering.lane import PAIR_LANES, LaneDotBF16PairsOp, LanePrefetchOp
 
@@ -390,7 +391,9 @@ class GemmEmitter:
         narrow_c = self.storage != self.element
         self.plan = plan or plan_gemm(shape, width, zero_first and zero_when is None,
                                       narrow_c=narrow_c,
-                                      converts=isinstance(element, Float16Type),
+                                      converts=widens_before_fmas(
+                                          "f16" if isinstance(element, Float16Type) else
+                                          "bf16" if isinstance(element, BFloat16Type) else ""),
                                       stored=element.bitwidth // 8,  # pyright: ignore
                                       from_memory=from_memory)
         # pairs read X in place where its vectors are contiguous, or packed by
@@ -402,7 +405,7 @@ class GemmEmitter:
         self.packed_pairs = self.pairs and oriented.x_free != 1
         if self.pairs:
             self.plan = replace(self.plan, pack="transpose" if self.packed_pairs else "",
-                                pack_y=False)
+                                pack_y=False, widen_y=False, widen_panels=False)
         if narrow_c and self.plan.k_block != (0, 0):
             raise ValueError(f"a GEMM plan for a C of {element} has K-blocks: its partial "
                              "sums would be rounded (plan_gemm's narrow_c)")
