@@ -89,6 +89,15 @@ at least; at most half the host's L2 (`Host.scratch_bytes`), where the block
 stays while the column panels stream over it."""
 
 
+L3_PER_CORE = 16 << 20
+"""The most last-level cache counted per core this process may run on: sysfs reports
+the whole socket's L3 (a guest of two vCPUs on a 60-core part sees its 300 MiB),
+shared with the cores of other processes and tenants; 16 MiB is above every
+x86 part's L3 per core, so a machine that owns its cores keeps what it reports.
+A planner that took the socket's L3 for its own read a 32 MB operand in place,
+its k steps on other pages, as if the caches held it."""
+
+
 def widened_bytes(scratch: int) -> int:
     """The largest f32 copy of a 16-bit operand a kernel widens whole, out of its
     `scratch` bytes: half, the other half for the packed X. The microkernel widens
@@ -269,13 +278,15 @@ def native_host() -> Host:
         vector_bytes, registers = 32, 16
     else:
         vector_bytes, registers = 16, 16
-    caches = {"l1": 32 << 10, "l2": 512 << 10, "l3": 8 << 20}  # only if sysfs is silent
-    caches |= _sysfs_caches()
-    caches |= _overrides()
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         cores = os.cpu_count() or 1
+    caches = {"l1": 32 << 10, "l2": 512 << 10, "l3": 8 << 20}  # only if sysfs is silent
+    caches |= _sysfs_caches()
+    if "l3" in caches:
+        caches["l3"] = min(caches["l3"], max(cores * L3_PER_CORE, caches.get("l2", 0)))
+    caches |= _overrides()
     return Host(cpu_model(), vector_bytes, registers, features,
                 caches["l1"], caches["l2"], caches.get("l3", caches["l2"]), cores,
                 "hypervisor" in (_cpuinfo("flags") or "").split(),

@@ -11,7 +11,9 @@ import pytest
 
 from conftest import SPEC_EXAMPLES, load
 from teir_dialect import from_json, to_json
+from teir_dialect import host as host_module
 from teir_dialect.host import (
+    L3_PER_CORE,
     PINNED_HOSTS,
     buffers_transpose,
     host,
@@ -126,3 +128,30 @@ def test_which_transposes_store_their_rows_of_out_plainly(pitch: int, row_bytes:
                                                           plainly: bool) -> None:
     assert stores_rows_plainly(pitch, row_bytes) is plainly
     assert lines_apart(pitch, row_bytes) is (pitch % 64 == 0 and not plainly and row_bytes >= 64)
+
+
+@pytest.mark.parametrize("cores, reported, counted", [
+    (2, 300 << 20, 32 << 20),    # a two-vCPU guest on a large part: its share
+    (2, 32 << 20, 32 << 20),     # a CCD's L3 that two cores may well fill alone
+    (32, 300 << 20, 300 << 20),  # a machine that owns its cores keeps what it reports
+    (1, 1 << 20, 1 << 20),
+])
+def test_the_last_level_cache_counted_is_at_most_a_share_per_core(
+        monkeypatch: pytest.MonkeyPatch, cores: int, reported: int, counted: int) -> None:
+    """sysfs reports the socket's whole L3, which the cores of other processes and
+    tenants share: the description counts at most L3_PER_CORE per core this process
+    may run on (what x_cached, the streaming stores and the auto-scheduler read);
+    TEIR_HOST_CACHE still says exactly what to plan for."""
+    monkeypatch.setattr(host_module, "_sysfs_caches",
+                        lambda: {"l1": 48 << 10, "l2": 2 << 20, "l3": reported})
+    monkeypatch.setattr(host_module.os, "sched_getaffinity", lambda _: set(range(cores)))
+    monkeypatch.delenv("TEIR_HOST_CACHE", raising=False)
+    native_host.cache_clear()
+    try:
+        assert native_host().l3 == counted
+        assert L3_PER_CORE == 16 << 20
+        monkeypatch.setenv("TEIR_HOST_CACHE", "l3=300M")
+        native_host.cache_clear()
+        assert native_host().l3 == 300 << 20
+    finally:
+        native_host.cache_clear()
