@@ -222,7 +222,7 @@ PINNED_HOSTS: dict[str, Host] = {
     "avx512-intel": Host("pinned avx512 (Sapphire Rapids-like)", 64, 32,
                          frozenset({"avx", "avx2", "fma", "f16c", "avx512f", "avx512bw",
                                     "avx512bf16", "avx512fp16"}),
-                         48 << 10, 2 << 20, 64 << 20, 2, vendor="GenuineIntel"),
+                         48 << 10, 2 << 20, 32 << 20, 2, vendor="GenuineIntel"),
     "avx512-16": Host("pinned avx512, 16 cores (Zen 5 server-like)", 64, 32,
                       frozenset({"avx", "avx2", "fma", "f16c", "avx512f", "avx512bw",
                                  "avx512bf16"}),

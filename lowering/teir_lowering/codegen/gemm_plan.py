@@ -913,9 +913,9 @@ def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
     reading C; `narrow_c`: C is stored in a narrower type than the accumulators
     (one K-block); `converts`: a broadcast element of Y needs a conversion on the
     FMA pipes (`widens_before_fmas`: f16's vcvtph2ps; bf16's shuffles on hosts
-    where they take FMA ports; elsewhere those run beside the FMAs), so Y is widened once when it
-    fits (`widen_pays`), and each vector of X read in place needs one on the FMA
-    pipes (f16), which a packed X pays once. `machine` defaults to `teir_dialect.host.host()`.
+    where they take FMA ports, elsewhere they run beside the FMAs), so Y is
+    widened once when it fits (`widen_pays`), and each vector of X read in place
+    needs one on the FMA pipes, which a packed X pays once. `machine` defaults to `teir_dialect.host.host()`.
     `stored`: bytes of an element in memory where that is not `width` (f16 and
     bf16 compute in f32): X's addresses read in place (pages, lines) follow it.
     `from_memory`: the configuration's inputs come from memory at every call
