@@ -135,6 +135,18 @@ class Host:
         (`teir_lowering.codegen.gemm_plan`, `widens_before_fmas`)."""
         return self.vendor == "GenuineIntel"
 
+    @property
+    def stores_walk_down(self) -> bool:
+        """Whether a transposing tile's blocks walk down the rows of out (the next block
+        stores the next lines of the same rows) rather than along in0's rows (the
+        next block stores into other rows of out, every row of the tile's height
+        taking part of a line per strip): Intel's cores, whose stores of partial
+        lines scattered over that many rows (and pages) stalled where the walk
+        down wrote each line whole in two blocks back to back
+        (`teir_lowering.codegen.tile_primitives`, `TileEmitter.region`). Elsewhere
+        blocks walk along in0's rows unless their stores crowd a few L1 sets."""
+        return self.vendor == "GenuineIntel"
+
     def lanes(self, element_width: int) -> int:
         """Elements of `element_width` bytes in one vector register."""
         return self.vector_bytes // element_width

@@ -25,7 +25,7 @@ from xdsl.ir import Block, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from strategies import random_arrays
-from teir_dialect.host import host
+from teir_dialect.host import host, pinned
 from teir_dialect.interpreter import run_reference
 from teir_dialect.vocabulary import OperationKind
 from teir_lowering import einsum
@@ -249,6 +249,25 @@ def test_blocks_walk_down_rows_of_out_that_crowd_the_l1_sets(out_bytes: int,
         for rows, short in ((64, True), (1024 // width, False)):
             row_axis = tile_primitives.TileAxis(rows, 40, 1)
             assert emitter.crowded_beyond_l1(row_axis, columns) is (crowded and short)
+
+
+def test_blocks_walk_down_the_rows_of_out_where_the_host_says_so() -> None:
+    """A transpose whose stores crowd no L1 set walks its blocks along in0's rows on a
+    Zen-like description (the outer loop over the 99 rows of out, 96 of them in
+    whole blocks) and down the rows of out on an Intel-like one
+    (`Host.stores_walk_down`: the outer loop over the 37 columns, 32 in whole
+    blocks); both give the reference's bytes."""
+    record = transpose_record(99, 37)
+    outer_bounds = {}
+    for name in ("avx512", "avx512-intel"):
+        with pinned(name):
+            kernel = _check(record, "vector.")  # the reference's bytes, 1 and 2 threads
+        scf = kernel.stages["scf"]
+        constants = dict(re.findall(r"(%\w+) = arith.constant (\d+) : index", scf))
+        loops = [(constants.get(hi), constants.get(step)) for hi, step in
+                 re.findall(r"scf.for %\w+ = %\w+ to (%\w+) step (%\w+)", scf)]
+        outer_bounds[name] = next(hi for hi, step in loops if step == "16")
+    assert outer_bounds == {"avx512": "96", "avx512-intel": "32"}
 
 
 @pytest.mark.parametrize("dtype", ["FP32", "FP64"])
