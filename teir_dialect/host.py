@@ -140,9 +140,11 @@ class Host:
         """Whether a transposing tile's blocks walk down the rows of out (the next block
         stores the next lines of the same rows) rather than along in0's rows (the
         next block stores into other rows of out, every row of the tile's height
-        taking part of a line per strip): Intel's cores, whose stores of partial
-        lines scattered over that many rows (and pages) stalled where the walk
-        down wrote each line whole in two blocks back to back
+        taking part of a line per strip) when the rows of out lie farther apart
+        than in0's: Intel's cores, whose stores of partial lines scattered over
+        that many rows (a page each) stalled where the walk down wrote each line
+        whole in two blocks back to back; with in0's rows the farther apart, the
+        walk along them keeps its loads in order
         (`teir_lowering.codegen.tile_primitives`, `TileEmitter.region`). Elsewhere
         blocks walk along in0's rows unless their stores crowd a few L1 sets."""
         return self.vendor == "GenuineIntel"

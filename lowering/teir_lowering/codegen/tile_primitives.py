@@ -38,7 +38,8 @@ are written does not matter, as in teir-to-scf's `order_for_out`):
   27, bounded their speed: README, Benchmarks). Blocks walk along the
   rows of in0, or down the rows of out when those lie a power of two apart
   and the stores of a block would crowd a few L1 sets (`TileEmitter.crowded`),
-  and on hosts whose scattered partial-line stores stall (`Host.stores_walk_down`).
+  and on hosts whose scattered partial-line stores stall (`Host.stores_walk_down`)
+  when the rows of out lie farther apart than those of in0.
   Where they would fall in one set (two, when in0's rows crowd too) and the rows
   of out are long enough, the tile goes through a buffer in the L1 instead
   (`TileEmitter.staged`): blocks into the buffer, then runs of whole lines out.
@@ -1073,7 +1074,7 @@ class TileEmitter:
         def column_starts(b: Builder, body: Callable[[Builder, SSAValue], None]) -> None:
             starts(b, c_lo, c_full, c_back, c_hi, body)
 
-        if self.crowded(columns) or host().stores_walk_down:
+        if self.crowded(columns) or host().stores_walk_down and columns.out > rows.source:
             column_starts(builder, lambda cb, c0: row_starts(
                 cb, lambda rb, r0: self.block(rb, rows, columns, source, out, r0, c0, lanes)))
         else:
