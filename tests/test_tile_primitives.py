@@ -252,11 +252,12 @@ def test_blocks_walk_down_rows_of_out_that_crowd_the_l1_sets(out_bytes: int,
 
 
 def test_blocks_walk_down_the_rows_of_out_where_the_host_says_so() -> None:
-    """A transpose whose stores crowd no L1 set walks its blocks along in0's rows on a
-    Zen-like description (the outer loop over the 99 rows of out, 96 of them in
-    whole blocks) and down the rows of out on an Intel-like one
-    (`Host.stores_walk_down`: the outer loop over the 37 columns, 32 in whole
-    blocks); both give the reference's bytes."""
+    """A 99 x 37 transpose whose stores crowd no L1 set, its rows of out (99 elements
+    and a pad) farther apart than in0's (37 and a pad), walks its blocks along
+    in0's rows on a Zen-like description (the outer block loop over the 99 that are
+    unit-stride on out, 96 in whole blocks) and down the rows of out on an
+    Intel-like one (`Host.stores_walk_down`: the outer loop over the 37, 32 in
+    whole blocks); both give the reference's bytes."""
     record = transpose_record(99, 37)
     outer_bounds = {}
     for name in ("avx512", "avx512-intel"):
