@@ -132,8 +132,17 @@ class Host:
         widened element by element as the FMAs broadcast it (a word broadcast and
         an unpack for a bf16, each a port-5 op) then costs FMA slots, so the
         microkernel widens it to f32 first, as it does an f16 one
-        (`teir_lowering.codegen.gemm_plan`, `widens_before_fmas`)."""
+        (`widens_before_fmas`)."""
         return self.vendor == "GenuineIntel"
+
+    def widens_before_fmas(self, element: str) -> bool:
+        """Whether a Contraction's operands stored as `element` (an xDSL type's name:
+        "f16", "bf16", ...) are planned as widened to f32 before the FMAs (Y whole
+        or per column panel where that fits, X as it is packed) rather than element
+        by element as they are read: f16 always (a vcvtph2ps on an FMA pipe per element read), bf16
+        where shuffles take FMA ports (`shuffles_on_fma_ports`). What the GEMM
+        planner's `converts` and the auto-scheduler's `widens_operands` read."""
+        return element == "f16" or element == "bf16" and self.shuffles_on_fma_ports
 
     @property
     def stores_walk_down(self) -> bool:
@@ -298,8 +307,7 @@ def native_host() -> Host:
         cores = os.cpu_count() or 1
     caches = {"l1": 32 << 10, "l2": 512 << 10, "l3": 8 << 20}  # only if sysfs is silent
     caches |= _sysfs_caches()
-    if "l3" in caches:
-        caches["l3"] = min(caches["l3"], max(cores * L3_PER_CORE, caches.get("l2", 0)))
+    caches["l3"] = min(caches["l3"], max(cores * L3_PER_CORE, caches["l2"]))
     caches |= _overrides()
     return Host(cpu_model(), vector_bytes, registers, features,
                 caches["l1"], caches["l2"], caches.get("l3", caches["l2"]), cores,

@@ -79,7 +79,7 @@ from teir_dialect.host import (
     widened_bytes,
 )
 from teir_dialect.ids import fresh_id
-from teir_dialect.vocabulary import DataType, KernelKind, OperationKind, Role
+from teir_dialect.vocabulary import KernelKind, OperationKind, Role
 from teir_passes.legality import k_move_problem
 from teir_passes.lift_elementwise import exclusive_loops
 from teir_passes.mark_streamed_out import (
@@ -725,13 +725,12 @@ class _Scheduler:
             self.split_for_threads(-(-wanted // iterations))
 
     def widens_operands(self) -> bool:
-        """Whether a Contraction is FP16, or BF16 on a host whose shuffles take FMA ports
-        (`Host.shuffles_on_fma_ports`): the microkernel widens its operands to f32
-        per tile (Y whole or per column panel, X as it packs it; elsewhere BF16 is
-        widened by a shift as it is read), which `keeps_y_widened` and
-        `parallelize` weigh."""
-        widened = {DataType.FP16} | ({DataType.BF16} if host().shuffles_on_fma_ports else set())
-        return any(p.kind is OperationKind.CONTRACTION and p.data_type in widened
+        """Whether a Contraction's operands are widened to f32 per tile on this host
+        (`Host.widens_before_fmas`: FP16, and BF16 where shuffles take FMA ports;
+        elsewhere BF16 is widened by a shift as it is read), which
+        `keeps_y_widened` and `parallelize` weigh."""
+        return any(p.kind is OperationKind.CONTRACTION
+                   and self.host.widens_before_fmas(p.data_type.storage_type.name)
                    for p in self.config.primitives)
 
     def worth_threads(self, forks: int = 1) -> bool:

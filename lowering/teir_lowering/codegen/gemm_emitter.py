@@ -93,7 +93,6 @@ from xdsl.dialects import arith, memref, vector
 from xdsl.dialects.builtin import (
     BFloat16Type,
     DenseArrayBase,
-    Float16Type,
     VectorType,
     i32,
     i64,
@@ -391,9 +390,7 @@ class GemmEmitter:
         narrow_c = self.storage != self.element
         self.plan = plan or plan_gemm(shape, width, zero_first and zero_when is None,
                                       narrow_c=narrow_c,
-                                      converts=widens_before_fmas(
-                                          "f16" if isinstance(element, Float16Type) else
-                                          "bf16" if isinstance(element, BFloat16Type) else ""),
+                                      converts=widens_before_fmas(element.name),
                                       stored=element.bitwidth // 8,  # pyright: ignore
                                       from_memory=from_memory)
         # pairs read X in place where its vectors are contiguous, or packed by

@@ -893,14 +893,10 @@ def widen_panels_pay(plan: GemmPlan, s: GemmShape, width: int) -> bool:
     return o.y_k == 1 and columns * span * width <= widened_bytes(plan.scratch_bytes)
 
 
-def widens_before_fmas(kind: str, machine: Host | None = None) -> bool:
-    """Whether a `kind` ("f16", "bf16", else a type that needs no widening) operand is
-    planned as one that needs a conversion on the FMA pipes per element read
-    (`plan_gemm`'s `converts`), so that its Y is widened to f32 before the FMAs
-    where that pays: f16 always (vcvtph2ps); bf16 where shuffles take FMA ports
-    (`Host.shuffles_on_fma_ports`), elsewhere widened as it is broadcast."""
-    machine = machine or host()
-    return kind == "f16" or kind == "bf16" and machine.shuffles_on_fma_ports
+def widens_before_fmas(element: str, machine: Host | None = None) -> bool:
+    """`Host.widens_before_fmas` for the emitter, which reads the host only through
+    the planner: `plan_gemm`'s `converts` for a tile stored as `element`."""
+    return (machine or host()).widens_before_fmas(element)
 
 
 def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
@@ -912,7 +908,7 @@ def plan_gemm(shape: GemmShape, width: int, zero_first: bool = False, *,
     `width`: bytes of the arithmetic type; `zero_first`: a fused Zero spares
     reading C; `narrow_c`: C is stored in a narrower type than the accumulators
     (one K-block); `converts`: a broadcast element of Y needs a conversion on the
-    FMA pipes (`widens_before_fmas`: f16's vcvtph2ps; bf16's shuffles on hosts
+    FMA pipes (`Host.widens_before_fmas`: f16's vcvtph2ps; bf16's shuffles on hosts
     where they take FMA ports, elsewhere they run beside the FMAs), so Y is
     widened once when it fits (`widen_pays`), and each vector of X read in place
     needs one on the FMA pipes, which a packed X pays once. `machine` defaults to `teir_dialect.host.host()`.
