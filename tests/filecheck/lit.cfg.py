@@ -8,15 +8,24 @@ Macros (used in RUN lines):
   %mlir-lower         upstream mlir-opt's own lowering of scf/vector/memref/arith/func
                       to the llvm dialect (before mlir-translate-19 --mlir-to-llvmir)
 
+teir-opt and filecheck in a RUN line run through tests/filecheck/warm_tool.py: a
+server started here imports them once and forks a process per call, which takes
+over the call's argv, directory, environment and streams (their start-up was most
+of the suite's time); `TEIR_WARM=0 lit ...` runs the installed tools instead.
+
 Features:
   mlir-opt-19         upstream MLIR 19's mlir-opt-19 and mlir-translate-19 are on PATH
                       (Debian's mlir-19-tools, which .ci/run installs); the tests of
                       upstream/ require it
 """
 
+import atexit
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
+import time
 
 import lit.formats
 
@@ -59,3 +68,28 @@ config.substitutions.extend(
         ("%mlir-lower", mlir_lower),
     ]
 )
+
+# teir-opt and filecheck through the warm server (warm_tool.py), when it starts:
+# the last substitutions, so that the macros' calls are served too; the pattern
+# leaves paths that contain the words alone.
+warm_tool = os.path.join(config.test_source_root, "warm_tool.py")
+if os.environ.get("TEIR_WARM", "1") != "0":
+    socket_path = os.path.join(tempfile.mkdtemp(prefix="teir-lit-warm-"), "socket")
+    server = subprocess.Popen(
+        [sys.executable, warm_tool, "serve", socket_path],
+        env={**os.environ, **config.environment, "OPENBLAS_NUM_THREADS": "1"},
+        stdin=subprocess.DEVNULL,
+    )
+    atexit.register(shutil.rmtree, os.path.dirname(socket_path), ignore_errors=True)
+    atexit.register(server.terminate)
+    deadline = time.monotonic() + 60
+    while not os.path.exists(socket_path) and server.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if os.path.exists(socket_path):
+        config.environment["TEIR_WARM_SOCKET"] = socket_path
+        config.substitutions.extend(
+            (rf"(?<![\w./-]){tool}(?![\w./-])", f"{sys.executable} -S {warm_tool} {tool}")
+            for tool in ("teir-opt", "filecheck"))
+    else:
+        server.terminate()
+        lit_config.note("the warm teir-opt server did not start: RUN lines run teir-opt itself")
