@@ -666,8 +666,10 @@ AVX512 = Host("AMD Zen 5 (test)", 64, 32, frozenset({"avx512f", "fma"}), 48 << 1
 @pytest.fixture
 def forced(monkeypatch: pytest.MonkeyPatch):
     """`forced(change)`: kernels compiled from then on take `change(shape, plan)`
-    instead of the planner's plan (fresh kernels; the cache is restored after)."""
+    instead of the planner's plan (fresh kernels, with the disk cache off and the
+    in-memory one restored after; `keep_ir` only where a test reads the IR)."""
     original = gemm_plan.plan_gemm
+    monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
     saved = dict(kernel_module._CACHE)
     kernel_module._CACHE.clear()
 
@@ -872,7 +874,7 @@ def test_bf16_y_is_widened_first_where_shuffles_take_fma_ports(trans: str, force
 
         forced(change)
         with pinned(name):
-            kernel = compile_kernel(record, optimize=False, keep_ir=True)
+            kernel = compile_kernel(record, optimize=False)
         outer = [p for p in plans if p.kernel == "outer" and p.lanes > 1]
         assert outer and all((p.widen_y or p.widen_panels) == widened for p in outer), plans
         arrays = sentinel_arrays(record, kernel, np.random.default_rng(5))
@@ -902,7 +904,7 @@ def test_f16_y_widened_once_gives_the_same_bytes(trans: str, forced) -> None:
                 return chosen
 
             forced(change)
-            kernel = compile_kernel(record, optimize=False, keep_ir=True)
+            kernel = compile_kernel(record, optimize=False)
             if widen:
                 assert plans and all(p.widen_y for p in plans if p.kernel == "outer"
                                      and p.lanes > 1), plans
@@ -936,7 +938,7 @@ def test_f16_y_widened_per_panel_gives_the_same_bytes(trans: str, forced) -> Non
                 return chosen
 
             forced(change)
-            kernel = compile_kernel(record, optimize=False, keep_ir=True)
+            kernel = compile_kernel(record, optimize=False)
             modes.append([p.widen_panels for p in plans])
             arrays = sentinel_arrays(record, kernel, np.random.default_rng(batch))
             kernel(*arrays, threads=1)
@@ -1002,7 +1004,7 @@ def test_f16_y_widened_once_per_scope_kept_while_it_repeats(outer: str, forced) 
         plans: list[GemmPlan] = []
         forced(lambda shape, plan, widen=widen, plans=plans: plans.append(plan) or
                dataclasses.replace(plan, widen_y=widen and plan.widen_y))
-        kernel = compile_kernel(record, keep_ir=True)
+        kernel = compile_kernel(record)
         assert plans and all(plan.widen_y for plan in plans), plans
         y = b.copy()
         for threads in (1, 2):
