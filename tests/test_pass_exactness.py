@@ -86,7 +86,7 @@ def records() -> st.SearchStrategy[dict]:
     )
 
 
-@settings(max_examples=examples(2000, 100), deadline=None,
+@settings(max_examples=examples(2000, 50), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(record=records())
 def test_every_pass_keeps_results_exactly(record: dict) -> None:
