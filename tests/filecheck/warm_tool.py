@@ -23,11 +23,10 @@ STATUS = struct.Struct("!i")
 
 def call(tool: str, args: list[str]) -> None:
     """The client: the tool's run in the server's fork, or the tool itself."""
-    path = os.environ.get(ENV)
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        connection.connect(path or "")
-    except OSError:
+        connection.connect(os.environ[ENV])
+    except (KeyError, OSError):  # no server (or `env TEIR_WARM_SOCKET= ...`)
         os.execvp(tool, [tool, *args])
     request = repr((tool, args, os.getcwd(), dict(os.environ))).encode()
     socket.send_fds(connection, [STATUS.pack(len(request))], [0, 1, 2])

@@ -4,6 +4,11 @@
 // RUN: teir-opt --verify-diagnostics %S/Inputs/bad-guard.mlir | filecheck %s --check-prefix=DIAG
 // DIAG: Operation does not verify: guard rule: guard of invocation 'zero'
 
+// The installed console scripts themselves (lit's other calls go through
+// warm_tool.py's server): without a socket its client runs them.
+// RUN: env TEIR_WARM_SOCKET= teir-opt %s --emit=tree | env TEIR_WARM_SOCKET= filecheck %s --check-prefix=INSTALLED
+// INSTALLED: copy_scalar
+
 // -o writes the output file; --emit=json and --emit=tree print records and listings.
 // RUN: teir-opt %s -o %t.mlir && filecheck %s --check-prefix=OUT < %t.mlir
 // OUT: teir.invoke copy -> copy_scalar
