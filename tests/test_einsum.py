@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import SPEC_EXAMPLES, examples
+from conftest import SPEC_EXAMPLES, examples, rotate
 from strategies import configs, random_arrays
 from teir_dialect import TeirError, einsum_config, from_json, to_json
 from teir_dialect.builders import scalar_nest
@@ -55,16 +55,16 @@ def test_permutation_of_a_view_and_fp64() -> None:
     np.testing.assert_array_equal(einsum("abcd->dcba", view), view.transpose(3, 2, 1, 0))
 
 
-@pytest.mark.parametrize("subscripts, shape", [
+@pytest.mark.parametrize("subscripts, shape, dtype", rotate([
     ("abc->cba", (64, 16, 64)),   # rows of out 4 KiB apart and short: streamed in cache
     ("ab->ba", (256, 256)),       # rows of out 1 KiB apart: blocks walk down out's rows
     ("abc->cba", (27, 5, 22)),    # edges of whole blocks overlapping the last
-])
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+], ["float16", "bfloat16", "float32", "float64"]))
 def test_transposing_tiles_in_every_type(subscripts: str, shape: tuple[int, ...],
                                          dtype: str) -> None:
     """The transposing Copy and ReLU tiles' paths, bit for bit in each storage type
-    (a 16-bit type has twice the lanes, so other edges and crowding)."""
+    (a 16-bit type has twice the lanes, so other edges and crowding); the default
+    tier runs each shape in one type and each type on one shape (`rotate`)."""
     import ml_dtypes
 
     kind = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
