@@ -2,6 +2,7 @@
 
     python benchmarks/permutation_neighbours.py [--cases 24] [--seed 0] [--rounds 5]
     python benchmarks/permutation_neighbours.py --memory [--cases 12] [--seed 0]
+    python benchmarks/permutation_neighbours.py [--memory] --case "abcd->dcba 72x57x57x72 FP32"
 
 Each case is a random permutation (`einsum("abcd->dbca", x)`, 3 to 5 axes) of a
 random array whose extents mix powers of two and their neighbours, in FP16,
@@ -24,6 +25,11 @@ against its round neighbour, every extent rounded down to a multiple of 16
 `MEMORY_LIMIT` x it is a slow path (`ab->ba` 686 x 24472 FP32 ran about 3x its
 672 x 24464 neighbour's time per element before its rows of out, not whole
 lines, were streamed: README, Benchmarks).
+
+`--case "SUBSCRIPTS SHAPE TYPE"` (repeatable) runs the cases given instead of
+random ones: HPTT's reversals whose extents are not multiples of 16, e.g.
+`abcd->dcba 72x57x57x72 FP32`, a slow path on an Intel Xeon host that the
+random memory cases did not draw (README, Benchmarks).
 """
 
 from __future__ import annotations
@@ -106,7 +112,9 @@ def run_case(subscripts: str, name: str, shape: tuple[int, ...],
             raise SystemExit(f"{subscripts} {shapes[key]} {name}: not numpy's transpose")
     copy = np.empty_like(arrays["case"])
     if memory:  # into preallocated outs: a new result's page faults are the OS's time
-        outs = {key: np.empty_like(x.transpose(order)) for key, x in arrays.items()}
+        # C order: empty_like would keep the transposed view's strides (order "K"),
+        # an out laid out as x, and time a copy
+        outs = {key: np.empty(x.transpose(order).shape, x.dtype) for key, x in arrays.items()}
         functions = {key: (lambda x=x, out=outs[key]: einsum(subscripts, x, out=out, threads=1))
                      for key, x in arrays.items()}
     else:
@@ -120,6 +128,22 @@ def run_case(subscripts: str, name: str, shape: tuple[int, ...],
             float(np.median(samples["case"])))
 
 
+def _given(text: str) -> tuple[str, str, tuple[int, ...]]:
+    """A `--case` as (subscripts, type, shape), or exit naming what is wrong."""
+    try:
+        subscripts, shape_text, name = text.split()
+        shape = tuple(int(e) for e in shape_text.split("x"))
+        inputs, output = subscripts.split("->")
+    except ValueError:
+        raise SystemExit(f"--case {text!r}: give 'SUBSCRIPTS SHAPE TYPE', "
+                         "e.g. 'abcd->dcba 72x57x57x72 FP32'") from None
+    if name not in TYPES or sorted(inputs) != sorted(output) or len(inputs) != len(shape) \
+            or min(shape) < 1:
+        raise SystemExit(f"--case {text!r}: a permutation of the shape's axes in one of "
+                         f"{', '.join(TYPES)}")
+    return subscripts, name, shape
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=24)
@@ -127,7 +151,10 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--memory", action="store_true",
                         help="cases of 2-3x the last-level cache against round neighbours")
+    parser.add_argument("--case", action="append", default=[], metavar="'SPEC SHAPE TYPE'",
+                        help="a case of its own, e.g. 'abcd->dcba 72x57x57x72 FP32' (repeatable)")
     args = parser.parse_args()
+    given = [_given(text) for text in args.case]
     removed = clean_environment()
     host = describe_host(removed)
     for line in host.header():
@@ -139,8 +166,8 @@ def main() -> int:
           f"element over {neighbours}, and a same-size np.copyto's time over the case's")
     print(table_header("case", "type", "us", "/ neighbour", "of copy"))
     slow = []
-    chosen = (memory_cases(args.cases, args.seed, host.l3) if args.memory
-              else cases(args.cases, args.seed))
+    chosen = given or (memory_cases(args.cases, args.seed, host.l3) if args.memory
+                       else cases(args.cases, args.seed))
     for subscripts, name, shape in chosen:
         neighbour, of_copy, seconds = run_case(subscripts, name, shape, args.rounds,
                                                args.memory)
