@@ -59,7 +59,7 @@ BUFFERED_SIDE_BYTES = 256
 BLOCK_ROWS = 16
 """The rows of a transposed block that `l1_sets` places."""
 
-SHIFTED_MIN_LINES = 16
+SHIFTED_MIN_LINES = 4
 """Lines of out per row (at least) for a tile whose rows of out are not whole lines
 to store them shifted (`teir_lowering.codegen.tile_primitives`,
 `TileEmitter.shifted_tile`): the rows before the first line and after the

@@ -121,8 +121,9 @@ def test_which_transposes_go_through_buffers(out_rows: int, row_bytes: int,
     (4096 * 3, 100, False),  # rows 4 KiB apart: streamed
     (8192, 1024, False),     # four lines and more: streamed
     (288, 288, False),       # back to back: streamed through a buffer
-    (97952, 2744, False),    # 16 lines and more, lines off: shifted
-    (97952, 1000, True),
+    (97952, 2744, False),    # 4 lines and more, lines off: shifted
+    (935712, 288, False),    # HPTT 25 at 64 MiB: 4.5 lines, every other row off a line
+    (97952, 255, True),      # under 4 lines, lines off
 ])
 def test_which_transposes_store_their_rows_of_out_plainly(pitch: int, row_bytes: int,
                                                           plainly: bool) -> None:
