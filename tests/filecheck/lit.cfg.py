@@ -92,4 +92,5 @@ if os.environ.get("TEIR_WARM", "1") != "0":
             for tool in ("teir-opt", "filecheck"))
     else:
         server.terminate()
-        lit_config.note("the warm teir-opt server did not start: RUN lines run teir-opt itself")
+        lit_config.note("the warm server (warm_tool.py) did not start: RUN lines run the "
+                        "installed teir-opt and filecheck")

@@ -4,12 +4,13 @@ imported them once forks a process per call.
 Python spends most of a small teir-opt call importing xDSL (a few hundred
 milliseconds; the suite makes some three hundred calls, and as many of
 filecheck). lit.cfg.py starts `warm_tool.py serve SOCKET` and runs each
-`teir-opt ARGS` of a RUN line as `python -S warm_tool.py teir-opt ARGS`, a client that passes its argv, working
-directory, environment and standard streams (the descriptors themselves) to the
-server. The server forks; the child takes them over and runs the tool's `main`,
-as its console script does; the exit status (a signal as 128 + its
-number) comes back to the client, which exits with it. Without the server (none
-started, or it is gone) the client runs the installed tool instead.
+`teir-opt ARGS` of a RUN line as `python -S warm_tool.py teir-opt ARGS`: a
+client that passes its argv, working directory, environment and standard
+streams (the descriptors themselves) to the server. The server forks; the child
+takes them over and runs the tool's `main`, as its console script does; the
+exit status (a signal as 128 + its number) comes back to the client, which
+exits with it. Without a server (none started, it is gone, or
+`TEIR_WARM_SOCKET` is empty) the client runs the installed tool instead.
 """
 
 import os
