@@ -310,7 +310,7 @@ def native_host() -> Host:
     caches["l3"] = min(caches["l3"], max(cores * L3_PER_CORE, caches["l2"]))
     caches |= _overrides()
     return Host(cpu_model(), vector_bytes, registers, features,
-                caches["l1"], caches["l2"], caches.get("l3", caches["l2"]), cores,
+                caches["l1"], caches["l2"], caches["l3"], cores,
                 "hypervisor" in (_cpuinfo("flags") or "").split(),
                 _cpuinfo("vendor_id") or "")
 

@@ -654,7 +654,7 @@ def test_rows_of_out_that_are_not_whole_lines_stream_them_shifted(
     assert taken
     marked = kernel.stages["llvm"].count("nontemporal")
     assert marked
-    if columns // (vector_bytes // {"FP16": 2, "FP32": 4, "FP64": 8}[dtype]) > 1:
+    if columns // (vector_bytes // WIDTH[dtype]) > 1:
         assert kernel._engine.llvm_ir.count("!nontemporal") >= marked
     _check_placements(record, kernel, dtype, [(0, 0), (16, 48), (0, 32), (4, 16), (0, 20)],
                       special=kind == "ReLU", seed=11)
