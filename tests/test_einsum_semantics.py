@@ -257,10 +257,14 @@ def test_a_call_on_arrays_as_planned_goes_straight_to_its_kernel(
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("subscripts", OPT_EINSUM_TESTS)
+@pytest.mark.parametrize("subscripts", [
+    pytest.param(subscripts, marks=() if number % 2 == 0 else pytest.mark.slow)
+    for number, subscripts in enumerate(OPT_EINSUM_TESTS)])
 def test_opt_einsum_expressions(subscripts: str) -> None:
     """opt_einsum.tests.test_contract.tests (70), float64 views from its
-    build_views; more than two operands run as einsum trees."""
+    build_views; more than two operands run as einsum trees. The default tier
+    takes every other one (the list runs in groups of alike expressions), the
+    slow tier all."""
     views = build_views(subscripts)
     _close(einsum(subscripts, *views), list(views), subscripts)
 
