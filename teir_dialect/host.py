@@ -172,9 +172,29 @@ class Host:
         """The output size from which a transposing tile's out is written past the
         caches with streaming stores (`teir_lowering.codegen.tile_primitives`), and
         the auto-scheduler orders the loops around it for its reads: half the
-        last-level cache, whose other half keeps the input and what else the
-        caller holds."""
-        return self.l3 // 2
+        largest cache that serves a core faster than memory does, whose other half
+        keeps the input and what else the caller holds. That is the last-level
+        cache on AMD's cores; on Intel's (`l3_serves_like_memory`) the L2."""
+        return (self.l2 if self.l3_serves_like_memory else self.l3) // 2
+
+    @property
+    def l3_serves_like_memory(self) -> bool:
+        """Whether one core reads and writes its L3 no faster than memory: Intel's
+        server cores, whose L3 lies across the mesh (on the Emerald Rapids guest a
+        copy ran 44 GB/s at 1 MiB, in the L2, and 20-24 GB/s at every size from 2
+        to 128 MiB). Ordinary stores of an out the L2 does not hold then cost a read
+        for ownership at memory's speed (README, Benchmarks)."""
+        return self.vendor == "GenuineIntel"
+
+    @property
+    def streams_short_rows(self) -> bool:
+        """Whether a transposing tile whose rows of out are whole lines apart but hold
+        fewer than four streams them from the registers however far apart they lie
+        (`lines_apart`): Intel's cores, where `abcd->dcba` 48 x 44 x 44 x 48 FP32
+        (rows of 3 lines) ran at 19% of a copy stored plainly and 88% streamed. On
+        AMD's hosts, where the rule was first written, such rows stream only when
+        they lie 4 KiB apart."""
+        return self.vendor == "GenuineIntel"
 
     def fingerprint(self) -> str:
         """The description as stable text (for cache keys: a frozenset's repr is not)."""
@@ -321,8 +341,10 @@ def lines_apart(pitch: int, row_bytes: int) -> bool:
     `TileEmitter.streams`, which asks more of the tile): they start a whole
     number of lines apart, and hold four lines or more whatever their
     alignment, or lie 4 KiB apart, which puts a block's rows in one L1 set,
-    where ordinary stores of a block evict each other's lines."""
-    return pitch % CACHE_LINE == 0 and (row_bytes >= 4 * CACHE_LINE or pitch % SET_SPAN == 0)
+    where ordinary stores of a block evict each other's lines, or the host
+    streams short rows anyway (`Host.streams_short_rows`)."""
+    return pitch % CACHE_LINE == 0 and (row_bytes >= 4 * CACHE_LINE or pitch % SET_SPAN == 0
+                                        or host().streams_short_rows)
 
 
 def stores_rows_plainly(pitch: int, row_bytes: int) -> bool:

@@ -112,23 +112,37 @@ def test_which_transposes_go_through_buffers(out_rows: int, row_bytes: int,
     assert buffers_transpose(out_rows, row_bytes, column_bytes, large) is buffered
 
 
-@pytest.mark.parametrize("pitch, row_bytes, plainly", [
-    (2239488, 108, True),    # HPTT 55: a line and more, lines apart, but short and not 4 KiB apart
-    (1618496, 152, True),    # HPTT 40
-    (1080, 36, True),        # under a line
-    (1088, 60, True),
-    (1048576, 128, False),   # 64^4: lines 4 KiB apart, streamed
-    (4096 * 3, 100, False),  # rows 4 KiB apart: streamed
-    (8192, 1024, False),     # four lines and more: streamed
-    (288, 288, False),       # back to back: streamed through a buffer
-    (97952, 2744, False),    # 4 lines and more, lines off: shifted
-    (935712, 288, False),    # HPTT 25 at 64 MiB: 4.5 lines, every other row off a line
-    (97952, 255, True),      # under 4 lines, lines off
+@pytest.mark.parametrize("pitch, row_bytes, plainly, on_intel", [
+    (2239488, 108, True, False),    # HPTT 55: a line and more, lines apart, short, not 4 KiB apart
+    (1618496, 152, True, False),    # HPTT 40
+    (1080, 36, True, True),         # under a line
+    (1088, 60, True, True),
+    (1048576, 128, False, False),   # 64^4: lines 4 KiB apart, streamed
+    (4096 * 3, 100, False, False),  # rows 4 KiB apart: streamed
+    (8192, 1024, False, False),     # four lines and more: streamed
+    (288, 288, False, False),       # back to back: streamed through a buffer
+    (97952, 2744, False, False),    # 4 lines and more, lines off: shifted
+    (935712, 288, False, False),    # HPTT 25 at 64 MiB: 4.5 lines, every other row off a line
+    (97952, 255, True, True),       # under 4 lines, lines off
 ])
 def test_which_transposes_store_their_rows_of_out_plainly(pitch: int, row_bytes: int,
-                                                          plainly: bool) -> None:
-    assert stores_rows_plainly(pitch, row_bytes) is plainly
-    assert lines_apart(pitch, row_bytes) is (pitch % 64 == 0 and not plainly and row_bytes >= 64)
+                                                          plainly: bool, on_intel: bool) -> None:
+    """Rows of out under four lines, whole lines apart, are stored plainly unless 4 KiB
+    apart on the Zen-like description, streamed on the Intel one
+    (`Host.streams_short_rows`)."""
+    for name, expected in (("avx512", plainly), ("avx512-intel", on_intel)):
+        with pinned(name) as machine:
+            assert stores_rows_plainly(pitch, row_bytes) is expected, name
+            assert lines_apart(pitch, row_bytes) is (pitch % 64 == 0 and (
+                row_bytes >= 256 or pitch % 4096 == 0 or machine.streams_short_rows)), name
+
+
+def test_outputs_stream_from_half_the_cache_that_serves_faster_than_memory() -> None:
+    """Half the L3 on the Zen-like descriptions, half the L2 on the Intel one, whose L3
+    a core reaches no faster than memory (`Host.l3_serves_like_memory`)."""
+    assert pinned_host("avx512").streamed_bytes == 16 << 20
+    assert pinned_host("avx2").streamed_bytes == 16 << 20
+    assert pinned_host("avx512-intel").streamed_bytes == 1 << 20
 
 
 @pytest.mark.parametrize("cores, reported, counted", [

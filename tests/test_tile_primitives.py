@@ -25,7 +25,7 @@ from xdsl.ir import Block, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from strategies import random_arrays
-from teir_dialect.host import host, pinned
+from teir_dialect.host import host, pinned, pinned_host
 from teir_dialect.interpreter import run_reference
 from teir_dialect.vocabulary import OperationKind
 from teir_lowering import einsum
@@ -874,21 +874,26 @@ def test_no_streaming_for_small_outputs() -> None:
     assert "nontemporal" not in kernel.stages["scf"]
 
 
-@pytest.mark.parametrize("l3_outputs, streamed", [(2, True), (3, False)])
+@pytest.mark.parametrize("name, outputs, streamed", [
+    ("avx512", 2, True), ("avx512", 3, False), ("avx512-intel", 2, True),
+    ("avx512-intel", 3, False)])
 def test_outputs_of_half_the_last_level_cache_stream(
-        monkeypatch: pytest.MonkeyPatch, l3_outputs: int, streamed: bool) -> None:
-    """`Host.streamed_bytes`: an out of half the last-level cache or more gets
+        monkeypatch: pytest.MonkeyPatch, name: str, outputs: int, streamed: bool) -> None:
+    """`Host.streamed_bytes`: an out of half the last-level cache (the L2 where the L3
+    serves like memory, `Host.l3_serves_like_memory`) or more gets
     `schedule_transposes`' row cut from the auto-scheduler (rows of out 4 KiB apart)
     and is streamed by the tile (rows of out 3840 bytes apart, too few alike in the
-    L1 sets to stream anyway); a smaller one neither (an L3 of 2 and of 3 times the
-    out)."""
+    L1 sets to stream anyway); a smaller one neither (a cache of 2 and of 3 times
+    the out)."""
     from teir_dialect import teir_context
     from teir_dialect.records import find_configs, load_module
     from teir_passes.auto_schedule import auto_schedule
 
     def machine_for(extents: tuple[int, int, int, int]) -> Any:
         out_bytes = 4 * extents[0] * extents[1] * extents[2] * extents[3]
-        machine = dataclasses.replace(host(), l3=l3_outputs * out_bytes)
+        described = pinned_host(name)
+        level = "l2" if described.l3_serves_like_memory else "l3"
+        machine = dataclasses.replace(described, **{level: outputs * out_bytes})
         assert (machine.streamed_bytes <= out_bytes) == streamed
         return machine
 
@@ -897,12 +902,10 @@ def test_outputs_of_half_the_last_level_cache_stream(
     steps = auto_schedule(config, teir_context(), 1, machine=machine_for(aliased))
     assert any(step["op"] == "split" for step in steps) == streamed, steps
     spread = (64, 3, 5, 64)
-    machine = machine_for(spread)
-    monkeypatch.setattr(tile_primitives, "host", lambda: machine)
-    monkeypatch.setattr(mark_streamed_out, "host", lambda: machine)
     monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
     monkeypatch.setattr(kernel_module, "_CACHE", {})
-    kernel = _check(permutation_record(*spread, "FP32"), "vector.shuffle")
+    with pinned(machine_for(spread)):
+        kernel = _check(permutation_record(*spread, "FP32"), "vector.shuffle")
     assert ("nontemporal = true" in kernel.stages["scf"]) == streamed
 
 
