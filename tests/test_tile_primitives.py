@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.builder import Builder
-from xdsl.dialects import vector
+from xdsl.dialects import memref, vector
 from xdsl.dialects.builtin import VectorType, f32
 from xdsl.ir import Block, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -1200,8 +1200,9 @@ def test_the_emitters_vector_loops_are_kept_from_llvms_unroller(record: dict[str
                                                                  marked: bool) -> None:
     """The tile emitter's loops over its own unrolled vector code (transposes) carry
     `UNROLLED`, and the translation gives each its `llvm.loop.unroll.disable`
-    node; scalar loops, the schedule's and a contiguous run's loop of single
-    vectors are left to LLVM, whose unrolling speeds them."""
+    node; scalar loops (but a vector tile's scalar edges, next test), the
+    schedule's and a contiguous run's loop of single vectors are left to LLVM,
+    whose unrolling speeds them."""
     from xdsl.dialects import scf
 
     from teir_dialect import teir_context
@@ -1224,10 +1225,36 @@ def test_the_emitters_vector_loops_are_kept_from_llvms_unroller(record: dict[str
     _check(record, "scf.for")
 
 
+def test_the_scalar_edges_of_a_vector_tile_stay_rolled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows a streamed run's tiles leave to their neighbours' lines (`carried`) are
+    scalar loops over part of the tile: marked `UNROLLED` (`for_loop`'s `rolled`),
+    as LLVM's unrolling and vectorizing of them was most of the kernel's compile
+    time; the kernel still gives the reference's bits."""
+    from xdsl.dialects import scf
+
+    from teir_dialect import teir_context
+    from teir_dialect.records import load_module
+    from teir_lowering.lane import UNROLLED
+    from teir_lowering.runtime.kernel import lower_to_scf
+
+    monkeypatch.setattr(mark_streamed_out, "STREAMED_MIN_BYTES", 0)
+    record = run_record(40, 21, (3, 2), "FP32", "Copy", "k1 k0 t")
+    with pinned("avx512"):
+        module = load_module(record)
+        lower_to_scf(module, teir_context())
+        scalar = [loop for loop in module.walk() if isinstance(loop, scf.ForOp)
+                  and not any(isinstance(op, (vector.LoadOp, vector.StoreOp))
+                              for op in loop.body.walk())
+                  and any(isinstance(op, memref.LoadOp) for op in loop.body.walk())]
+        assert scalar and all(UNROLLED in loop.attributes for loop in scalar)
+        _check(record, "scf.for")
+
+
 def test_only_loops_over_vector_code_are_marked_unrolled() -> None:
     """`for_loop(..., unrolled=True)` marks a loop whose body loads or stores vectors
-    (here one level down), not one of scalar code, nor any loop by default."""
-    from xdsl.dialects import memref, scf
+    (here one level down), not one of scalar code, nor any loop by default;
+    `rolled=True` marks one whatever its body."""
+    from xdsl.dialects import scf
     from xdsl.dialects.builtin import MemRefType
 
     from teir_lowering.codegen.emit import for_loop, load, store
@@ -1245,5 +1272,6 @@ def test_only_loops_over_vector_code_are_marked_unrolled() -> None:
 
     for body, unrolled in ((vectors, True), (scalars, True), (vectors, False)):
         for_loop(builder, 0, 8, 4, body, unrolled=unrolled)
+    for_loop(builder, 0, 8, 4, scalars, rolled=True)  # whatever its body
     outer = [op for op in block.ops if isinstance(op, scf.ForOp)]
-    assert [UNROLLED in loop.attributes for loop in outer] == [True, False, False]
+    assert [UNROLLED in loop.attributes for loop in outer] == [True, False, False, True]

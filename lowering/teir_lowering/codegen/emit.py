@@ -115,13 +115,14 @@ LoopBody = Callable[[Builder, SSAValue, list[SSAValue]], Sequence[SSAValue] | No
 
 def for_loop(builder: Builder, lower: int | SSAValue, upper: int | SSAValue, step: int | SSAValue,
              body: LoopBody, carried: Sequence[SSAValue] = (), *,
-             unrolled: bool = False) -> list[SSAValue]:
+             unrolled: bool = False, rolled: bool = False) -> list[SSAValue]:
     """scf.for lower..upper by step carrying `carried`; returns the loop's results.
 
     A loop with constant bounds and no iteration is not emitted (its results are
     `carried`, as scf.for's would be). `unrolled`: the caller unrolled its vector
     code itself, so a loop whose body holds vector loads or stores is marked
-    `UNROLLED` (LLVM then leaves it as it is).
+    `UNROLLED` (LLVM then leaves it as it is); `rolled`: marked whatever its body,
+    a loop that runs too seldom to pay for the code LLVM's unrolling would add.
     """
     if isinstance(lower, int) and isinstance(upper, int) and upper <= lower:
         return list(carried)
@@ -132,7 +133,8 @@ def for_loop(builder: Builder, lower: int | SSAValue, upper: int | SSAValue, ste
     bounds = [value if isinstance(value, SSAValue) else index(builder, value)
               for value in (lower, upper, step)]
     loop = builder.insert(scf.ForOp(*bounds, carried, block))
-    if unrolled and any(isinstance(op, (vector.LoadOp, vector.StoreOp)) for op in block.walk()):
+    if rolled or unrolled and any(isinstance(op, (vector.LoadOp, vector.StoreOp))
+                                  for op in block.walk()):
         loop.attributes[UNROLLED] = UnitAttr()
     return list(loop.results)
 

@@ -1292,7 +1292,13 @@ class TileEmitter:
                       source: SSAValue, out: SSAValue,
                       row_range: tuple[int | SSAValue, int | SSAValue],
                       column_range: tuple[int | SSAValue, int | SSAValue]) -> None:
-        """Element by element, rows of out innermost."""
+        """Element by element, rows of out innermost. The edge of a vector tile (a range
+        short of the whole tile) keeps its loops rolled (`for_loop`'s `rolled`):
+        LLVM unrolled and vectorized the few elements of each edge into most of a
+        streamed transpose's code (`abcd->dcba` 51 x 40 x 40 x 51 FP32: LLVM's O3
+        and MCJIT 1.6 -> 0.6 s, the kernel as fast: README, Compile time)."""
+        edge = (row_range[0], row_range[1], column_range[0], column_range[1]) != (
+            0, rows.size, 0, columns.size)
 
         def column(cb: Builder, c: SSAValue, _: list[SSAValue]) -> None:
             src_c = add(cb, source, c)
@@ -1301,9 +1307,9 @@ class TileEmitter:
             def row(rb: Builder, r: SSAValue, _: list[SSAValue]) -> None:
                 self.element_op(rb, add(rb, src_c, r, rows.source), add(rb, dst_c, r), 1)
 
-            for_loop(cb, *row_range, 1, row)
+            for_loop(cb, *row_range, 1, row, rolled=edge)
 
-        for_loop(builder, *column_range, 1, column)
+        for_loop(builder, *column_range, 1, column, rolled=edge)
 
 
 # -- the teir-to-scf hook -----------------------------------------------------------
