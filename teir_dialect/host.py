@@ -180,20 +180,19 @@ class Host:
     @property
     def l3_serves_like_memory(self) -> bool:
         """Whether one core reads and writes its L3 no faster than memory: Intel's
-        server cores, whose L3 lies across the mesh (on the Emerald Rapids guest a
-        copy ran 44 GB/s at 1 MiB, in the L2, and 20-24 GB/s at every size from 2
-        to 128 MiB). Ordinary stores of an out the L2 does not hold then cost a read
-        for ownership at memory's speed (README, Benchmarks)."""
+        server cores, whose L3 lies across the mesh (a copy that leaves the L2 runs
+        at memory's speed there: README, Benchmarks). Ordinary stores of an out the
+        L2 does not hold then cost a read for ownership at memory's speed."""
         return self.vendor == "GenuineIntel"
 
     @property
     def streams_short_rows(self) -> bool:
         """Whether a transposing tile whose rows of out are whole lines apart but hold
         fewer than four streams them from the registers however far apart they lie
-        (`lines_apart`): Intel's cores, where `abcd->dcba` 48 x 44 x 44 x 48 FP32
-        (rows of 3 lines) ran at 19% of a copy stored plainly and 88% streamed. On
-        AMD's hosts, where the rule was first written, such rows stream only when
-        they lie 4 KiB apart."""
+        (`lines_apart`): Intel's cores, where such rows stored plainly (`abcd->dcba`
+        48 x 44 x 44 x 48 FP32, rows of 3 lines) ran several times slower than
+        streamed (README, Benchmarks). On AMD's hosts, where the rule was first
+        written, such rows stream only when they lie 4 KiB apart."""
         return self.vendor == "GenuineIntel"
 
     def fingerprint(self) -> str:
