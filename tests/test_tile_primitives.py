@@ -909,6 +909,24 @@ def test_outputs_of_half_the_last_level_cache_stream(
     assert ("nontemporal = true" in kernel.stages["scf"]) == streamed
 
 
+@pytest.mark.parametrize("name, prefetched", [("avx512-intel", True), ("avx512", False)])
+def test_plainly_stored_rows_of_a_large_out_are_prefetched_where_the_l3_serves_like_memory(
+        monkeypatch: pytest.MonkeyPatch, name: str, prefetched: bool) -> None:
+    """A large out whose rows are stored plainly (200 bytes apart, not whole lines):
+    on the Intel description each store's row of out is prefetched ahead into the
+    L2 as in0's rows are (`TileEmitter.block`); on the Zen-like one in0's rows
+    only. The reference's bits and nothing outside out either way."""
+    monkeypatch.setattr(mark_streamed_out, "STREAMED_MIN_BYTES", 0)
+    monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
+    monkeypatch.setattr(kernel_module, "_CACHE", {})
+    with pinned(name):
+        kernel = _check(transpose_record(40, 21, "FP32", out_row=50), "vector.shuffle")
+    scf = kernel.stages["scf"]
+    assert "teir_lane.prefetch %in0" in scf
+    assert ("teir_lane.prefetch %out" in scf) is prefetched
+    assert "nontemporal = true" not in scf
+
+
 @pytest.mark.parametrize("rows, out_row", [(70, 96), (64, 84), (32, 40)])
 def test_no_streaming_for_other_layouts(streaming: None, rows: int, out_row: int) -> None:
     """Rows not a multiple of the lanes, rows of out not a multiple of a line apart,

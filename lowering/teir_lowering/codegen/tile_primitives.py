@@ -172,7 +172,9 @@ along their length, more streams than the hardware prefetchers follow. With it,
 `ab->ba` 704 x 48944 FP16 went from 0.72 to over 1.0 of a copy's bandwidth,
 686 x 48944 (shifted lines) from about 0.5 to 0.7, and HPTT's median case
 from 0.50 to 0.55 (AMD EPYC Zen 4). Two lines ahead did about as well, eight
-and sixteen worse."""
+and sixteen worse. Also how far along a row of out such a transpose prefetches
+the lines it stores plainly where the L3 serves like memory (`TileEmitter.block`;
+eight and sixteen lines ahead measured worse there too)."""
 
 L2_LOCALITY = 2
 """The locality of the prefetches of the tiles of a large out (`TileEmitter.prefetches`,
@@ -1249,14 +1251,23 @@ class TileEmitter:
               out: SSAValue, r0: SSAValue, c0: SSAValue, lanes: int,
               target: SSAValue | None = None) -> None:
         """One lanes x lanes block: rows r0.. of the source in, rows c0.. of out (or
-        of `target`, a staging buffer) out."""
+        of `target`, a staging buffer) out. Rows of a large out stored so, plainly,
+        on a host whose L3 serves like memory (`Host.l3_serves_like_memory`), are
+        prefetched `PREFETCH_AHEAD` along into the L2 before each store: every line
+        such a store reads for ownership comes from memory, and asked for ahead
+        they come in parallel rather than one store at a time (README,
+        Benchmarks)."""
         src = add(builder, add(builder, source, r0, rows.source), c0)
         dst = add(builder, add(builder, out, c0, columns.out), r0)
         vectors = self.transposed(
             builder, [add(builder, src, k * rows.source) for k in range(lanes)], lanes)
+        ahead = (PREFETCH_AHEAD // self.width if target is None and self.large_output
+                 and host().l3_serves_like_memory else 0)
         for column, value in enumerate(vectors):
-            store(builder, value, self.out if target is None else target,
-                  add(builder, dst, column * columns.out))
+            at = add(builder, dst, column * columns.out)
+            if ahead:
+                builder.insert(LanePrefetchOp(self.out, at, ahead, L2_LOCALITY))
+            store(builder, value, self.out if target is None else target, at)
 
     def prefetches(self, along: bool) -> list[tuple[int, int]]:
         """(elements ahead, locality) of the prefetches of each row of in0 that a
