@@ -334,26 +334,26 @@ def native_host() -> Host:
                 _cpuinfo("vendor_id") or "")
 
 
-def lines_apart(pitch: int, row_bytes: int) -> bool:
+def lines_apart(pitch: int, row_bytes: int, machine: Host) -> bool:
     """Whether rows of out `pitch` bytes apart, `row_bytes` long, may be stored as whole
     lines straight from the registers (`teir_lowering.codegen.tile_primitives`,
     `TileEmitter.streams`, which asks more of the tile): they start a whole
     number of lines apart, and hold four lines or more whatever their
     alignment, or lie 4 KiB apart, which puts a block's rows in one L1 set,
     where ordinary stores of a block evict each other's lines, or the host
-    streams short rows anyway (`Host.streams_short_rows`)."""
+    streams short rows anyway (`Host.streams_short_rows`: `machine`'s)."""
     return pitch % CACHE_LINE == 0 and (row_bytes >= 4 * CACHE_LINE or pitch % SET_SPAN == 0
-                                        or host().streams_short_rows)
+                                        or machine.streams_short_rows)
 
 
-def stores_rows_plainly(pitch: int, row_bytes: int) -> bool:
+def stores_rows_plainly(pitch: int, row_bytes: int, machine: Host) -> bool:
     """Whether a transposing tile of a large out whose rows of out hold `row_bytes` and
     lie `pitch` bytes apart stores them as they are (ordinary stores, lines read
     for ownership) rather than streaming whole lines, as
     `teir_lowering.codegen.tile_primitives` decides: its rows are not a line or
     more `lines_apart`, nor back to back (`streams_block`), nor long enough to
     shift (`SHIFTED_MIN_LINES`)."""
-    streams = row_bytes >= CACHE_LINE and lines_apart(pitch, row_bytes)
+    streams = row_bytes >= CACHE_LINE and lines_apart(pitch, row_bytes, machine)
     return (not streams and pitch != row_bytes
             and row_bytes < SHIFTED_MIN_LINES * CACHE_LINE)
 

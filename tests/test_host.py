@@ -132,8 +132,8 @@ def test_which_transposes_store_their_rows_of_out_plainly(pitch: int, row_bytes:
     (`Host.streams_short_rows`)."""
     for name, expected in (("avx512", plainly), ("avx512-intel", on_intel)):
         with pinned(name) as machine:
-            assert stores_rows_plainly(pitch, row_bytes) is expected, name
-            assert lines_apart(pitch, row_bytes) is (pitch % 64 == 0 and (
+            assert stores_rows_plainly(pitch, row_bytes, machine) is expected, name
+            assert lines_apart(pitch, row_bytes, machine) is (pitch % 64 == 0 and (
                 row_bytes >= 256 or pitch % 4096 == 0 or machine.streams_short_rows)), name
 
 

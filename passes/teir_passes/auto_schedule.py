@@ -560,7 +560,7 @@ class _Scheduler:
                                  {"op": "parallelize", "axis": innermost.axis_id})
             elif len({n.parallel for n in chain}) > 1:
                 continue  # mixed policies: the order is the schedule's
-            order = _transpose_order(invoke.primitive_op(), chain)
+            order = _transpose_order(invoke.primitive_op(), chain, self.host)
             if order != chain:
                 axes = tuple(n.axis_id for n in order)
                 steps.setdefault(axes, {"op": "reorder", "order": list(axes)})
@@ -961,10 +961,11 @@ def _transposing_tile(prim: PrimitiveOp) -> bool:
     return bool(on_in) and bool(on_out) and not set(on_in) & set(on_out)
 
 
-def _transpose_order(prim: PrimitiveOp, chain: list[IterOp]) -> list[IterOp]:
+def _transpose_order(prim: PrimitiveOp, chain: list[IterOp],
+                     machine: Host) -> list[IterOp]:
     """The loops of `chain` (whose whole subtree is the transposing tile `prim`) in the
     order `_Scheduler.schedule_transposes` gives them: in0's memory order, or,
-    when the lowering stores the tile's rows of out plainly
+    when the lowering stores the tile's rows of out plainly on `machine`
     (`teir_dialect.host.stores_rows_plainly`), out's, with the loop that
     continues in0's rows innermost: each line of out that a tile writes in part
     is finished by a tile soon after, still in the caches, and in0's rows are
@@ -977,7 +978,7 @@ def _transpose_order(prim: PrimitiveOp, chain: list[IterOp]) -> list[IterOp]:
     width = prim.element_width
     rows, columns = _unit_axes(prim, "out"), _unit_axes(prim, "in0")
     if len(rows) == 1 and len(columns) == 1 and stores_rows_plainly(
-            columns[0].stride_on("out"), rows[0].size * width):
+            columns[0].stride_on("out"), rows[0].size * width, machine):
         by_out = sorted(chain, key=lambda n: (-stride(n, "out"), -stride(n, "in0")))
         run = columns[0].size * width
         return ([n for n in by_out if stride(n, "in0") != run]

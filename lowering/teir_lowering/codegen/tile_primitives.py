@@ -496,7 +496,7 @@ class TileEmitter:
             # 16-bit `abcd->dcba` 32^4, streams too: README, Benchmarks), or of at
             # least a line where the next tile on the run takes the lines across
             and (rows.size % line == 0 or self.run is not None and rows.size >= line)
-            and lines_apart(row_bytes, rows.size * self.width)
+            and lines_apart(row_bytes, rows.size * self.width, host())
         )
 
     def aligned_tile(self, builder: Builder, rows: TileAxis, columns: TileAxis,
