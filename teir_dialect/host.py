@@ -63,7 +63,12 @@ SHIFTED_MIN_LINES = 4
 """Lines of out per row (at least) for a tile whose rows of out are not whole lines
 to store them shifted (`teir_lowering.codegen.tile_primitives`,
 `TileEmitter.shifted_tile`): the rows before the first line and after the
-last are stored plainly, lines read for ownership."""
+last are stored plainly, lines read for ownership. `Host.shifted_min_lines`
+asks for more where plainly stored rows are prefetched."""
+
+SHIFTED_MIN_LINES_PREFETCHED = 16
+"""`SHIFTED_MIN_LINES` on a host whose L3 serves like memory, where rows of out stored
+plainly are prefetched into the L2 ahead of their stores (README, Benchmarks)."""
 
 
 def l1_sets(stride_bytes: int) -> int:
@@ -194,6 +199,17 @@ class Host:
         streamed (README, Benchmarks). On AMD's hosts, where the rule was first
         written, such rows stream only when they lie 4 KiB apart."""
         return self.vendor == "GenuineIntel"
+
+    @property
+    def shifted_min_lines(self) -> int:
+        """Lines of out per row from which a transposing tile of a large out whose rows
+        are not whole lines stores them shifted (`TileEmitter.shifted_tile`) rather
+        than plainly: `SHIFTED_MIN_LINES`, or `SHIFTED_MIN_LINES_PREFETCHED` where
+        the L3 serves like memory and rows stored plainly are prefetched into the
+        L2 ahead (`TileEmitter.block`): there rows of 4.5 to 12.5 lines ran up to
+        twice as fast plainly, the shifted tile's partial lines at both ends of
+        every row read for ownership one by one (README, Benchmarks)."""
+        return SHIFTED_MIN_LINES_PREFETCHED if self.l3_serves_like_memory else SHIFTED_MIN_LINES
 
     def fingerprint(self) -> str:
         """The description as stable text (for cache keys: a frozenset's repr is not)."""
@@ -352,10 +368,10 @@ def stores_rows_plainly(pitch: int, row_bytes: int, machine: Host) -> bool:
     for ownership) rather than streaming whole lines, as
     `teir_lowering.codegen.tile_primitives` decides: its rows are not a line or
     more `lines_apart`, nor back to back (`streams_block`), nor long enough to
-    shift (`SHIFTED_MIN_LINES`)."""
+    shift (`Host.shifted_min_lines`)."""
     streams = row_bytes >= CACHE_LINE and lines_apart(pitch, row_bytes, machine)
     return (not streams and pitch != row_bytes
-            and row_bytes < SHIFTED_MIN_LINES * CACHE_LINE)
+            and row_bytes < machine.shifted_min_lines * CACHE_LINE)
 
 
 def buffers_transpose(out_rows: int, row_bytes: int, column_bytes: int,

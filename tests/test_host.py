@@ -122,14 +122,19 @@ def test_which_transposes_go_through_buffers(out_rows: int, row_bytes: int,
     (8192, 1024, False, False),     # four lines and more: streamed
     (288, 288, False, False),       # back to back: streamed through a buffer
     (97952, 2744, False, False),    # 4 lines and more, lines off: shifted
-    (935712, 288, False, False),    # HPTT 25 at 64 MiB: 4.5 lines, every other row off a line
+    (935712, 288, False, True),     # HPTT 25 at 64 MiB: 4.5 lines, every other row off a line:
+                                    # shifted, or plainly where the L3 serves like memory
+    (97952, 800, False, True),      # 12.5 lines
+    (97952, 1024 + 36, False, False),  # 16 lines and more: shifted on both
     (97952, 255, True, True),       # under 4 lines, lines off
 ])
 def test_which_transposes_store_their_rows_of_out_plainly(pitch: int, row_bytes: int,
                                                           plainly: bool, on_intel: bool) -> None:
     """Rows of out under four lines, whole lines apart, are stored plainly unless 4 KiB
     apart on the Zen-like description, streamed on the Intel one
-    (`Host.streams_short_rows`)."""
+    (`Host.streams_short_rows`); rows not whole lines apart are shifted from 4
+    lines on on the Zen-like one, from 16 on the Intel one, whose rows stored
+    plainly are prefetched (`Host.shifted_min_lines`)."""
     for name, expected in (("avx512", plainly), ("avx512-intel", on_intel)):
         with pinned(name) as machine:
             assert stores_rows_plainly(pitch, row_bytes, machine) is expected, name

@@ -639,7 +639,10 @@ def test_rows_of_out_that_are_not_whole_lines_stream_them_shifted(
     flag, except where the tile's columns hold one block of lanes (FP16 and the
     72-row FP32 case with 64-byte vectors): LLVM's LICM finds the loop of such
     stores invariant in one of its unswitched copies and promotes them, without
-    the flag (README, Fast kernels)."""
+    the flag (README, Fast kernels). The host's vendor is AMD's, which shifts rows
+    from `SHIFTED_MIN_LINES` on (`Host.shifted_min_lines`)."""
+    machine = dataclasses.replace(tile_primitives.host(), vendor="AuthenticAMD")
+    monkeypatch.setattr(tile_primitives, "host", lambda: machine)
     taken: list[int] = []
     original = tile_primitives.TileEmitter.shifted_tile
 
@@ -909,22 +912,28 @@ def test_outputs_of_half_the_last_level_cache_stream(
     assert ("nontemporal = true" in kernel.stages["scf"]) == streamed
 
 
-@pytest.mark.parametrize("name, prefetched", [("avx512-intel", True), ("avx512", False)])
+@pytest.mark.parametrize("name, rows, out_row, plain", [
+    ("avx512-intel", 40, 50, True), ("avx512", 40, 50, True),  # 2.5 lines, 200 bytes apart
+    ("avx512-intel", 72, 75, True), ("avx512", 72, 75, False),  # 4.5 lines: shifted on Zen
+])
 def test_plainly_stored_rows_of_a_large_out_are_prefetched_where_the_l3_serves_like_memory(
-        monkeypatch: pytest.MonkeyPatch, name: str, prefetched: bool) -> None:
-    """A large out whose rows are stored plainly (200 bytes apart, not whole lines):
-    on the Intel description each store's row of out is prefetched ahead into the
-    L2 as in0's rows are (`TileEmitter.block`); on the Zen-like one in0's rows
-    only. The reference's bits and nothing outside out either way."""
+        monkeypatch: pytest.MonkeyPatch, name: str, rows: int, out_row: int,
+        plain: bool) -> None:
+    """A large out whose rows are not whole lines apart: on the Intel description rows
+    under 16 lines are stored plainly (`Host.shifted_min_lines`), each store's row
+    of out prefetched ahead into the L2 as in0's rows are (`TileEmitter.block`);
+    on the Zen-like one rows from 4 lines on are shifted and streamed, shorter
+    ones stored plainly with in0's rows prefetched only. The reference's bits
+    and nothing outside out either way."""
     monkeypatch.setattr(mark_streamed_out, "STREAMED_MIN_BYTES", 0)
     monkeypatch.setenv("TEIR_KERNEL_CACHE", "0")
     monkeypatch.setattr(kernel_module, "_CACHE", {})
-    with pinned(name):
-        kernel = _check(transpose_record(40, 21, "FP32", out_row=50), "vector.shuffle")
+    with pinned(name) as machine:
+        kernel = _check(transpose_record(rows, 21, "FP32", out_row=out_row), "vector.shuffle")
     scf = kernel.stages["scf"]
     assert "teir_lane.prefetch %in0" in scf
-    assert ("teir_lane.prefetch %out" in scf) is prefetched
-    assert "nontemporal = true" not in scf
+    assert ("teir_lane.prefetch %out" in scf) is (plain and machine.l3_serves_like_memory)
+    assert ("nontemporal = true" not in scf) is plain
 
 
 @pytest.mark.parametrize("rows, out_row", [(70, 96), (64, 84), (32, 40)])

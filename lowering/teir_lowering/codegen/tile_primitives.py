@@ -74,7 +74,6 @@ from teir_dialect.dialect import AxisOp, PrimitiveOp
 from teir_dialect.host import (
     CACHE_LINE,
     SCRATCH_BYTES,
-    SHIFTED_MIN_LINES,
     buffers_transpose,
     crowds,
     host,
@@ -764,7 +763,7 @@ class TileEmitter:
         return (self.nontemporal and self.large_output and self.source is not None
                 and CACHE_LINE % (self.lanes * self.width) == 0
                 and (columns.out * self.width) % CACHE_LINE != 0
-                and rows.size >= SHIFTED_MIN_LINES * line
+                and rows.size >= host().shifted_min_lines * line
                 and columns.size >= self.lanes)
 
     def shifted_tile(self, builder: Builder, rows: TileAxis, columns: TileAxis,
