@@ -1198,3 +1198,39 @@ def test_x_packed_whole_is_packed_again_only_when_it_moves(subscripts: str, same
         np.testing.assert_allclose(out.astype(np.float64), want,
                                    rtol=0, atol=64 * 63 * float(np.finfo(dtype).eps))
         np.testing.assert_array_equal(out, out_unmemo)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "BF16"])
+def test_the_widening_loops_stay_rolled(dtype: str) -> None:
+    """The loops that widen a 16-bit Y into its f32 buffer (per K block or panel, with
+    a scalar tail: 237 rows of k, 302 columns) are marked `UNROLLED` (`for_loop`'s
+    `rolled`): LLVM unrolled and vectorized them into most of the kernel's code and
+    compile time. Other loops (the microkernel's) are left to LLVM; numpy's
+    result."""
+    import ml_dtypes
+    from xdsl.dialects import scf
+
+    from teir_lowering.lane import UNROLLED
+    from teir_lowering.runtime.kernel import lower_to_scf
+
+    numpy_type = ml_dtypes.bfloat16 if dtype == "BF16" else np.float16
+    rng = np.random.default_rng(3)
+    a, b = (rng.uniform(-1, 1, shape).astype(numpy_type) for shape in ((365, 237), (237, 302)))
+    record = einsum_config("ij,jk->ik", a, b, dtype="BF16" if dtype == "BF16" else None)
+    with pinned("avx512-intel"):
+        module = load_module(record)
+        ctx = teir_context()
+        OptimizePass().apply(ctx, module)
+        lower_to_scf(module, ctx)
+        loops = [op for op in module.walk() if isinstance(op, scf.ForOp)]
+        widening = [loop for loop in loops if {arith.ExtFOp, arith.ShLIOp} & {
+            type(op) for op in loop.body.walk()} and memref.LoadOp in {
+            type(op) for op in loop.body.walk()} and not {vector.FMAOp, arith.MulfOp} & {
+            type(op) for op in loop.body.walk()}]
+        assert widening and all(UNROLLED in loop.attributes for loop in widening)
+        assert any(UNROLLED not in loop.attributes for loop in loops)
+        kernel = compile_kernel(record)
+    out = np.zeros((365, 302), numpy_type)
+    kernel(a, b, out)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(out.astype(np.float64), want, rtol=0.02, atol=0.05)

@@ -466,7 +466,7 @@ class GemmEmitter:
         widening = Widening(y, wide, o.y_k == 1, o.nu, steps, span)
 
         def fill(inner: Builder) -> None:
-            for_loop(inner, 0, batches, 1, partial(self.widen_batch, widening))
+            for_loop(inner, 0, batches, 1, partial(self.widen_batch, widening), rolled=True)
 
         if self.prologue is None:
             fill(builder)
@@ -481,9 +481,9 @@ class GemmEmitter:
         """Batch t: per column its k steps (Y contiguous along k), else per k step its
         columns."""
         if w.along_k:
-            for_loop(builder, 0, w.nu, 1, partial(self.widen_column, w, t))
+            for_loop(builder, 0, w.nu, 1, partial(self.widen_column, w, t), rolled=True)
         else:
-            for_loop(builder, 0, w.steps, 1, partial(self.widen_step, w, t))
+            for_loop(builder, 0, w.steps, 1, partial(self.widen_step, w, t), rolled=True)
         return []
 
     def widen_column(self, w: Widening, t: SSAValue, builder: Builder, u: SSAValue,
@@ -503,14 +503,18 @@ class GemmEmitter:
     def widen_line(self, builder: Builder, w: Widening, source: SSAValue, target: SSAValue,
                    length: int) -> None:
         """`length` elements at unit stride from `source` into the buffer at `target`:
-        vectors of the plan's lanes, then scalars."""
+        vectors of the plan's lanes, then scalars. These loops, like the ones around
+        them, stay rolled (`for_loop(..., rolled=True)`): they run once per panel,
+        and LLVM's unrolling (and vectorizing of the scalars) made most of a 16-bit
+        GEMM's code and compile time (README, Compile time)."""
         lanes = self.plan.lanes
         full = length // lanes * lanes
         if full:
             for_loop(builder, 0, full, lanes, partial(self.widen_elements, w, source, target,
-                                                      lanes))
+                                                      lanes), rolled=True)
         if length % lanes:
-            for_loop(builder, full, length, 1, partial(self.widen_elements, w, source, target, 1))
+            for_loop(builder, full, length, 1, partial(self.widen_elements, w, source, target, 1),
+                     rolled=True)
 
     def widen_elements(self, w: Widening, source: SSAValue, target: SSAValue, lanes: int,
                        builder: Builder, i: SSAValue, _: list[SSAValue]) -> list[SSAValue]:
@@ -762,7 +766,8 @@ class GemmEmitter:
         wide = cast(SSAValue, blocks.y_scratch)
         panel = Operand(y.memory, y_block, y.free, y.k, y.batch, y.block)
         widening = Widening(panel, wide, True, blocks.columns, blocks.steps, span)
-        for_loop(builder, 0, blocks.batches, 1, partial(self.widen_batch, widening))
+        for_loop(builder, 0, blocks.batches, 1, partial(self.widen_batch, widening),
+                 rolled=True)
         zero = index(builder, 0)
         return replace(blocks, y=Operand(wide, zero, span, 1, blocks.steps, 0)), zero
 
