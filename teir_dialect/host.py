@@ -59,6 +59,14 @@ BUFFERED_SIDE_BYTES = 256
 BLOCK_ROWS = 16
 """The rows of a transposed block that `l1_sets` places."""
 
+NARROW_MAX = 6
+"""Transposes with a packed side of 2 to this many elements, fewer than a vector's
+lanes, take the narrow forms (`teir_lowering.codegen.tile_primitives`,
+`TileEmitter.narrow`): about log2(k) two-source
+permutes per vector (`select_lanes`), against the L x L blocks' log2(L) shuffles on
+vectors of only k lanes or fewer. `ab->ba` with a side of 3 to 8 elements, FP32 and FP64 on one Zen
+5 host (README, Benchmarks): narrow faster up to 6, mixed at 7, slower at 8."""
+
 SHIFTED_MIN_LINES = 4
 """Lines of out per row (at least) for a tile whose rows of out are not whole lines
 to store them shifted (`teir_lowering.codegen.tile_primitives`,

@@ -62,6 +62,34 @@ def test_a_second_process_loads_the_kernel_and_gets_the_same_results(tmp_path: P
     assert run_in_process(tmp_path) == "cached"
 
 
+EINSUM_RUN = """
+import sys, numpy as np
+from teir_lowering import einsum
+a = np.arange(8 * 30 * 40, dtype=np.float32).reshape(8, 30, 40) % 7
+b = np.arange(40 * 50, dtype=np.float32).reshape(40, 50) % 5
+np.testing.assert_array_equal(einsum("abc,cd->abd", a, b, threads=2), np.einsum("abc,cd->abd", a, b))
+np.testing.assert_array_equal(einsum("abc->cba", a), np.einsum("abc->cba", a))
+print(" ".join(sorted(m for m in sys.modules if m.startswith(
+    ("teir_lowering.codegen.", "teir_lowering.llvm", "xdsl.dialects.llvm")))))
+"""
+
+
+def test_kernels_from_the_cache_import_no_code_generator(tmp_path: Path) -> None:
+    """A new process whose `einsum` calls (a parallel GEMM, a permutation) find their
+    kernels on disk imports neither code generator nor xDSL's llvm dialect:
+    importing them was most of such a first call (0.3 s of 0.35, README, Compile
+    time). The planner's light modules (the GEMM plan, the launchers' team array)
+    it may."""
+    env = {**os.environ, "TEIR_CACHE_DIR": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", EINSUM_RUN], capture_output=True,
+                           text=True, env=env, check=False) for _ in range(2)]
+    assert all(run.returncode == 0 for run in runs), [run.stderr for run in runs]
+    compiled, cached = (set(run.stdout.split()) for run in runs)
+    assert "teir_lowering.codegen.emit" in compiled  # the first process compiled
+    assert cached <= {"teir_lowering.codegen.gemm_plan", "teir_lowering.codegen.storage",
+                      "teir_lowering.codegen.team"}, cached
+
+
 def test_the_cache_can_be_turned_off(tmp_path: Path) -> None:
     assert run_in_process(tmp_path, TEIR_KERNEL_CACHE="0") == "compiled"
     assert not (tmp_path / "kernels").exists()

@@ -50,6 +50,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from teir_dialect.records import TeirError
 from teir_lowering.codegen.emit import CHUNK_PROLOGUE, for_loop
+from teir_lowering.codegen.team import TEAM, TEAM_SLOTS
 
 LAUNCH_PREFIX = "__teir_launch_"
 
@@ -362,15 +363,6 @@ PLACE_WORKER = "__teir_place_worker"
 CPU_SET_WORDS = 16
 """64-bit words of the CPU mask the placement reads and writes (1,024 CPUs, glibc's
 cpu_set_t); a caller on a CPU past them is left alone."""
-
-TEAM = "__teir_team"
-"""The thread ids of libgomp's workers: slot i holds thread number i's, an array of
-TEAM_SLOTS i64 in the runtime (`runtime.jit.load_libgomp` defines the symbol). A
-worker writes its own at each fork (`_define_placement`); the launcher reads
-them to place the workers before it wakes them (`_define_pinning`)."""
-
-TEAM_SLOTS = 256
-"""Workers the launcher places; thread numbers past them are left alone."""
 
 PIN_TEAM = "__teir_pin_team"
 UNPIN_CALLER = "__teir_unpin_caller"

@@ -73,6 +73,7 @@ from teir_dialect.analysis import disjoint_windows
 from teir_dialect.dialect import AxisOp, PrimitiveOp
 from teir_dialect.host import (
     CACHE_LINE,
+    NARROW_MAX,
     SCRATCH_BYTES,
     buffers_transpose,
     crowds,
@@ -133,12 +134,6 @@ FP32 and FP64 the same within 3% (both 16-byte offsets, README, Benchmarks). Wit
 many more rows that order reads too many rows of in0 at once (`ab->ba` 512 x 16384
 FP32, 512 rows 64 KiB apart, ran slower). Measured on one host (Zen 5)."""
 
-NARROW_MAX = 6
-"""Transposes with a packed side of 2 to this many elements, fewer than a vector's
-lanes, take the narrow forms (`TileEmitter.narrow`): about log2(k) two-source
-permutes per vector (`select_lanes`), against the L x L blocks' log2(L) shuffles on
-vectors of only k lanes or fewer. `ab->ba` with a side of 3 to 8 elements, FP32 and FP64 on one Zen 5 host
-(README, Benchmarks): narrow faster up to 6, mixed at 7, slower at 8."""
 
 STAGE_RUN_BYTES = 512
 """The bytes of each row of out a staged tile writes in one go (`TileEmitter.staged`):

@@ -39,11 +39,10 @@ from teir_dialect.builders import (
 )
 from teir_dialect.context import teir_context
 from teir_dialect.dialect import ConfigOp, KernelAttr
-from teir_dialect.host import host
+from teir_dialect.host import NARROW_MAX, host
 from teir_dialect.records import TeirError, find_configs, load_module
 from teir_dialect.vocabulary import OperationKind
 from teir_lowering.codegen.gemm_plan import MIN_LANES
-from teir_lowering.codegen.tile_primitives import NARROW_MAX
 from teir_lowering.runtime import kernel_cache
 from teir_lowering.runtime.kernel import compile_kernel
 from teir_passes.pipeline import OptimizePass, optimize

@@ -26,7 +26,7 @@ from llvmlite import ir
 from llvmlite.ir.values import FunctionAttributes
 from xdsl.dialects.builtin import ModuleOp
 
-from teir_lowering.codegen.parallel import TEAM, TEAM_SLOTS
+from teir_lowering.codegen.team import TEAM, TEAM_SLOTS
 
 _initialized = False
 
@@ -332,5 +332,5 @@ def load_libgomp() -> None:
 
 
 _TEAM: list[ctypes.Array] = []
-"""The process's `codegen.parallel.TEAM` array (the workers' thread ids, written and
+"""The process's `codegen.team.TEAM` array (the workers' thread ids, written and
 read by every kernel's launcher), kept alive for the JIT code."""
