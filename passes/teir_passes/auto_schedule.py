@@ -637,9 +637,11 @@ class _Scheduler:
             # Each block of the batch reads and writes the call's whole C again: one
             # beyond half the L2 then streams from the L3 per block, which cost more
             # than B's panel leaving the L1 (the spec's BRGEMM in FP64, C 1 MiB:
-            # README, Benchmarks)
+            # README, Benchmarks); where the L3 serves like memory, beyond a quarter,
+            # as the operand streaming through the L2 with it evicts it
             c_bytes = kernel.get("m") * kernel.get("n") * prim.element_width
-            return None if c_bytes > self.host.l2 // 2 else max(1, k_target // k)
+            share = 4 if self.host.l3_serves_like_memory else 2
+            return None if c_bytes > self.host.l2 // share else max(1, k_target // k)
         return k_target if kernel.kind_name == KernelKind.GEMM else None
 
     def m_target(self, prim: PrimitiveOp, k_block: int) -> int:

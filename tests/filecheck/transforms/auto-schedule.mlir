@@ -21,6 +21,7 @@
 // RUN: env TEIR_HOST=avx2-small teir-opt %s -p 'teir-auto-schedule{threads=2}' | filecheck %s --check-prefix=SMALL
 // RUN: filecheck %s --check-prefix=UNIT < %t.avx2-1
 // RUN: filecheck %s --check-prefix=BRSPLIT < %t.avx512-1
+// RUN: env TEIR_HOST=avx512-intel teir-opt %s -p 'teir-auto-schedule{threads=1}' | filecheck %s --check-prefix=BRSPLIT-INTEL
 // RUN: filecheck %s --check-prefix=WIDEN < %t.avx2-1
 // RUN: filecheck %s --check-prefix=RUNS < %t.avx2-1
 
@@ -362,7 +363,9 @@ func.func @small_permutation(%in0: memref<?xf32>, %out: memref<?xf32>) {
 // exceeds half the L2: the spec contraction in FP64 (p32 q64 r32 s64 t8 u64 on
 // the AVX-512 description: C of a call 64 x 2048 doubles, 1 MiB) keeps its 8 t
 // steps in one call; with p4 q8 (C 16 KiB) t is cut into blocks of 3 (192 k
-// steps of 64) and a remainder of 2.
+// steps of 64) and a remainder of 2. On the Intel description, whose L3 serves
+// like memory, C must fit a quarter of the L2 (512 KiB of 2 MiB): the spec's C
+// of 1 MiB and one of 768 KiB (p24) keep their t steps whole, the 16 KiB C is cut.
 func.func @spec_fp64(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>) {
   teir.config(%in0, %in1, %out) : (memref<?xf64>, memref<?xf64>, memref<?xf64>) {
     teir.axis p extent 32 strides [0, 262144, 1048576] offsets [0, 0, 0]
@@ -397,6 +400,45 @@ func.func @spec_fp64(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf6
 // BRSPLIT:       Contraction {M = [s], N = [pq], K = [t, u]}
 // BRSPLIT-NOT:   split
 // BRSPLIT:       script = "[{\22op\22: \22fuse-axes\22, \22outer\22: \22p\22, \22inner\22: \22q\22}, {\22op\22: \22teir-lift-gemm\22}, {\22op\22: \22fold-guarded-reduction\22}]"
+// BRSPLIT-INTEL-LABEL: func.func @spec_fp64
+// BRSPLIT-INTEL:       Contraction {M = [s], N = [pq], K = [t, u]}
+// BRSPLIT-INTEL-NOT:   split
+
+func.func @mid_c_fp64(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>) {
+  teir.config(%in0, %in1, %out) : (memref<?xf64>, memref<?xf64>, memref<?xf64>) {
+    teir.axis p extent 24 strides [0, 262144, 1048576] offsets [0, 0, 0]
+    teir.axis q extent 64 strides [0, 4096, 16384] offsets [0, 0, 0]
+    teir.axis r extent 32 strides [32768, 0, 512] offsets [0, 0, 0]
+    teir.axis s extent 64 strides [8, 0, 8] offsets [0, 0, 0]
+    teir.axis t extent 8 strides [1048576, 512, 0] offsets [0, 0, 0]
+    teir.axis u extent 64 strides [512, 8, 0] offsets [0, 0, 0]
+    teir.primitive z Zero {M = [], N = []} {data_type = "FP64"}
+    teir.primitive c Contraction {M = [], N = [], K = []} {data_type = "FP64"}
+    teir.schedule {
+      teir.iter p over p {
+        teir.iter q over q {
+          teir.iter r over r {
+            teir.iter s over s {
+              teir.invoke zero -> z
+              teir.iter t over t {
+                teir.iter u over u {
+                  teir.invoke mac -> c
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  func.return
+}
+// BRSPLIT-LABEL: func.func @mid_c_fp64
+// BRSPLIT:       Contraction {M = [s], N = [pq], K = [t, u]}
+// BRSPLIT-NOT:   split
+// BRSPLIT-INTEL-LABEL: func.func @mid_c_fp64
+// BRSPLIT-INTEL:       Contraction {M = [s], N = [pq], K = [t, u]}
+// BRSPLIT-INTEL-NOT:   split
 
 func.func @small_c_fp64(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>) {
   teir.config(%in0, %in1, %out) : (memref<?xf64>, memref<?xf64>, memref<?xf64>) {
@@ -431,6 +473,9 @@ func.func @small_c_fp64(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?
 // BRSPLIT:       teir.axis t_in extent 3
 // BRSPLIT:       Contraction {M = [s], N = [pq], K = [t_in, u]}
 // BRSPLIT:       {\22op\22: \22split\22, \22axis\22: \22t\22, \22factor\22: 3}
+// BRSPLIT-INTEL-LABEL: func.func @small_c_fp64
+// BRSPLIT-INTEL:       teir.axis t_in extent 3
+// BRSPLIT-INTEL:       {\22op\22: \22split\22, \22axis\22: \22t\22, \22factor\22: 3}
 
 // -----
 
