@@ -62,10 +62,11 @@ BLOCK_ROWS = 16
 NARROW_MAX = 6
 """Transposes with a packed side of 2 to this many elements, fewer than a vector's
 lanes, take the narrow forms (`teir_lowering.codegen.tile_primitives`,
-`TileEmitter.narrow`): about log2(k) two-source
-permutes per vector (`select_lanes`), against the L x L blocks' log2(L) shuffles on
-vectors of only k lanes or fewer. `ab->ba` with a side of 3 to 8 elements, FP32 and FP64 on one Zen
-5 host (README, Benchmarks): narrow faster up to 6, mixed at 7, slower at 8."""
+`TileEmitter.narrow`): about log2(k) two-source permutes per vector
+(`select_lanes`), against the L x L blocks' log2(L) shuffles on vectors of only k
+lanes or fewer. `ab->ba` with a side of 3 to 8 elements, FP32 and FP64 on one Zen 5
+host (README, Benchmarks): narrow faster up to 6, mixed at 7, slower at 8. Here,
+not in the emitter, as the einsum frontend plans with it too."""
 
 SHIFTED_MIN_LINES = 4
 """Lines of out per row (at least) for a tile whose rows of out are not whole lines
@@ -217,7 +218,9 @@ class Host:
         L2 ahead (`TileEmitter.block`): there rows of 4.5 to 12.5 lines ran up to
         twice as fast plainly, the shifted tile's partial lines at both ends of
         every row read for ownership one by one (README, Benchmarks)."""
-        return SHIFTED_MIN_LINES_PREFETCHED if self.l3_serves_like_memory else SHIFTED_MIN_LINES
+        if self.l3_serves_like_memory:
+            return SHIFTED_MIN_LINES_PREFETCHED
+        return SHIFTED_MIN_LINES
 
     def fingerprint(self) -> str:
         """The description as stable text (for cache keys: a frozenset's repr is not)."""

@@ -134,7 +134,6 @@ FP32 and FP64 the same within 3% (both 16-byte offsets, README, Benchmarks). Wit
 many more rows that order reads too many rows of in0 at once (`ab->ba` 512 x 16384
 FP32, 512 rows 64 KiB apart, ran slower). Measured on one host (Zen 5)."""
 
-
 STAGE_RUN_BYTES = 512
 """The bytes of each row of out a staged tile writes in one go (`TileEmitter.staged`):
 eight lines back to back. Stores to 16 rows 4 KiB apart, a line to each in turn,
