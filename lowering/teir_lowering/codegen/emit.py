@@ -133,8 +133,8 @@ def for_loop(builder: Builder, lower: int | SSAValue, upper: int | SSAValue, ste
     bounds = [value if isinstance(value, SSAValue) else index(builder, value)
               for value in (lower, upper, step)]
     loop = builder.insert(scf.ForOp(*bounds, carried, block))
-    if rolled or unrolled and any(isinstance(op, (vector.LoadOp, vector.StoreOp))
-                                  for op in block.walk()):
+    if rolled or (unrolled and any(isinstance(op, (vector.LoadOp, vector.StoreOp))
+                                   for op in block.walk())):
         loop.attributes[UNROLLED] = UnitAttr()
     return list(loop.results)
 
