@@ -45,7 +45,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
+from math import copysign
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math, memref, scf, vector
@@ -76,9 +77,36 @@ from teir_lowering.lane import UNROLLED, lane_cmpf, lane_select
 # -- addressing -----------------------------------------------------------------------
 
 
+@lru_cache(maxsize=4096)
+def _index_attr(value: int) -> IntegerAttr:
+    return IntegerAttr(value, IndexType())
+
+
+@lru_cache(maxsize=4096, typed=True)
+def _splat_attr(typ: Attribute, value: float, negative: bool) -> Attribute:
+    """A scalar or splat constant's attribute, shared by the constants that repeat it:
+    attributes are immutable, and building and verifying one was most of the cost of
+    a constant. `negative` is part of the key so that -0.0 is not taken for +0.0."""
+    if isinstance(typ, VectorType):
+        return DenseIntOrFPElementsAttr.from_list(typ, [value])  # pyright: ignore
+    if isinstance(value, float):
+        return FloatAttr(value, typ)  # pyright: ignore
+    return IntegerAttr(value, typ)  # pyright: ignore
+
+
+@lru_cache(maxsize=4096)
+def _mask_attr(mask: tuple[int, ...]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, mask)
+
+
+def shuffle_mask(mask: Sequence[int]) -> DenseArrayBase:
+    """A vector.shuffle's mask (its attribute shared by the shuffles that repeat it)."""
+    return _mask_attr(tuple(mask))
+
+
 def index(builder: Builder, value: int) -> SSAValue:
     """An index constant."""
-    return builder.insert(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
+    return builder.insert(arith.ConstantOp(_index_attr(value))).result
 
 
 def add(builder: Builder, base: SSAValue, value: int | SSAValue, scale: int = 1) -> SSAValue:
@@ -223,9 +251,16 @@ def memoized(builder: Builder, prologue: Prologue, key: SSAValue,
 
 # -- vectors ----------------------------------------------------------------------------
 
+@lru_cache(maxsize=1024)
+def vector_type(element: Attribute, lanes: int) -> VectorType:
+    """A vector of `lanes` of `element` (one attribute for each, shared like the
+    constants')."""
+    return VectorType(element, [lanes])
+
+
 def value_type(element: Attribute, lanes: int) -> Attribute:
     """The element itself (lanes = 1) or a vector of `lanes` of it."""
-    return element if lanes == 1 else VectorType(element, [lanes])
+    return element if lanes == 1 else vector_type(element, lanes)
 
 
 def lanes_of(typ: Attribute) -> int:
@@ -240,8 +275,8 @@ def lanes_slice(builder: Builder, value: SSAValue, first: int, count: int) -> SS
     typ = value.type
     assert isinstance(typ, VectorType)
     return builder.insert(vector.ShuffleOp(
-        value, value, DenseArrayBase.from_list(i64, list(range(first, first + count))),
-        result_type=VectorType(typ.element_type, [count]))).result
+        value, value, shuffle_mask(list(range(first, first + count))),
+        result_type=vector_type(typ.element_type, count))).result
 
 
 def element_of(memory: SSAValue) -> Attribute:
@@ -263,27 +298,21 @@ def like(typ: Attribute, element: Attribute) -> Attribute:
 def constant(builder: Builder, typ: Attribute, value: float = 0.0) -> SSAValue:
     """A float scalar or splat vector constant, +0 by default (-0.0: IEEE's additive
     identity)."""
-    if isinstance(typ, VectorType):
-        attr = DenseIntOrFPElementsAttr.from_list(typ, [value])  # pyright: ignore
-    else:
-        attr = FloatAttr(value, typ)  # pyright: ignore
+    value = float(value)
+    attr = _splat_attr(typ, value, copysign(1.0, value) < 0)
     return builder.insert(arith.ConstantOp(attr)).result
 
 
 def integer(builder: Builder, typ: Attribute, value: int) -> SSAValue:
     """An integer scalar or splat vector constant (`value` in the signed range)."""
-    if isinstance(typ, VectorType):
-        attr = DenseIntOrFPElementsAttr.from_list(typ, [value])  # pyright: ignore
-    else:
-        attr = IntegerAttr(value, typ)  # pyright: ignore
-    return builder.insert(arith.ConstantOp(attr)).result
+    return builder.insert(arith.ConstantOp(_splat_attr(typ, int(value), False))).result
 
 
 def splat(builder: Builder, scalar: SSAValue, lanes: int) -> SSAValue:
     """`scalar` in every lane (itself when lanes = 1)."""
     if lanes == 1:
         return scalar
-    return builder.insert(vector.BroadcastOp(scalar, VectorType(scalar.type, [lanes]))).vector
+    return builder.insert(vector.BroadcastOp(scalar, vector_type(scalar.type, lanes))).vector
 
 
 def fma(builder: Builder, x: SSAValue, y: SSAValue, acc: SSAValue) -> SSAValue:
@@ -336,7 +365,7 @@ def _read(builder: Builder, memory: SSAValue, at: SSAValue, lanes: int, stride: 
           valid: int | None, fill: float) -> SSAValue:
     if lanes == 1:
         return builder.insert(memref.LoadOp.get(memory, [at])).res
-    typ = VectorType(element_of(memory), [lanes])
+    typ = vector_type(element_of(memory), lanes)
     if stride == 1 and valid is None:
         return builder.insert(vector.LoadOp(memory, [at], typ)).result
     value = constant(builder, typ, fill)
@@ -358,9 +387,9 @@ def load_broadcast(builder: Builder, memory: SSAValue, at: SSAValue, lanes: int,
         return splat(builder, load_convert(builder, value, widened, tf32), lanes)
     if isinstance(scalar_of(value.type), BFloat16Type):
         bits = splat(builder, _bits(builder, value, i16), 2 * lanes)
-        pairs = builder.insert(vector.BitcastOp(bits, VectorType(i32, [lanes]))).result
+        pairs = builder.insert(vector.BitcastOp(bits, vector_type(i32, lanes))).result
         upper = _binary(builder, arith.AndIOp, pairs, -(1 << 16))
-        wide = builder.insert(arith.BitcastOp(upper, VectorType(Float32Type(), [lanes]))).result
+        wide = builder.insert(arith.BitcastOp(upper, vector_type(Float32Type(), lanes))).result
     else:
         wide = widen(builder, splat(builder, value, lanes))
     return round_tf32(builder, wide) if tf32 else wide
@@ -429,8 +458,8 @@ def widen(builder: Builder, value: SSAValue) -> SSAValue:
         bits = _bits(builder, value, i16)
         halves = builder.insert(vector.ShuffleOp(
             bits, integer(builder, bits.type, 0),
-            DenseArrayBase.from_list(i64, [k for i in range(lanes) for k in (i, lanes + i)]),
-            result_type=VectorType(i16, [2 * lanes]))).result
+            shuffle_mask([k for i in range(lanes) for k in (i, lanes + i)]),
+            result_type=vector_type(i16, 2 * lanes))).result
         extended = builder.insert(vector.BitcastOp(halves, like(value.type, i32))).result
     else:
         extended = builder.insert(arith.ExtUIOp(_bits(builder, value, i16),
@@ -461,10 +490,10 @@ def narrow(builder: Builder, value: SSAValue, element: Attribute) -> SSAValue:
         # the lower half of each i32 (little endian): its even i16 lanes, as xDSL's
         # arith.trunci takes scalars only
         lanes = value.type.get_shape()[0]
-        pairs = builder.insert(vector.BitcastOp(chosen, VectorType(i16, [2 * lanes]))).result
+        pairs = builder.insert(vector.BitcastOp(chosen, vector_type(i16, 2 * lanes))).result
         half = builder.insert(vector.ShuffleOp(
-            pairs, pairs, DenseArrayBase.from_list(i64, list(range(0, 2 * lanes, 2))),
-            result_type=VectorType(i16, [lanes]))).result
+            pairs, pairs, shuffle_mask(list(range(0, 2 * lanes, 2))),
+            result_type=vector_type(i16, lanes))).result
     else:
         half = builder.insert(arith.TruncIOp(chosen, like(value.type, i16))).result
     return builder.insert(arith.BitcastOp(half, target)).result
@@ -608,7 +637,7 @@ def transpose(builder: Builder, rows: Sequence[SSAValue]) -> list[SSAValue]:
             j = i + stage.distance
             vectors[i], vectors[j] = (
                 builder.insert(vector.ShuffleOp(
-                    vectors[i], vectors[j], DenseArrayBase.from_list(i64, mask),
+                    vectors[i], vectors[j], shuffle_mask(mask),
                     result_type=typ)).result
                 for mask in (stage.lo, stage.hi)
             )
@@ -685,7 +714,7 @@ def select_lanes(builder: Builder, vectors: Sequence[SSAValue],
                 mask = [m % lanes for m in mask]
             pair = (only, only) if only is not None else (first, second)
             value = builder.insert(vector.ShuffleOp(
-                *pair, DenseArrayBase.from_list(i64, mask), result_type=typ)).result
+                *pair, shuffle_mask(mask), result_type=typ)).result
             merged.update((c, (value, placed[c])) for c in outputs)
         return merged
 

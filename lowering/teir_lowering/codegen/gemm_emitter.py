@@ -92,10 +92,8 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, vector
 from xdsl.dialects.builtin import (
     BFloat16Type,
-    DenseArrayBase,
     VectorType,
     i32,
-    i64,
 )
 from xdsl.ir import Attribute, SSAValue
 
@@ -114,9 +112,11 @@ from teir_lowering.codegen.emit import (
     multiple_below,
     narrow,
     relu,
+    shuffle_mask,
     store,
     transpose,
     value_type,
+    vector_type,
 )
 from teir_lowering.codegen.gemm_plan import (
     GemmPlan,
@@ -710,7 +710,7 @@ class GemmEmitter:
         `pair_step` reads it."""
         x, lanes = packing.x, seg.lanes
         at, to = add(builder, src, p), add(builder, dst, p, seg.height)
-        slots = VectorType(self.element, [lanes])  # f32 lanes holding the pairs' bits
+        slots = vector_type(self.element, lanes)  # f32 lanes holding the pairs' bits
         for v in range(seg.vectors):
             rows = [builder.insert(vector.BitcastOp(
                 load(builder, x.memory, add(builder, at, (v * lanes + i) * x.free), 2 * lanes),
@@ -879,9 +879,8 @@ class GemmEmitter:
         interleaved (lane 2i: step kk, 2i + 1: step kk + 1), per column of Y its two
         elements as one broadcast 32-bit pair."""
         x, y, lanes, vectors = blocks.x, blocks.y, blocks.seg.lanes, blocks.seg.vectors
-        pair_type = VectorType(i32, [lanes])
-        interleave = DenseArrayBase.from_list(
-            i64, [lane for i in range(lanes) for lane in (i, lanes + i)])
+        pair_type = vector_type(i32, lanes)
+        interleave = shuffle_mask([lane for i in range(lanes) for lane in (i, lanes + i)])
         x_k = add(builder, x_at, kk, x.k)
         x_pairs = []
         for v in range(vectors):
@@ -894,15 +893,15 @@ class GemmEmitter:
                     for at in (first, add(builder, first, x.k))]
             both = builder.insert(vector.ShuffleOp(
                 rows[0], rows[1], interleave,
-                result_type=VectorType(self.storage, [2 * lanes]))).result
+                result_type=vector_type(self.storage, 2 * lanes))).result
             x_pairs.append(builder.insert(vector.BitcastOp(both, pair_type)).result)
         y_k = add(builder, y_at, kk, y.k)
-        repeat = DenseArrayBase.from_list(i64, [0, 1] * lanes)
+        repeat = shuffle_mask([0, 1] * lanes)
         out: list[SSAValue] = []
         for j in range(blocks.columns):
             two = load(builder, y.memory, add(builder, y_k, j * y.free), 2, y.k)
             spread = builder.insert(vector.ShuffleOp(
-                two, two, repeat, result_type=VectorType(self.storage, [2 * lanes]))).result
+                two, two, repeat, result_type=vector_type(self.storage, 2 * lanes))).result
             broadcast = builder.insert(vector.BitcastOp(spread, pair_type)).result
             out += [builder.insert(LaneDotBF16PairsOp(
                 acc[j * vectors + v], x_pairs[v], broadcast)).result
@@ -1126,11 +1125,11 @@ class GemmEmitter:
             else:
                 other, result_width, result_owners = value, width // 2, owners
                 starts = [q * segment for q in range(count)]
-            result_type = VectorType(self.element, [result_width])
+            result_type = vector_type(self.element, result_width)
             low, high = (
                 builder.insert(vector.ShuffleOp(
                     value, other,
-                    DenseArrayBase.from_list(i64, [s + shift + lane for s in starts for lane in range(half)]),
+                    shuffle_mask([s + shift + lane for s in starts for lane in range(half)]),
                     result_type=result_type,
                 )).result
                 for shift in (0, half)

@@ -29,7 +29,6 @@ from math import lcm
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, vector
-from xdsl.dialects.builtin import DenseArrayBase, VectorType, i64
 from xdsl.ir import Attribute, SSAValue
 
 from teir_dialect.attributes import KernelAttr
@@ -44,7 +43,9 @@ from teir_lowering.codegen.emit import (
     index,
     lanes_slice,
     load,
+    shuffle_mask,
     store,
+    vector_type,
 )
 
 ACCUMULATORS = 8
@@ -75,7 +76,7 @@ def emit_segmented(builder: Builder, kernel: KernelAttr, in0: SSAValue, in1: SSA
     lanes, period, vectors = _period(accumulator, n, run)
     sets = max(1, ACCUMULATORS // vectors)
     step = sets * period
-    typ = VectorType(accumulator, [lanes])
+    typ = vector_type(accumulator, lanes)
 
     def read(inner: Builder, memory: SSAValue, at: SSAValue, valid: int | None = None
              ) -> SSAValue:
@@ -126,13 +127,13 @@ def _segment_sums(builder: Builder, total: list[SSAValue], n: int, lanes: int) -
     vectors, position p holding b = p mod n; n <= lanes): the period's n-element
     pieces, each shuffled out of the one or two vectors it lies in, added in turn."""
     element = total[0].type.element_type  # pyright: ignore
-    result = VectorType(element, [n])
+    result = vector_type(element, n)
     sums = None
     for start in range(0, len(total) * lanes, n):
         first, last = start // lanes, (start + n - 1) // lanes
         mask = [p - first * lanes for p in range(start, start + n)]
         piece = builder.insert(vector.ShuffleOp(
-            total[first], total[last], DenseArrayBase.from_list(i64, mask),
+            total[first], total[last], shuffle_mask(mask),
             result_type=result)).result
         sums = piece if sums is None else builder.insert(arith.AddfOp(sums, piece)).result
     assert sums is not None
@@ -151,7 +152,7 @@ def emit_periodic(builder: Builder, kernel: KernelAttr, in0: SSAValue, in1: SSAV
     lanes, _, vectors = _period(accumulator, n, run)
     # accumulators in registers, beside a period of the vector's pattern
     held = max(1, (host().vector_registers // 2) // vectors) * vectors
-    typ = VectorType(accumulator, [lanes])
+    typ = vector_type(accumulator, lanes)
 
     def block(inner: Builder, start: SSAValue | int, count: int, valid: int | None) -> None:
         """`count` vectors of out's run from element `start` (a multiple of the
@@ -162,7 +163,7 @@ def emit_periodic(builder: Builder, kernel: KernelAttr, in0: SSAValue, in1: SSAV
         def step(body: Builder, j: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
             x = load(body, in1, add(body, x0, j, ldb), n, widened=True, tf32=tf32)
             pattern = [body.insert(vector.ShuffleOp(
-                x, x, DenseArrayBase.from_list(i64, [(v * lanes + lane) % n
+                x, x, shuffle_mask([(v * lanes + lane) % n
                                                      for lane in range(lanes)]),
                 result_type=typ)).result for v in range(min(vectors, count))]
             a_row = add(body, a_start, j, lda)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import IO, ClassVar
 
 from xdsl.context import Context
@@ -74,8 +75,10 @@ class TranslationError(DiagnosticException):
     """The module holds something the translation does not take."""
 
 
+@lru_cache(maxsize=1024)
 def llvm_type(typ: Attribute) -> str:
-    """The LLVM IR spelling of an scf-level type (a memref is a bare pointer)."""
+    """The LLVM IR spelling of an scf-level type (a memref is a bare pointer);
+    remembered, as every value's type is spelled where it is used."""
     if isinstance(typ, IndexType):
         return "i64"
     if isinstance(typ, IntegerType):
