@@ -409,3 +409,36 @@ def test_sixteen_bit_contractions_fork_where_fp32_does(data_type: str) -> None:
 
     assert parallel("FP32") != []
     assert parallel(data_type) != []  # its blocks: test_an_fp16_contraction_runs_...
+
+
+def test_k_blocks_divide_k_where_a_block_of_half_the_aim_does() -> None:
+    """K (or a BRGEMM's batch) is cut into blocks that divide it when one from half
+    the aimed block up does, so that no remainder primitive, a second microkernel
+    to compile, is left: K = 900 in 3 blocks of 300 rather than 384, 384 and 132
+    (TCCG 24's GEMM: four microkernels with the cut of its columns, two without).
+    Otherwise the aim stays."""
+    from teir_lowering.runtime.kernel import compile_kernel
+    from teir_passes.auto_schedule import dividing_block
+
+    assert dividing_block(900, 384) == 300
+    assert dividing_block(504, 192) == 168
+    assert dividing_block(8, 3) == 2
+    assert dividing_block(768, 384) == 384
+    assert dividing_block(503, 192) == 192  # prime: the aim, and a remainder
+    assert dividing_block(1, 1) == 1
+    for extent in range(1, 700):
+        for target in range(1, 200):
+            block = dividing_block(extent, target)
+            dividing = [b for b in range(-(-target // 2), target + 1) if extent % b == 0]
+            assert block == (max(dividing) if dividing else target), (extent, target)
+
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((96, 900)).astype(np.float32)
+    b = rng.standard_normal((900, 40)).astype(np.float32)
+    with pinned("avx512"):  # FP32 K blocks of 384: B's panel in half the L1
+        kernel = compile_kernel(einsum_config("ij,jk->ik", a, b), threads=1)
+    optimized = kernel.stages["optimized"]
+    assert '\\22factor\\22: 300' in optimized and "_rem" not in optimized, optimized
+    out = np.zeros((96, 40), np.float32)
+    kernel(a, b, out, threads=1)
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)

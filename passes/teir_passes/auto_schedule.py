@@ -641,8 +641,10 @@ class _Scheduler:
             # as the operand streaming through the L2 with it evicts it
             c_bytes = kernel.get("m") * kernel.get("n") * prim.element_width
             share = 4 if self.host.l3_serves_like_memory else 2
-            return None if c_bytes > self.host.l2 // share else max(1, k_target // k)
-        return k_target if kernel.kind_name == KernelKind.GEMM else None
+            if c_bytes > self.host.l2 // share:
+                return None
+            return dividing_block(batch, max(1, k_target // k))
+        return dividing_block(k, k_target) if kernel.kind_name == KernelKind.GEMM else None
 
     def m_target(self, prim: PrimitiveOp, k_block: int) -> int:
         """Rows per call that keep A's block, m x `k_block`, in half the L2."""
@@ -866,6 +868,17 @@ def vector_pieces(extent: int, lanes: int) -> int:
     one of full vectors of `lanes`, then one per power of two left over (the
     GEMM planner's segments); each is a copy of the microkernel's loop nest."""
     return (extent >= lanes) + (extent % lanes).bit_count()
+
+
+def dividing_block(extent: int, target: int) -> int:
+    """`target`, or the largest divisor of `extent` from half of it up: K blocks that
+    divide K leave no remainder primitive, a second microkernel to compile (with
+    one per block of a cut free axis: TCCG 24's K of 516 in 2 blocks of 258, not
+    384 and 132), and K blocks half as deep only read C twice as often."""
+    for block in range(target, (target - 1) // 2, -1):
+        if extent % block == 0:
+            return block
+    return target
 
 
 def thread_block(size: int, wanted: int, lanes: int, threads: int) -> int:

@@ -82,16 +82,17 @@ func.func @gemm(%in0: memref<?xf32>, %in1: memref<?xf32>, %out: memref<?xf32>) {
 // ONE-NOT:   parallel {
 // BAD: teir-auto-schedule: threads must be 0 or more, got -1
 
-// A GEMM whose K is cut into blocks (504 x 441 x 504 FP64 on the AVX-512
-// description: blocks of 192 and a remainder of 120, B's panel in half the L1):
+// A GEMM whose K is cut into blocks (504 x 441 x 503 FP64 on the AVX-512
+// description: blocks of 192, B's panel in half the L1, and a remainder of 119,
+// as no block from 96 to 192 divides 503):
 // the K loop and the remainder's call run inside the loop the threads share,
 // so a call forks once, not once per K block and again for the remainder and
 // the Zero (after an idle pause each fork waits for the other core to wake).
 func.func @gemm_k_blocks(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>) {
   teir.config(%in0, %in1, %out) : (memref<?xf64>, memref<?xf64>, memref<?xf64>) {
-    teir.axis i extent 504 strides [4032, 0, 3528] offsets [0, 0, 0]
+    teir.axis i extent 504 strides [4024, 0, 3528] offsets [0, 0, 0]
     teir.axis j extent 441 strides [0, 8, 8] offsets [0, 0, 0]
-    teir.axis k extent 504 strides [8, 3528, 0] offsets [0, 0, 0]
+    teir.axis k extent 503 strides [8, 3528, 0] offsets [0, 0, 0]
     teir.primitive z Zero {M = [], N = []} {data_type = "FP64"}
     teir.primitive c Contraction {M = [], N = [], K = []} {data_type = "FP64"}
     teir.schedule {
@@ -109,7 +110,7 @@ func.func @gemm_k_blocks(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<
 }
 // KBLOCKS-LABEL: func.func @gemm_k_blocks
 // KBLOCKS:       teir.axis k_in extent 192
-// KBLOCKS:       teir.axis k_rem extent 120
+// KBLOCKS:       teir.axis k_rem extent 119
 // KBLOCKS:       teir.schedule {
 // KBLOCKS-NEXT:  teir.iter i over i parallel {
 // KBLOCKS-NEXT:  teir.invoke zero -> zero_ij
@@ -362,8 +363,9 @@ func.func @small_permutation(%in0: memref<?xf32>, %out: memref<?xf32>) {
 // columns) in half the L1, unless the C that each block reads and writes again
 // exceeds half the L2: the spec contraction in FP64 (p32 q64 r32 s64 t8 u64 on
 // the AVX-512 description: C of a call 64 x 2048 doubles, 1 MiB) keeps its 8 t
-// steps in one call; with p4 q8 (C 16 KiB) t is cut into blocks of 3 (192 k
-// steps of 64) and a remainder of 2. On the Intel description, whose L3 serves
+// steps in one call; with p4 q8 (C 16 KiB) t is cut into blocks of 2 (blocks of 3,
+// 192 k steps of 64, are the aim; 2 divides 8, and no remainder BRGEMM is
+// compiled: `dividing_block`). On the Intel description, whose L3 serves
 // like memory, C must fit a quarter of the L2 (512 KiB of 2 MiB): the spec's C
 // of 1 MiB and one of 768 KiB (p24) keep their t steps whole, the 16 KiB C is cut.
 func.func @spec_fp64(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?xf64>) {
@@ -470,12 +472,13 @@ func.func @small_c_fp64(%in0: memref<?xf64>, %in1: memref<?xf64>, %out: memref<?
   func.return
 }
 // BRSPLIT-LABEL: func.func @small_c_fp64
-// BRSPLIT:       teir.axis t_in extent 3
+// BRSPLIT:       teir.axis t_in extent 2
+// BRSPLIT-NOT:   teir.axis t_rem
 // BRSPLIT:       Contraction {M = [s], N = [pq], K = [t_in, u]}
-// BRSPLIT:       {\22op\22: \22split\22, \22axis\22: \22t\22, \22factor\22: 3}
+// BRSPLIT:       {\22op\22: \22split\22, \22axis\22: \22t\22, \22factor\22: 2}
 // BRSPLIT-INTEL-LABEL: func.func @small_c_fp64
-// BRSPLIT-INTEL:       teir.axis t_in extent 3
-// BRSPLIT-INTEL:       {\22op\22: \22split\22, \22axis\22: \22t\22, \22factor\22: 3}
+// BRSPLIT-INTEL:       teir.axis t_in extent 2
+// BRSPLIT-INTEL:       {\22op\22: \22split\22, \22axis\22: \22t\22, \22factor\22: 2}
 
 // -----
 
