@@ -29,6 +29,20 @@ SLOW = False
 """Whether this run is the slow tier (set from --slow before test modules load)."""
 
 
+def _bf16_pairs_run() -> bool:
+    from teir_dialect.host import host, native_host
+
+    return all("avx512bf16" in h.features for h in (native_host(), host()))
+
+
+BF16_PAIRS = pytest.mark.skipif(
+    not _bf16_pairs_run(),
+    reason="vdpbf16ps needs AVX512-BF16 on this CPU and in the host description "
+           "(TEIR_HOST) decisions follow; the IR is checked on every host: "
+           "teir-to-scf-bf16-pairs.mlir")
+"""For tests that run `bf16_products="pairs"` kernels."""
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--slow", action="store_true",
                      help="also run the exhaustive sweeps (tests marked slow, full example counts)")

@@ -35,7 +35,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from conftest import FLAT_EXAMPLES, TREE_EXAMPLES
+from conftest import BF16_PAIRS, FLAT_EXAMPLES, TREE_EXAMPLES
 from teir_dialect.interpreter import (
     STORAGE_DTYPE,
     from_float64,
@@ -487,9 +487,7 @@ def pairs_tiles() -> list[Tile]:
             gemm_tile("packed_batches", "TNN", 20, 6, 40, batch=3)]
 
 
-@pytest.mark.skipif("avx512bf16" not in __import__("teir_dialect.host").host.native_host().features,
-                    reason="this CPU has no AVX512-BF16: vdpbf16ps cannot run here (the "
-                           "IR is checked on every host: teir-to-scf-bf16-pairs.mlir)")
+@BF16_PAIRS
 def test_paired_bf16_products_stay_within_the_error_bound() -> None:
     packed = Packed("BF16", 3, pairs_tiles())
     record = with_paired_products(packed.record())

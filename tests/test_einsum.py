@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import SPEC_EXAMPLES, examples, rotate
+from conftest import BF16_PAIRS, SPEC_EXAMPLES, examples, rotate
 from strategies import configs, random_arrays
 from teir_dialect import TeirError, einsum_config, from_json, to_json
 from teir_dialect.builders import scalar_nest
@@ -76,8 +76,7 @@ def test_transposing_tiles_in_every_type(subscripts: str, shape: tuple[int, ...]
     assert einsum(subscripts, x, relu=True).tobytes() == np.ascontiguousarray(relu).tobytes()
 
 
-@pytest.mark.skipif("avx512bf16" not in __import__("teir_dialect.host").host.native_host().features,
-                    reason="this CPU has no AVX512-BF16: vdpbf16ps cannot run here")
+@BF16_PAIRS
 def test_paired_bf16_products_through_einsum() -> None:
     """`bf16_products="pairs"` reaches the microkernel (the kernel's IR pairs) and the
     result stays within BF16's error bound; the plans of the two modes are apart."""
