@@ -163,8 +163,7 @@ def emit_periodic(builder: Builder, kernel: KernelAttr, in0: SSAValue, in1: SSAV
         def step(body: Builder, j: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
             x = load(body, in1, add(body, x0, j, ldb), n, widened=True, tf32=tf32)
             pattern = [body.insert(vector.ShuffleOp(
-                x, x, shuffle_mask([(v * lanes + lane) % n
-                                                     for lane in range(lanes)]),
+                x, x, shuffle_mask([(v * lanes + lane) % n for lane in range(lanes)]),
                 result_type=typ)).result for v in range(min(vectors, count))]
             a_row = add(body, a_start, j, lda)
             return [fma(body, load(body, in0, add(body, a_row, r * lanes), lanes,
