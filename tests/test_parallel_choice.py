@@ -442,3 +442,43 @@ def test_k_blocks_divide_k_where_a_block_of_half_the_aim_does() -> None:
     out = np.zeros((96, 40), np.float32)
     kernel(a, b, out, threads=1)
     np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+
+
+def test_m_blocks_divide_m_where_that_needs_fewer_register_block_shapes() -> None:
+    """The M block that keeps A's block in half the L2 gives way to a divisor of M
+    from half of it up that needs fewer register-block shapes, a remainder block
+    counted as one more (its primitive is a second microkernel): TCCG 19's 2040
+    rows in 3 blocks of 680 rather than 768, 768 and 504; a 4200-row FP32 GEMM
+    (K = 64, aimed block 2048 on the pinned avx512 description) in 3 of 1400."""
+    from teir_dialect.context import teir_context
+    from teir_dialect.records import load_module
+    from teir_lowering.runtime.kernel import compile_kernel
+    from teir_passes.auto_schedule import dividing_rows, vector_pieces
+    from teir_passes.pipeline import OptimizePass, optimize
+
+    assert dividing_rows(2040, 768, 16) == 680
+    assert dividing_rows(1536, 768, 16) == 768  # the aim divides
+    assert dividing_rows(4096, 768, 16) == 512  # 768 leaves 256: a second microkernel
+    assert dividing_rows(1537, 768, 16) == 768  # 29 x 53: no divisor in range
+    assert dividing_rows(2040, 768, 8) == 680
+    for extent in range(1, 600, 7):
+        for target in range(1, 200, 3):
+            block = dividing_rows(extent, target, 16)
+            assert block == target or (extent % block == 0 and 2 * block >= target)
+            if block != target:  # never more shapes than the aim with its remainder
+                rest = extent % target
+                assert vector_pieces(block, 16) <= vector_pieces(target, 16) + (
+                    1 + vector_pieces(rest, 16) if rest else 0), (extent, target)
+
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((4200, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 24)).astype(np.float32)
+    module = load_module(einsum_config("ij,jk->ik", a, b))
+    with pinned("avx512"):
+        optimize(module, teir_context(), OptimizePass(threads=1))
+        kernel = compile_kernel(module, optimize=False, threads=1)
+    scheduled = kernel.stages["teir"]
+    assert '\\22factor\\22: 1400' in scheduled and "_rem" not in scheduled, scheduled
+    out = np.zeros((4200, 24), np.float32)
+    kernel(a, b, out, threads=1)
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
