@@ -90,6 +90,34 @@ def test_kernels_from_the_cache_import_no_code_generator(tmp_path: Path) -> None
                       "teir_lowering.codegen.team"}, cached
 
 
+NEW_SHAPE_RUN = """
+import sys, numpy as np
+from teir_lowering import einsum
+n = int(sys.argv[1])
+a = np.arange(n * 256, dtype=np.float32).reshape(n, 256) % 7
+b = np.arange(256 * 256, dtype=np.float32).reshape(256, 256) % 5
+np.testing.assert_array_equal(einsum("ij,jk->ik", a, b), a @ b)
+print(" ".join(sorted(m for m in sys.modules if m.startswith(
+    ("teir_lowering.codegen.", "xdsl.dialects.llvm")))))
+"""
+
+
+def test_a_new_kernel_takes_its_launchers_from_the_cache(tmp_path: Path) -> None:
+    """The libgomp launchers are LLVM IR built in xDSL's llvm dialect, per set of
+    parallel-loop signatures; kept on disk, a new process compiling a new shape
+    of the same parallel GEMM links them without importing that dialect (its
+    import and the build were a third of such a first call: README, Compile
+    time)."""
+    env = {**os.environ, "TEIR_CACHE_DIR": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", NEW_SHAPE_RUN, str(n)], capture_output=True,
+                           text=True, env=env, check=False) for n in (256, 255)]
+    assert all(run.returncode == 0 for run in runs), [run.stderr for run in runs]
+    first, second = (set(run.stdout.split()) for run in runs)
+    assert {"teir_lowering.codegen.gomp_launch", "xdsl.dialects.llvm"} <= first
+    assert "teir_lowering.codegen.emit" in second  # compiled, not loaded
+    assert not second & {"teir_lowering.codegen.gomp_launch", "xdsl.dialects.llvm"}, second
+
+
 def test_the_cache_can_be_turned_off(tmp_path: Path) -> None:
     assert run_in_process(tmp_path, TEIR_KERNEL_CACHE="0") == "compiled"
     assert not (tmp_path / "kernels").exists()
@@ -341,6 +369,13 @@ def test_a_note_is_bound_to_its_question(tmp_path: Path, monkeypatch) -> None:
     first, second = (tmp_path / "kernels" / f"{key}.note" for key in notes)
     shutil.copyfile(second, first)
     assert kernel_cache.recall("is it?") is None
+    # an answer changed in place (a note may hold code: the launchers' LLVM IR)
+    kernel_cache.remember("what?", "define void @f() { ret void }")
+    note = tmp_path / "kernels" / f"{kernel_cache.kernel_key('note', 'what?')}.note"
+    note.write_text(note.read_text().replace("ret void", "unreachable"))
+    assert kernel_cache.recall("what?") is None
+    kernel_cache.remember("what?", "define void @f() { ret void }")
+    assert kernel_cache.recall("what?") == "define void @f() { ret void }"
 
 
 def test_only_regular_files_of_this_user_within_the_limit_are_read(

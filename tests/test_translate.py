@@ -16,7 +16,8 @@ from teir_dialect.arrays import tensor_specs
 from teir_dialect.builders import einsum_config
 from teir_dialect.host import pinned
 from teir_dialect.records import TeirError, load_module
-from teir_lowering.codegen.parallel import GompLaunchPass, launches_threads
+from teir_lowering.codegen.gomp_launch import GompLaunchPass
+from teir_lowering.codegen.outline_parallel import launches_threads
 from teir_lowering.codegen.storage import stored_data_type
 from teir_lowering.llvm.pipeline import LowerToLLVMDialectPass
 from teir_lowering.llvm.translate import TranslationError, translate_to_llvm_ir

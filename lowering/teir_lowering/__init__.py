@@ -13,8 +13,8 @@ from teir_passes import lazy_pass
 LOWERING_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "teir-to-scf": lazy_pass("teir_lowering.codegen.convert_teir_to_scf", "TeirToScfPass"),
     "teir-to-llvm": lazy_pass("teir_lowering.runtime.kernel", "TeirToLLVMPass"),
-    "teir-outline-parallel": lazy_pass("teir_lowering.codegen.parallel", "OutlineParallelPass"),
-    "teir-gomp-launch": lazy_pass("teir_lowering.codegen.parallel", "GompLaunchPass"),
+    "teir-outline-parallel": lazy_pass("teir_lowering.codegen.outline_parallel", "OutlineParallelPass"),
+    "teir-gomp-launch": lazy_pass("teir_lowering.codegen.gomp_launch", "GompLaunchPass"),
     "teir-lower-to-llvm-dialect": lazy_pass(
         "teir_lowering.llvm.pipeline", "LowerToLLVMDialectPass"
     ),

@@ -14,7 +14,9 @@ need them, so this dialect holds MLIR's vector forms, at two levels:
 Build the first two with `lane_cmpf` and `lane_select` (scalars give arith
 ops); `teir-convert-arith-to-llvm` lowers them to the other two, which xDSL's
 llvmlite translation takes as `llvm.fcmp` and `llvm.select` (it dispatches on
-`isinstance`; they are registered as virtual subclasses of xDSL's ops).
+`isinstance`; `teir_lowering.llvm.lane`, which makes them, registers them as
+virtual subclasses of xDSL's ops, so that the code generators, which build
+only the first two, do without xDSL's llvm dialect).
 
 Two more ops name LLVM intrinsics MLIR's dialects reach only through
 `llvm.call_intrinsic`: `teir_lane.dot_bf16_pairs` (`vdpbf16ps`) and
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects import arith, llvm
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     I64,
     AnyFloat,
@@ -293,12 +295,6 @@ itself (register transposes, runs of vectors): the translation to LLVM IR asks
 LLVM's loop unroller to leave it (`llvm.loop.unroll.disable`), which would only
 grow the code and its compile time (README, Compile time)."""
 
-
-# xDSL's llvmlite translation matches `case llvm.FCmpOp()` / `case llvm.SelectOp()` and
-# reads the same fields (predicate, lhs, rhs, cond, res), which build vector
-# instructions as well as scalar ones.
-llvm.FCmpOp.register(LaneFCmpOp)
-llvm.SelectOp.register(LaneLLVMSelectOp)
 
 LLVM_LEVEL = (LaneFCmpOp, LaneLLVMSelectOp)
 """The lane ops that xDSL's translation to LLVM IR takes."""

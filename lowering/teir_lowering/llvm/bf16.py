@@ -46,7 +46,7 @@ from xdsl.utils.type import get_element_type_or_self
 from teir_dialect.interpreter import from_float64
 from teir_dialect.vocabulary import DataType
 from teir_lowering.lane import TEIR_LANE, LanePrefetchOp, LaneSelectOp
-from teir_lowering.llvm.common import Retype
+from teir_lowering.llvm.retype import Retype
 from teir_lowering.llvm.rewriting import rewrite_once
 
 _BIT_OPS = (arith.ConstantOp, arith.BitcastOp, arith.SelectOp, LaneSelectOp, LanePrefetchOp)

@@ -17,6 +17,12 @@ from teir_lowering.lane import (
 )
 from teir_lowering.llvm.common import cast_to_llvm, replace_with_llvm
 
+# xDSL's llvmlite translation matches `case llvm.FCmpOp()` / `case llvm.SelectOp()` and
+# reads the same fields (predicate, lhs, rhs, cond, res), which build vector
+# instructions as well as scalar ones.
+llvm.FCmpOp.register(LaneFCmpOp)
+llvm.SelectOp.register(LaneLLVMSelectOp)
+
 
 @dataclass
 class ConvertLaneCmpf(RewritePattern):

@@ -45,7 +45,7 @@ from xdsl.transforms.convert_ptr_to_llvm import (
 )
 from xdsl.utils.type import get_element_type_or_self
 
-from teir_lowering.llvm.common import Retype
+from teir_lowering.llvm.retype import Retype
 from teir_lowering.llvm.rewriting import rewrite_once
 from teir_lowering.llvm.vector import NONTEMPORAL
 

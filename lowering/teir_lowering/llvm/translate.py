@@ -66,7 +66,7 @@ from teir_lowering.lane import (
     prefetch_arguments,
 )
 from teir_lowering.llvm.bf16 import check_bf16_moves_only, half_bits
-from teir_lowering.llvm.common import takes_memory_of
+from teir_lowering.llvm.retype import takes_memory_of
 
 SFENCE = "llvm.x86.sse.sfence"
 

@@ -3,7 +3,9 @@
 - `FmaPeak` / `measure_peak`: the FMA peak of FP32 or FP64 at a thread count, from
   a JIT-compiled loop of independent vector FMA chains on registers (llvmlite,
   host CPU and features, O3, as lowering/teir_lowering/runtime/jit.py compiles kernels), run on that
-  many threads at once;
+  many threads at once; `PAIRS` ("BF16 pairs") the same loop of AVX512-BF16's
+  `vdpbf16ps` (two bf16 products a f32 lane), the bound of the opt-in paired
+  products, which not every host runs at the FMAs' rate;
 - `measure_copy_bandwidth`: plain-copy bandwidth (`np.copyto` between contiguous
   arrays larger than the caches), counted as bytes read + written.
 
@@ -27,6 +29,10 @@ from teir_lowering.measure.timing import interleaved
 FmaLoop = Callable[[int, int], None]
 """`peak(n, io)` from build_fma_loop."""
 
+PAIRS = "BF16 pairs"
+"""The data type of `build_fma_loop`'s `vdpbf16ps` loop (AVX-512 hosts with
+AVX512-BF16): 4 FLOPs a f32 lane an instruction."""
+
 
 def vector_bits() -> int:
     """The widest vector the JIT uses on this host: 512 with AVX-512, else 256."""
@@ -39,7 +45,8 @@ def vector_bits() -> int:
 
 
 def build_fma_loop(dtype: str, bits: int, chains: int) -> tuple[FmaLoop, int, tuple]:
-    """`void peak(i64 n, ptr io)`: n iterations of `chains` independent vector FMAs.
+    """`void peak(i64 n, ptr io)`: n iterations of `chains` independent vector FMAs
+    (`PAIRS`: `vdpbf16ps`, x and y read as bf16 pairs).
 
     io holds [x, y, acc_0 ... acc_{chains-1}] as vectors; each iteration does
     acc_i = fma(acc_i, x, y) for every i, so all work stays in registers; the
@@ -51,19 +58,22 @@ def build_fma_loop(dtype: str, bits: int, chains: int) -> tuple[FmaLoop, int, tu
 
     from teir_lowering.runtime.jit import host_target_machine
 
-    element = ir.FloatType() if dtype == "FP32" else ir.DoubleType()
-    width = 4 if dtype == "FP32" else 8
+    element = ir.DoubleType() if dtype == "FP64" else ir.FloatType()
+    width = 8 if dtype == "FP64" else 4
     lanes = bits // 8 // width
     vec = ir.VectorType(element, lanes)
     i64 = ir.IntType(64)
     ptr = ir.PointerType()
 
-    module = ir.Module(name=f"peak_{dtype}")
+    module = ir.Module(name=f"peak_{dtype.replace(' ', '_')}")
     module.triple = llvm.get_default_triple()
-    suffix = f"v{lanes}f{width * 8}"
-    fma = ir.Function(
-        module, ir.FunctionType(vec, [vec, vec, vec]), name=f"llvm.fma.{suffix}"
-    )
+    if dtype == PAIRS:  # x and y hold bf16 pairs; LLVM upgrades the i32 form
+        pairs = ir.VectorType(ir.IntType(32), lanes)
+        dot = ir.Function(module, ir.FunctionType(vec, [vec, pairs, pairs]),
+                          name=f"llvm.x86.avx512bf16.dpbf16ps.{bits}")
+    else:
+        fma = ir.Function(module, ir.FunctionType(vec, [vec, vec, vec]),
+                          name=f"llvm.fma.v{lanes}f{width * 8}")
     function = ir.Function(module, ir.FunctionType(ir.VoidType(), [i64, ptr]), name="peak")
     n, io = function.args
     entry = function.append_basic_block("entry")
@@ -88,7 +98,11 @@ def build_fma_loop(dtype: str, bits: int, chains: int) -> tuple[FmaLoop, int, tu
         phi = builder.phi(vec)
         phi.add_incoming(value, entry)
         accs.append(phi)
-    updated = [builder.call(fma, [acc, x, y]) for acc in accs]
+    if dtype == PAIRS:
+        x_pairs, y_pairs = builder.bitcast(x, pairs), builder.bitcast(y, pairs)
+        updated = [builder.call(dot, [acc, x_pairs, y_pairs]) for acc in accs]
+    else:
+        updated = [builder.call(fma, [acc, x, y]) for acc in accs]
     for phi, value in zip(accs, updated):
         phi.add_incoming(value, loop)
     following = builder.add(counter, ir.Constant(i64, 1))
@@ -155,7 +169,8 @@ def time_together(function: FmaLoop, n: int, ios: Sequence[np.ndarray]) -> float
 
 
 class FmaPeak:
-    """The FMA loop of one data type (FP32 or FP64) on this host's widest vectors."""
+    """The FMA loop of one data type (FP32, FP64, or `PAIRS` on a host with
+    AVX512-BF16) on this host's widest vectors."""
 
     def __init__(self, dtype: str) -> None:
         self.dtype = dtype
@@ -164,13 +179,18 @@ class FmaPeak:
         self.function, self.lanes, self._keep = build_fma_loop(
             dtype, self.bits, self.chains
         )
+        self.flops_per_lane = 4 if dtype == PAIRS else 2
 
     def io(self) -> np.ndarray:
-        """x = 1, y = 1e-7: acc = acc * 1 + y never overflows nor goes denormal."""
+        """x = 1, y = 1e-7 (as bf16 pairs for `PAIRS`): acc = acc * 1 + y never
+        overflows nor goes denormal."""
         io = np.zeros((self.chains + 2) * self.lanes,
-                      np.float32 if self.dtype == "FP32" else np.float64)
+                      np.float64 if self.dtype == "FP64" else np.float32)
         io[: self.lanes] = 1.0
         io[self.lanes : 2 * self.lanes] = 1e-7
+        if self.dtype == PAIRS:  # each f32 lane becomes two copies of its bf16
+            bits = io[: 2 * self.lanes].view(np.uint32) >> 16
+            io[: 2 * self.lanes] = (bits | bits << 16).view(np.float32)
         return io
 
     def call(self, threads: int, seconds: float) -> tuple[Callable[[], float], float]:
@@ -184,7 +204,7 @@ class FmaPeak:
         else:
             def run() -> float:
                 return time_together(self.function, n, ios)
-        return run, threads * 2 * self.lanes * self.chains * n
+        return run, threads * self.flops_per_lane * self.lanes * self.chains * n
 
     def gflops(self, threads: int, seconds: float, repeat: int) -> float:
         """GFLOP/s of `threads` threads running the loop at once (each call about

@@ -150,6 +150,7 @@ class JitModule:
         from xdsl.backend.llvm.convert import convert_module
         from xdsl.utils.exceptions import LLVMTranslationException
 
+        import teir_lowering.llvm.lane  # noqa: F401  (the lane ops xDSL translates)
         from teir_lowering.stages import stage
 
         try:

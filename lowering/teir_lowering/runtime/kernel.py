@@ -91,7 +91,7 @@ def lower_to_scf(module: ModuleOp, ctx: Context, stages: dict[str, str] | None =
     in `stages` if given. `compile_kernel` leaves out the clean-up (`clean`):
     LLVM's O3 folds the same constants and finds the same common subexpressions,
     for the same results and kernels as fast in less time (README, Compile time)."""
-    from teir_lowering.codegen.parallel import OutlineParallelPass
+    from teir_lowering.codegen.outline_parallel import OutlineParallelPass
 
     for pipeline_pass in scf_pipeline(clean):
         with stage(pipeline_pass.name, module):
@@ -108,9 +108,9 @@ def translate(module: ModuleOp, ctx: Context) -> tuple[str, tuple[str, ...]]:
     (teir_lowering.llvm.translate), and the texts to link in: the libgomp launchers
     of its parallel loops. What `compile_kernel` compiles; `teir-to-llvm` is the
     same program through the pass pipeline."""
-    from teir_lowering.codegen.parallel import launcher_signatures, launchers_ir
-    from teir_lowering.llvm.common import takes_memory_of
+    from teir_lowering.codegen.outline_parallel import launcher_signatures
     from teir_lowering.llvm.f16_moves import F16MovesAsI16Pass
+    from teir_lowering.llvm.retype import takes_memory_of
     from teir_lowering.llvm.translate import translate_to_llvm_ir
     from teir_lowering.runtime.jit import function_attributes
 
@@ -120,15 +120,33 @@ def translate(module: ModuleOp, ctx: Context) -> tuple[str, tuple[str, ...]]:
     with stage("translate to LLVM IR"):
         text = translate_to_llvm_ir(module, function_attributes())
         signatures = launcher_signatures(module)
-        linked = () if signatures is None else (launchers_ir(signatures),)
+        linked = () if signatures is None else (_launchers_ir(signatures),)
     return text, linked
+
+
+@cache
+def _launchers_ir(signatures: tuple) -> str:
+    """`gomp_launch.launchers_ir`, kept in the kernel cache: building the launchers
+    takes xDSL's llvm dialect, whose import and the build were a third of a new
+    process's first compile of a parallel kernel."""
+    from teir_lowering.runtime import kernel_cache
+
+    question = "launchers " + json.dumps(
+        [[symbol, [str(t) for t in inputs]] for symbol, inputs in signatures])
+    if isinstance(text := kernel_cache.recall(question), str):
+        return text
+    from teir_lowering.codegen.gomp_launch import launchers_ir
+
+    text = launchers_ir(signatures)
+    kernel_cache.remember(question, text)
+    return text
 
 
 def lower_to_llvm(module: ModuleOp, ctx: Context) -> None:
     """The whole default pipeline through the passes, teir -> llvm dialect, verified op
     by op: what `teir-opt -p teir-to-llvm` shows (`compile_kernel` translates the
     scf level instead, `translate`)."""
-    from teir_lowering.codegen.parallel import GompLaunchPass
+    from teir_lowering.codegen.gomp_launch import GompLaunchPass
     from teir_lowering.llvm.pipeline import LowerToLLVMDialectPass
 
     lower_to_scf(module, ctx)
@@ -466,7 +484,7 @@ def _compile(module: ModuleOp, function: func.FuncOp, tensors: Sequence[TensorSp
              ) -> tuple[JitModule, bool, dict[str, str]]:
     """The kernel's function lowered and JIT-compiled: the engine, whether it launches
     threads, and the IR of the stages (scf and llvm with `keep_ir`)."""
-    from teir_lowering.codegen.parallel import launches_threads
+    from teir_lowering.codegen.outline_parallel import launches_threads
     from teir_lowering.runtime.jit import JitModule, load_libgomp
     from teir_passes.pipeline import OptimizePass, default_passes
     from teir_passes.pipeline import optimize as schedule

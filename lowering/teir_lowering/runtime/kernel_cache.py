@@ -157,23 +157,34 @@ def store(key: str, entry: CachedKernel) -> None:
             (f"{key}.json", json.dumps(meta).encode())])
 
 
+def _note_digest(key: str, answer: object) -> str:
+    return hashlib.sha256(json.dumps([key, answer]).encode()).hexdigest()
+
+
 def recall(question: str) -> object:
     """A small JSON answer stored for `question` (text the answer depends on, e.g. a
-    module's IR) by this compiler on this host, or None."""
+    module's IR) by this compiler on this host, or None (none, damaged, or not
+    this question's: its SHA-256 covers the key and the answer, which may be code,
+    the launchers' LLVM IR)."""
     if not enabled():
         return None
     key = kernel_key("note", question)
     note = cache_files.read_json(kernel_dir() / f"{key}.note", META_LIMIT)
-    if isinstance(note, dict) and note.get("key") == key:
-        return note.get("answer")
+    if (isinstance(note, dict) and note.keys() == {"key", "answer", "sha256"}
+            and note["key"] == key and note["sha256"] == _note_digest(key, note["answer"])):
+        return note["answer"]
     return None
 
 
 def remember(question: str, answer: object) -> None:
-    """Stores `answer` (JSON) for `question` (best effort, see `_write`)."""
+    """Stores `answer` (JSON, up to META_LIMIT bytes with its key) for `question`
+    (best effort, see `_write`)."""
     if enabled():
         key = kernel_key("note", question)
-        _write([(f"{key}.note", json.dumps({"key": key, "answer": answer}).encode())])
+        text = json.dumps({"key": key, "answer": answer,
+                           "sha256": _note_digest(key, answer)}).encode()
+        if len(text) <= META_LIMIT:
+            _write([(f"{key}.note", text)])
 
 
 def clear() -> int:
