@@ -192,6 +192,15 @@ class Host:
         return (self.l2 if self.l3_serves_like_memory else self.l3) // 2
 
     @property
+    def splits_line_loads(self) -> bool:
+        """Whether a vector load that straddles two cache lines costs a load of each:
+        Intel's cores with 64-byte vectors, every one a whole line, so that a vector
+        read in place from numpy's large arrays (16 bytes past a line) always
+        straddles two. The GEMM planner then counts that against reading X in place
+        where packing it once would serve several column panels."""
+        return self.vendor == "GenuineIntel" and self.vector_bytes >= 64
+
+    @property
     def l3_serves_like_memory(self) -> bool:
         """Whether one core reads and writes its L3 no faster than memory: Intel's
         server cores, whose L3 lies across the mesh (a copy that leaves the L2 runs

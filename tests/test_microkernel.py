@@ -436,6 +436,69 @@ def test_x_whose_k_steps_are_more_streams_than_prefetchers_follow_is_packed(
         assert plan_gemm(shape, width, True, machine=host_).pack == pack, k
 
 
+@pytest.mark.parametrize("machine", ["avx2", "avx512"])
+def test_x_whose_k_steps_crowd_into_a_few_l1_sets_is_packed(machine: str) -> None:
+    """`ij,jk->ik` 512^3 FP32 (a 64-column block a thread): X = B, vectors along n,
+    its k steps a row of 512 floats, 2 KiB, apart: every step's lines fall into the
+    same 4 L1d sets, which the stream sweeps (the Y panel of A's rows, 2 KiB apart
+    too, shares them), so X is packed; rows of 441 floats spread over every set
+    and stay in place, as do K steps within CROWDED_SPAN. 1 KiB apart, a panel of
+    two 64-byte vectors (AVX-512) lies in 8 sets and stays, one of two 32-byte
+    vectors (AVX2) in 4 and is packed. The packed kernel computes the same
+    product."""
+    host_ = pinned_host(machine)
+
+    def pack(k: int, row: int, width: int = 4) -> str:
+        shape = GemmShape(512, 64, k, k, row, row, 1, 0, 0, "TTT")
+        return plan_gemm(shape, width, True, machine=host_).pack
+
+    assert pack(512, 512) == "copy"
+    assert pack(256, 256, width=8) == "copy"  # FP64: 256 doubles, 2 KiB too
+    assert pack(512, 441) == pack(8, 512) == ""
+    assert pack(512, 256) == ("copy" if machine == "avx2" else "")
+    assert gemm_plan.crowded(32, 2048, 512, 4) and not gemm_plan.crowded(32, 1024, 512, 4)
+    assert not gemm_plan.crowded(32, 2048, 8, 4)  # 16 KiB of K steps: CROWDED_SPAN
+
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((96, 512)).astype(np.float32)
+    b = rng.standard_normal((512, 512)).astype(np.float32)
+    with pinned(machine):
+        kernel = compile_kernel(einsum_config("ij,jk->ik", a, b), threads=1)
+    out = np.zeros((96, 512), np.float32)
+    kernel(a, b, out, threads=1)
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+
+
+def test_x_read_by_several_panels_is_packed_where_vectors_straddle_lines() -> None:
+    """On Intel's cores with 64-byte vectors (`Host.splits_line_loads`) a vector of
+    X read in place from numpy's large arrays (16 bytes past a line) loads two
+    lines: an X block beyond half the L1d that several column panels read is
+    packed (aligned) once. The same tile reads X in place on the other
+    descriptions, and so does an X the L1d holds; the packed kernel computes the
+    same product."""
+    intel = pinned_host("avx512-intel")
+    assert intel.splits_line_loads
+    assert not pinned_host("avx512").splits_line_loads  # AMD's Zen
+    assert not pinned_host("avx2").splits_line_loads  # 32-byte vectors
+
+    def pack(m: int, n: int, k: int, machine: Host) -> str:
+        shape = GemmShape(m, n, k, k, n, n, 1, 0, 0, "TTT")
+        return plan_gemm(shape, 4, True, machine=machine).pack
+
+    assert pack(256, 32, 256, intel) == pack(300, 50, 400, intel) == "copy"
+    assert pack(256, 32, 256, pinned_host("avx512")) == ""
+    assert pack(32, 32, 32, intel) == pack(64, 64, 64, intel) == ""  # X within the L1d
+
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((300, 400)).astype(np.float32)
+    b = rng.standard_normal((400, 500)).astype(np.float32)
+    with pinned("avx512-intel"):
+        kernel = compile_kernel(einsum_config("ij,jk->ik", a, b), threads=2)
+    out = np.zeros((300, 500), np.float32)
+    kernel(a, b, out)
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+
+
 def test_scalar_code_only_without_a_vector_dimension() -> None:
     """m = n = 1, a dot product of 3 (under MIN_LANES) with A's k steps 7 elements
     apart and C strided: scalar code. (Of 4000, the dot kernel gathers A's

@@ -109,6 +109,21 @@ and `CONFLICT_PENALTY` when its K steps also share one L1 set (see the module do
 
 CONFLICT_PENALTY = 3.0
 
+SPLIT_PENALTY = 1.0
+"""Extra cycles per load of X read in place, where a vector is a whole line and the
+host pays a load of each of the two lines it straddles (`Host.splits_line_loads`),
+counted only where several column panels read an X block larger than half the
+L1d: packing it once then aligns it (an X the L1d holds stayed as fast in place)."""
+
+CROWDED_SETS = 4
+"""L1d sets an X micro-panel read in place may fall into before it costs
+SCATTER_PENALTY per load (`crowded`): k steps 2 KiB apart (512 FP32 or 256 FP64
+columns) put a 32-lane panel into 4 sets, where X read in place ran slower than
+packed; 1 KiB apart (8 sets) measured either way (README, Benchmarks)."""
+
+CROWDED_SPAN = 4 * PAGE
+"""Bytes of K steps below which a crowded X micro-panel costs nothing extra."""
+
 TRANSPOSE_C = True
 """Transpose L x L blocks of a C contiguous along U in registers (else per lane)."""
 
@@ -430,15 +445,28 @@ def scattered(rows: int, k_stride: int, batch_stride: int, batches: int, steps: 
     twice as fast read in place as packed: README, Benchmarks)."""
     step = abs(k_stride) * width
     if step < PAGE and (batches == 1 or abs(batch_stride) == abs(k_stride) * steps):
-        return 0.0
+        # ... unless those K steps crowd into a few L1 sets, which the stream then
+        # sweeps, evicting the Y panel that shares them (`CROWDED_SETS`)
+        return SCATTER_PENALTY if crowded(rows, step, steps, width) else 0.0
     if step >= PAGE:
         pages = steps
     else:
         pages = -(-((steps - 1) * step + rows * width) // PAGE)
     pages *= batches if abs(batch_stride) * width >= pages * PAGE else 1
     if pages <= TLB_PAGES:
-        return 0.0
+        return SCATTER_PENALTY if crowded(rows, step, steps, width) else 0.0
     return CONFLICT_PENALTY if step and step % PAGE == 0 else SCATTER_PENALTY
+
+
+def crowded(rows: int, step: int, steps: int, width: int) -> bool:
+    """Whether the `steps` K steps of an X micro-panel read in place, `rows` elements
+    each and `step` bytes apart, fall into at most `CROWDED_SETS` L1d sets over
+    more than `CROWDED_SPAN` bytes: a stride that is a multiple of half a page puts
+    every step's lines into the same two or four sets."""
+    if steps * step <= CROWDED_SPAN:
+        return False
+    lines = -(-rows * width // LINE)
+    return PAGE // gcd(step, PAGE) * lines <= CROWDED_SETS
 
 
 def step_cycles(vectors: int, columns: int, lanes: int, gather: bool, penalty: float,
@@ -718,6 +746,9 @@ def _outer_cycles(s: GemmShape, o: Oriented, segments: list[Segment], pack: str,
     if o.x_free == 1 and not pack:
         penalty = scattered(main.height, o.x_k, o.x_batch, batches, steps, stored)
         penalty = min(penalty, SCATTER_PENALTY) if once else penalty
+        if (not once and machine.splits_line_loads and main.lanes * stored >= LINE
+                and o.nv * batches * steps * stored > machine.l1d // 2):
+            penalty += SPLIT_PENALTY
     # X in place at a small stride: stepped loads where V has more than one vector
     # (a vector that starts and ends V is gathered: `GemmEmitter.k_step`)
     stride = o.x_free if o.nv > main.lanes else 0
