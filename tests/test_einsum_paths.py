@@ -284,6 +284,13 @@ def test_views_run_the_microkernel_in_every_layout(subscripts: str, a_view: str,
     # not one general-stride kernel (2-5x slower on TCCG's 4-D cases)
     ("aebf,fdec->abcd", {"a": 3, "b": 5, "c": 6, "d": 4, "e": 7, "f": 9},
      "_transposed_plan"),
+    # TCCG 41's layout, 6 summed elements (at most SHORT_REDUCTION) into an out larger
+    # than both operands, which the transposes would copy: the kernel on the arrays
+    ("gdac,efgb->abcdef", {"a": 5, "b": 6, "c": 5, "d": 6, "e": 5, "f": 6, "g": 6},
+     "_direct"),
+    # the same with 40 summed elements: the copy is the lesser cost, transposes
+    ("gdac,efgb->abcdef", {"a": 5, "b": 6, "c": 5, "d": 6, "e": 5, "f": 6, "g": 40},
+     "_transposed_plan"),
 ])
 def test_grouped_gemm_dimensions_choose_by_layout(subscripts: str, extents: dict[str, int],
                                                   chosen: str) -> None:

@@ -24,6 +24,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from math import prod
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -173,7 +174,8 @@ def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu
             return copied
     module = load_module(record)
     if len(operands) == 2 and _grouped(subscripts, operands):
-        if _direct_gemm(module):
+        if _direct_gemm(module) or (_short_reduction(subscripts, operands, out)
+                                    and _has_microkernel(module)):
             return _direct(record, threads, tune, subscripts, module)
         transposed = _transposed_plan(subscripts, operands, out, relu, dtype,
                                       matched=_has_microkernel(module))
@@ -616,6 +618,30 @@ def _direct_gemm(module: ModuleOp) -> bool:
 
     return _remembered(f"direct-gemm {MIN_LANES} {K_STEP_BYTES} {WIDE_TILE_VECTORS} "
                        f"{machine.fingerprint()} {module}", answer)
+
+
+SHORT_REDUCTION = 32
+"""Summed elements per out element up to which a grouped einsum whose transposes
+would copy out runs its microkernel on the arrays (`_short_reduction`)."""
+
+
+def _short_reduction(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray) -> bool:
+    """Whether the transpose plan would copy out, the largest array, while the
+    product sums at most SHORT_REDUCTION elements into each of its elements: the
+    copy alone then takes longer than the product (TCCG's 6-D cases, 15 summed
+    elements: README, Benchmarks: TCCG), and the microkernel runs on the arrays,
+    general strides and all."""
+    (a_term, b_term), output = _parsed(subscripts)
+    batch, rows, columns, reduced = _groups(subscripts)
+    extents = {i: n for term, array in zip((a_term, b_term), operands)
+               for i, n in zip(term, array.shape)}
+    if prod(extents[i] for i in reduced) > SHORT_REDUCTION:
+        return False
+    if any(array.size > out.size for array in operands):
+        return False
+    c_order = _gemm_orders(a_term, b_term, output, batch, rows, columns, reduced,
+                           (False, False))[2]
+    return c_order != output or not out.flags.c_contiguous
 
 
 def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
