@@ -302,6 +302,27 @@ def test_grouped_gemm_dimensions_choose_by_layout(subscripts: str, extents: dict
     _check(subscripts, operands, "FP32")
 
 
+def test_a_short_reduction_keeps_the_transposes_where_c_would_be_transposed() -> None:
+    """TCCG 36's layout in FP64 (15 summed elements into a 6-D out): its kernel on the
+    arrays would put the vectors along the dimension C is not contiguous in and
+    transpose C in registers (`_transposes_c`), several times slower there than
+    the transposes; TCCG 41's layout takes the kernel on the arrays."""
+    from teir_lowering.frontends.einsum_frontend import _transposes_c
+
+    extents = {"a": 13, "b": 15, "c": 13, "d": 15, "e": 13, "f": 13, "g": 15}
+    for subscripts, chosen in (("dfgc,geab->abcdef", "_transposed_plan"),
+                               ("gdac,efgb->abcdef", "_direct")):
+        operands = _operands(subscripts, extents, "FP64")
+        out = np.empty([extents[i] for i in subscripts.split("->")[1]], np.float64)
+        with pinned("avx512"):
+            transposed = _transposes_c(load_module(einsum_config(subscripts, *operands,
+                                                                 out=out)))
+            plan = _plan(subscripts, operands, out, False, None, 1, False)
+        assert transposed == (chosen == "_transposed_plan"), subscripts
+        assert plan.__qualname__.startswith(chosen), (subscripts, plan.__qualname__)
+        _check(subscripts, operands, "FP64")
+
+
 def test_a_strided_out_and_a_broadcast_operand() -> None:
     a = _operands("ij,jk->ik", {"i": 17, "j": 13, "k": 9}, "FP32")[0]
     b = np.broadcast_to(RNG.uniform(-1, 1, (1, 9)).astype(np.float32), (13, 9))

@@ -43,7 +43,7 @@ from teir_dialect.dialect import ConfigOp, KernelAttr
 from teir_dialect.host import NARROW_MAX, host
 from teir_dialect.records import TeirError, find_configs, load_module
 from teir_dialect.vocabulary import OperationKind
-from teir_lowering.codegen.gemm_plan import MIN_LANES
+from teir_lowering.codegen.gemm_plan import MIN_LANES, GemmShape, Oriented, plan_gemm
 from teir_lowering.runtime import kernel_cache
 from teir_lowering.runtime.kernel import compile_kernel
 from teir_passes.pipeline import OptimizePass, optimize
@@ -175,7 +175,8 @@ def _plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray, relu
     module = load_module(record)
     if len(operands) == 2 and _grouped(subscripts, operands):
         if _direct_gemm(module) or (_short_reduction(subscripts, operands, out)
-                                    and _has_microkernel(module)):
+                                    and _has_microkernel(module)
+                                    and not _transposes_c(module)):
             return _direct(record, threads, tune, subscripts, module)
         transposed = _transposed_plan(subscripts, operands, out, relu, dtype,
                                       matched=_has_microkernel(module))
@@ -642,6 +643,26 @@ def _short_reduction(subscripts: str, operands: Sequence[np.ndarray], out: np.nd
     c_order = _gemm_orders(a_term, b_term, output, batch, rows, columns, reduced,
                            (False, False))[2]
     return c_order != output or not out.flags.c_contiguous
+
+
+def _transposes_c(module: ModuleOp) -> bool:
+    """Whether a Contraction of `module`'s schedule gets the outer-product kernel with
+    C transposed in registers (vectors along the dimension C is not contiguous in):
+    on such small tiles of TCCG's 6-D cases in FP64 (34, 36, 43, 45) the kernel on
+    the arrays ran several times slower than the transposes (README, Benchmarks:
+    TCCG), so `_short_reduction` does not take them."""
+    for prim in _scheduled(module, threads=1).primitives:
+        if prim.kind is not OperationKind.CONTRACTION:
+            continue
+        shape = GemmShape.of(prim.matched_kernel())
+        if shape is None:
+            continue
+        for zero_first in (False, True):  # with a fused Zero or without one
+            plan = plan_gemm(shape, max(4, prim.element_width), zero_first)
+            oriented = Oriented.of(shape, plan.vector)
+            if plan.kernel == "outer" and plan.transposes_c(oriented.c_v, oriented.c_u):
+                return True
+    return False
 
 
 def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
