@@ -742,12 +742,13 @@ def _outer_cycles(s: GemmShape, o: Oriented, segments: list[Segment], pack: str,
     # X read by one column panel is read once: K steps in one L1 set evict nothing
     # it reads again, and an X the caches hold waits for no memory
     once = o.nu <= main.columns[0][2]
+    x_block = o.nv * batches * steps * stored  # bytes of X a row-block pass reads
     cached = once and x_cached(s, o, stored, machine, from_memory)
     if o.x_free == 1 and not pack:
         penalty = scattered(main.height, o.x_k, o.x_batch, batches, steps, stored)
         penalty = min(penalty, SCATTER_PENALTY) if once else penalty
         if (not once and machine.splits_line_loads and main.lanes * stored >= LINE
-                and o.nv * batches * steps * stored > machine.l1d // 2):
+                and x_block > machine.l1d // 2):
             penalty += SPLIT_PENALTY
     # X in place at a small stride: stepped loads where V has more than one vector
     # (a vector that starts and ends V is gathered: `GemmEmitter.k_step`)
@@ -791,7 +792,7 @@ def _outer_cycles(s: GemmShape, o: Oriented, segments: list[Segment], pack: str,
         cycles += x_vectors * main.lanes * Y_MISS * max(1, o.nu // main.columns[0][2])
     if pack:
         cycles += x_vectors * (PACK_CYCLES[pack](main.lanes) + (1 if converts else 0))
-    elif (o.x_free == 1 and o.nv * batches * steps * stored > machine.l1d // 2
+    elif (o.x_free == 1 and x_block > machine.l1d // 2
           and s.batch > 1 and o.x_batch != o.x_k * s.k):
         cycles += x_vectors * FIRST_READ[min(64, max(32, machine.vector_bytes))]
     return cycles

@@ -31,7 +31,6 @@ against a Python thread pool calling JIT'd chunks.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
 from xdsl.builder import Builder
 from xdsl.context import Context
@@ -384,13 +383,12 @@ def _launchers(signatures: tuple) -> builtin.ModuleOp:
     return out
 
 
-@cache
 def launchers_ir(signatures: tuple) -> str:
     """The launchers of `outline_parallel.launcher_signatures` as LLVM IR text, for a
     kernel translated straight to LLVM IR (teir_lowering.llvm.translate), which
-    links them in; made once per process for each set of signatures (building and
-    translating them was a tenth of a small parallel kernel's compile), and kept
-    on disk by the runtime (`teir_lowering.runtime.kernel.translate`)."""
+    links them in. The runtime makes them once per process for each set of
+    signatures and keeps them on disk (`teir_lowering.runtime.kernel._launchers_ir`):
+    building and translating them was a tenth of a small parallel kernel's compile."""
     from xdsl.backend.llvm.convert import convert_module
 
     return str(convert_module(_launchers(signatures), fallback_target_triple=""))

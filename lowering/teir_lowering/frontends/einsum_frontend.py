@@ -646,23 +646,26 @@ def _short_reduction(subscripts: str, operands: Sequence[np.ndarray], out: np.nd
 
 
 def _transposes_c(module: ModuleOp) -> bool:
-    """Whether a Contraction of `module`'s schedule gets the outer-product kernel with
-    C transposed in registers (vectors along the dimension C is not contiguous in):
-    on such small tiles of TCCG's 6-D cases in FP64 (34, 36, 43, 45) the kernel on
-    the arrays ran several times slower than the transposes (README, Benchmarks:
-    TCCG), so `_short_reduction` does not take them."""
-    for prim in _scheduled(module, threads=1).primitives:
-        if prim.kind is not OperationKind.CONTRACTION:
-            continue
-        shape = GemmShape.of(prim.matched_kernel())
-        if shape is None:
-            continue
-        for zero_first in (False, True):  # with a fused Zero or without one
-            plan = plan_gemm(shape, max(4, prim.element_width), zero_first)
-            oriented = Oriented.of(shape, plan.vector)
-            if plan.kernel == "outer" and plan.transposes_c(oriented.c_v, oriented.c_u):
-                return True
-    return False
+    """Whether the planner, asked for a Contraction tile of `module`'s schedule alone
+    (with and without a fused Zero, which can turn its choice), gives it the
+    outer-product kernel with C transposed in registers (vectors along the
+    dimension C is not contiguous in): on such small tiles of TCCG's 6-D cases in
+    FP64 (34, 36, 43, 45) the kernel on the arrays ran several times slower than
+    the transposes (README, Benchmarks: TCCG), so `_short_reduction` does not take
+    them. Remembered on disk like `_direct_gemm`."""
+
+    def answer() -> bool:
+        for prim in _scheduled(module, threads=1).primitives:
+            shape = (GemmShape.of(prim.matched_kernel())
+                     if prim.kind is OperationKind.CONTRACTION else None)
+            for zero_first in (False, True) if shape is not None else ():
+                plan = plan_gemm(shape, max(4, prim.element_width), zero_first)
+                oriented = Oriented.of(shape, plan.vector)
+                if plan.kernel == "outer" and plan.transposes_c(oriented.c_v, oriented.c_u):
+                    return True
+        return False
+
+    return _remembered(f"transposes-c {host().fingerprint()} {module}", answer)
 
 
 def _transposed_plan(subscripts: str, operands: Sequence[np.ndarray], out: np.ndarray,
